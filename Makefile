@@ -1,0 +1,39 @@
+# Two commands for a fresh machine with Python 3.10+:  make lab   and   make test
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+
+.PHONY: lab test install install-dev bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "agentloops needs Python 3.10 or newer"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+## make lab: install, then open the notebooks in JupyterLab
+lab: install
+	$(BIN)/agentloops lab
+
+## make test: install with test tools, then run every test (notebooks included)
+test: install-dev
+	$(BIN)/python -m pytest
+
+bench: install-dev
+	$(BIN)/python benchmarks/bench_loop.py
+
+lint: install-dev
+	$(BIN)/python -m ruff check agentloops tests benchmarks
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -1,0 +1,5 @@
+"""``python -m agentloops``: the same command as the ``agentloops`` script."""
+
+from agentloops.cli import main
+
+raise SystemExit(main())

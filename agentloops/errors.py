@@ -1,0 +1,142 @@
+"""Every exception agentloops raises, in two families.
+
+    AgentLoopsError
+    ├── UsageError                   you called the package wrongly; fix the call
+    │   ├── ScenarioError            a scenario file or object is malformed (ValueError)
+    │   │   └── ScenarioNotFound     no shipped scenario or file by that name (LookupError)
+    │   └── CriterionError           unknown criterion, or a criterion returned nonsense (TypeError)
+    └── RunError                     the loop ran and ended badly; carries the partial record
+        ├── TruncatedError           a round was cut off by a token limit (code ``truncated``)
+        ├── ContentFilterError       the provider filtered the output (``content_filter``)
+        ├── RefusalError             the model explicitly refused (``refusal``)
+        ├── MalformedToolCallError   a tool call that cannot be executed (``malformed_tool_call``)
+        ├── UnknownStopError         a stop value the loop does not understand (``unknown_stop``)
+        └── MaxStepsError            the step cap was reached without an answer (``max_steps``)
+
+Keeping the families apart lets a caller catch "the run ended badly" without
+also swallowing its own programming mistakes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    from agentloops.record import RunRecord
+
+ErrorCode = Literal[
+    "truncated", "content_filter", "refusal", "malformed_tool_call", "unknown_stop", "max_steps"
+]
+"""Short, stable codes for the ways a run can end badly (the ``error`` field of a record)."""
+
+
+class AgentLoopsError(Exception):
+    """Root of every exception raised by agentloops."""
+
+
+class UsageError(AgentLoopsError):
+    """The package was called wrongly; the message says how to call it."""
+
+
+class ScenarioError(UsageError, ValueError):
+    """A scenario file or object does not have the expected shape."""
+
+
+class ScenarioNotFound(ScenarioError, LookupError):
+    """No shipped scenario has that name and no file exists at that path."""
+
+
+class CriterionError(UsageError, TypeError):
+    """A criterion name is unknown, or a criterion returned something other than a decision."""
+
+
+class RunError(AgentLoopsError, RuntimeError):
+    """The loop ran and ended without an answer it can stand behind.
+
+    Attributes:
+        code: the short error code, also found in ``record.error``.
+        record: the run up to the failure, so a failed run can still be measured.
+    """
+
+    code: ClassVar[ErrorCode]
+
+    def __init__(self, message: str, record: RunRecord | None = None) -> None:
+        super().__init__(message)
+        self.record = record
+
+
+class TruncatedError(RunError):
+    """A round was cut off by a token limit; raise the limit, do not retry in place."""
+
+    code = "truncated"
+
+
+class ContentFilterError(RunError):
+    """The provider filtered the output; change the input, do not retry in place."""
+
+    code = "content_filter"
+
+
+class RefusalError(RunError):
+    """The model explicitly refused; retrying the same request asks for the same refusal."""
+
+    code = "refusal"
+
+
+class MalformedToolCallError(RunError):
+    """A tool call that cannot be executed as sent (bad JSON, or a tool-call stop with no call)."""
+
+    code = "malformed_tool_call"
+
+
+class UnknownStopError(RunError):
+    """The round ended with a stop value the loop does not know; never treat it as success."""
+
+    code = "unknown_stop"
+
+
+class MaxStepsError(RunError):
+    """The step cap was reached: the loop did not converge, so there is no answer to return."""
+
+    code = "max_steps"
+
+
+ERROR_CLASSES: dict[ErrorCode, type[RunError]] = {
+    cls.code: cls
+    for cls in (
+        TruncatedError,
+        ContentFilterError,
+        RefusalError,
+        MalformedToolCallError,
+        UnknownStopError,
+        MaxStepsError,
+    )
+}
+"""Map from error code to the exception the loop raises for it."""
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """The first problem of a pydantic error as ``field.path: expected …; got …``.
+
+    pydantic's own report spans several lines per problem; a learner needs one
+    line that names the field and what it should have been.
+    """
+    problems = exc.errors()
+    first = problems[0]
+    where = "".join(
+        f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]
+    ).lstrip(".") or "(top level)"
+    kind, message = first["type"], first["msg"]
+    if kind == "missing":
+        text = "missing; this field is required"
+    elif kind == "extra_forbidden":
+        text = "is not a known field (check the spelling)"
+    else:
+        message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        text = message.replace("Input should be", "expected", 1)
+        got = repr(first.get("input"))
+        text += f"; got {got[:60] + '…' if len(got) > 60 else got}"
+    more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
+    return f"{where}: {text}{more}"

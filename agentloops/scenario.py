@@ -1,0 +1,141 @@
+"""Scenarios: a scripted model's responses and its tools' results, kept as data.
+
+Each scenario is one JSON file under ``data/scenarios/``. The file is
+validated once, on load, and a malformed file fails with a single line naming
+the file, the field and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agentloops.errors import ScenarioError, ScenarioNotFound, describe_validation_error
+from agentloops.resources import data_dir
+from agentloops.response import Response
+
+DEFAULT_PROMPT = "How many lines does notes.txt have?"
+
+Group = Literal["article", "extra", "provider", "custom"]
+"""``article``: the four scripts of the source article; ``extra``: the rounds it
+leaves out; ``provider``: raw provider shapes; ``custom``: anything you write."""
+
+
+class Scenario(BaseModel):
+    """A scripted conversation: what the model will say, and what each tool returns.
+
+    Attributes:
+        name: short identifier, used on the command line (lowercase, digits, dashes).
+        title: one line for tables.
+        title_zh: the title in Chinese, as the source article names it (optional).
+        teaches: one or two sentences on what the scenario shows.
+        group: where it comes from (see :data:`Group`).
+        prompt: the user message that starts the run.
+        tools: tool name → the text it returns.
+        responses: the model's replies in order; the last repeats once they run out.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)
+    title: str = Field(min_length=1)
+    title_zh: str | None = None
+    teaches: str = Field(min_length=1)
+    group: Group = "custom"
+    prompt: str = DEFAULT_PROMPT
+    tools: dict[str, str] = Field(default_factory=dict)
+    responses: tuple[Response, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _calls_name_known_tools(self) -> Scenario:
+        for i, response in enumerate(self.responses):
+            for j, call in enumerate(response.tool_calls):
+                if call.name not in self.tools:
+                    known = ", ".join(sorted(self.tools)) or "none"
+                    raise ValueError(
+                        f"responses[{i}].tool_calls[{j}].name {call.name!r} is not a tool of this scenario "
+                        f"(tools: {known})"
+                    )
+        return self
+
+
+ScenarioLike = Union[Scenario, str, Path]
+"""A :class:`Scenario`, a shipped scenario's name, or a path to a scenario file."""
+
+
+def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
+    """Validate ``data`` as a scenario; errors name ``source``, the field and what was expected."""
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: expected a JSON object at the top level; got {type(data).__name__}")
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(f"{source}: {describe_validation_error(exc)}") from None
+
+
+def read_scenario_file(path: str | Path) -> Scenario:
+    """Load and validate one scenario file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioNotFound(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    return scenario_from_dict(data, str(path))
+
+
+def scenarios_dir() -> Path:
+    """Folder of the shipped scenario files."""
+    return data_dir() / "scenarios"
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> dict[str, Scenario]:
+    found: dict[str, Scenario] = {}
+    for path in sorted(scenarios_dir().rglob("*.json")):
+        scenario = read_scenario_file(path)
+        if scenario.name in found:
+            raise ScenarioError(f"{path}: name {scenario.name!r} is used by another shipped scenario")
+        found[scenario.name] = scenario
+    return found
+
+
+def list_scenarios(groups: Sequence[Group] | None = None) -> list[Scenario]:
+    """Shipped scenarios in teaching order, optionally only the given groups."""
+    return [s for s in _shipped().values() if groups is None or s.group in groups]
+
+
+def scenario_names(groups: Sequence[Group] | None = None) -> list[str]:
+    """Names of the shipped scenarios (see :func:`list_scenarios`)."""
+    return [s.name for s in list_scenarios(groups)]
+
+
+def load_scenario(scenario: ScenarioLike) -> Scenario:
+    """Return a scenario given itself, a shipped name, or a path to a JSON file.
+
+    Raises:
+        ScenarioNotFound: no shipped scenario by that name and no such file.
+        ScenarioError: the file exists but is malformed.
+    """
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, str) and scenario in _shipped():
+        return _shipped()[scenario]
+    if not isinstance(scenario, (str, Path)):
+        raise ScenarioError(f"expected a Scenario, a scenario name or a path; got {type(scenario).__name__}")
+    path = Path(scenario)
+    if path.suffix == ".json" or path.exists():
+        return read_scenario_file(path)
+    raise ScenarioNotFound(
+        f"unknown scenario {str(scenario)!r}: not a shipped name ({', '.join(_shipped())}) and not a .json file"
+    )

@@ -1,0 +1,87 @@
+"""Stand-ins for a model: a script that replays responses, and a plain function.
+
+Both record every request they receive. A request is a tuple of frozen
+messages, so the record is a detached copy: it shows exactly what each call
+was sent, which is how repeated calls and context growth are measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, Union
+
+from pydantic import ValidationError
+
+from agentloops.errors import UsageError, describe_validation_error
+from agentloops.messages import Message
+from agentloops.response import Response
+
+ResponseLike = Union[Response, Mapping[str, Any]]
+"""A :class:`Response`, or a dict with the same fields."""
+
+
+class Model(Protocol):
+    """Anything the loop can ask: messages in, one response out."""
+
+    def __call__(self, messages: Sequence[Message]) -> Response: ...
+
+
+def to_response(value: object, source: str) -> Response:
+    """Validate ``value`` as a response, naming ``source`` in the error."""
+    if isinstance(value, Response):
+        return value
+    if not isinstance(value, Mapping):
+        raise UsageError(
+            f"{source} gave {type(value).__name__}; expected a Response or a dict "
+            "with content, tool_calls and finish_reason"
+        )
+    try:
+        return Response.model_validate(value)
+    except ValidationError as exc:
+        raise UsageError(f"{source} gave an invalid response: {describe_validation_error(exc)}") from None
+
+
+class ScriptedModel:
+    """Replays a list of responses in order, then keeps returning the last one.
+
+    Repeating the last response is what makes a naive loop visible: a loop
+    that never sees the signal it waits for asks the same question until its
+    cap, and every extra call lands in :attr:`requests`.
+    """
+
+    def __init__(self, responses: Iterable[ResponseLike]) -> None:
+        self.responses: tuple[Response, ...] = tuple(
+            to_response(r, f"ScriptedModel response {i}") for i, r in enumerate(responses)
+        )
+        if not self.responses:
+            raise UsageError("ScriptedModel needs at least one response")
+        self.requests: list[tuple[Message, ...]] = []
+
+    def __call__(self, messages: Sequence[Message]) -> Response:
+        self.requests.append(tuple(messages))
+        return self.responses[min(len(self.requests), len(self.responses)) - 1]
+
+    def __repr__(self) -> str:
+        return f"ScriptedModel({len(self.responses)} responses, {len(self.requests)} calls so far)"
+
+
+class FunctionModel:
+    """A model whose reply is computed by ``function(messages)``.
+
+    For exercises and experiments: the function sees the whole transcript so
+    far and returns a :class:`Response` or an equivalent dict.
+    """
+
+    def __init__(self, function: Callable[[Sequence[Message]], ResponseLike]) -> None:
+        self.function = function
+        self.requests: list[tuple[Message, ...]] = []
+
+    def __call__(self, messages: Sequence[Message]) -> Response:
+        request = tuple(messages)
+        self.requests.append(request)
+        name = getattr(self.function, "__name__", "function")
+        return to_response(self.function(request), f"FunctionModel {name}()")
+
+    def __repr__(self) -> str:
+        name = getattr(self.function, "__name__", "function")
+        return f"FunctionModel({name}, {len(self.requests)} calls so far)"
