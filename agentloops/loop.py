@@ -116,6 +116,7 @@ def run_loop(
 
     for step in range(1, max_steps + 1):
         request, sent = tuple(messages), context
+        news = _describe_new(request[len(rounds[-1].request) if rounds else 0 :])
         response = model(request)
         repeated = not new_input and previous is not None and response.same_as(previous)
         new_input, unseen_runs, previous = False, 0, response
@@ -123,7 +124,7 @@ def run_loop(
         decision = rule(response)
 
         if isinstance(decision, Abort):
-            rounds.append(Round(step, request, sent, response, (), (), decision, repeated))
+            rounds.append(Round(step, request, news, sent, response, (), (), decision, repeated))
             return finish("raised", None, ERROR_CLASSES[decision.code](f"call {step}: {decision.reason}"))
 
         reply = Message.from_response(response)
@@ -142,7 +143,7 @@ def run_loop(
                 seen.add(key)
                 new_input = True
         unseen_runs = len(ran)
-        rounds.append(Round(step, request, sent, response, tuple(ran), tuple(rejected), decision, repeated))
+        rounds.append(Round(step, request, news, sent, response, tuple(ran), tuple(rejected), decision, repeated))
 
         if isinstance(decision, Finish):
             return finish(classify(decision.answer, response, unseen_runs), decision.answer)
@@ -151,6 +152,19 @@ def run_loop(
         error = ERROR_CLASSES["max_steps"](f"reached max_steps={max_steps} without a final answer")
         return finish("raised", None, error)
     return finish("hit_cap", previous.content if previous else None)
+
+
+def _describe_new(added: tuple[Message, ...]) -> str:
+    """What a call sends that the previous call did not: the learner's first clue to a spin."""
+    parts = []
+    for message in added:
+        if message.role == "tool":
+            parts.append(f"result of {message.name}")
+        elif message.role == "assistant":
+            parts.append("its own last reply")
+        else:
+            parts.append(f"{message.role} message")
+    return ", ".join(parts)
 
 
 def _key(message: Message, call: ToolCall | None = None) -> tuple[Any, ...]:

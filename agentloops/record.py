@@ -42,7 +42,7 @@ OUTCOME_LABELS: dict[Outcome, str] = {
 
 
 ROW_KEYS: tuple[str, ...] = (  # columns of the step-by-step table
-    "step", "messages_sent", "context_tokens", "content", "tool_calls",
+    "step", "messages_sent", "new_since_last_call", "context_tokens", "content", "tool_calls",
     "finish_reason", "tools_run", "decision", "why", "repeated",
 )
 
@@ -54,6 +54,7 @@ class Round:
     Attributes:
         step: 1-based call number.
         request: the messages sent on this call (a detached, immutable copy).
+        added: what this call sends that the previous one did not, in words.
         context_tokens: estimated prompt tokens of ``request``.
         response: what the model returned.
         tools_run: names of tools executed after this response, in order.
@@ -64,6 +65,7 @@ class Round:
 
     step: int
     request: tuple[Message, ...]
+    added: str
     context_tokens: int
     response: Response
     tools_run: tuple[str, ...]
@@ -77,6 +79,7 @@ class Round:
         return {
             "step": self.step,
             "messages_sent": len(self.request),
+            "new_since_last_call": self.added,
             "context_tokens": self.context_tokens,
             "content": show_content(response.content),
             "tool_calls": ", ".join(c.name for c in response.tool_calls),
