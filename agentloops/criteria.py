@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal, Union, get_args
 
 from agentloops.errors import CriterionError, ErrorCode
-from agentloops.response import Response
+from agentloops.response import FinishReason, Response
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +83,8 @@ class Criterion:
     def __call__(self, response: Response) -> Decision:
         """Decide on ``response``, turning a ``bool`` into a decision and rejecting anything else."""
         decision = self.decide(response)
-        if isinstance(decision, (Continue, Finish, Abort)):
-            return decision
+        if type(decision) in _DECISION_TYPES:
+            return decision  # type: ignore[return-value]
         if decision is True:
             return Finish(response.content, f"{self.name} returned True")
         if decision is False:
@@ -95,24 +95,40 @@ class Criterion:
         )
 
 
+_NULL, _EMPTY = Continue("content is null"), Continue("content is empty")
+_NOT_STOP = {reason: Continue(f"finish_reason is {reason}") for reason in get_args(FinishReason)}
+_CALLS = {n: Continue(f"{n} tool call(s)") for n in range(1, 9)}
+_CALLS_TO_RUN = {n: Continue(f"{n} tool call(s) to run") for n in range(1, 9)}
+
+
+_DECISION_TYPES = frozenset({Continue, Finish, Abort})
+_ABNORMAL_ENDS: dict[str, Abort] = {
+    "length": Abort("truncated", "finish_reason is length: the output hit the token limit"),
+    "content_filter": Abort("content_filter", "finish_reason is content_filter: the provider withheld output"),
+    "refusal": Abort("refusal", "the model refused"),
+    "malformed_tool_call": Abort("malformed_tool_call", "the provider reported a malformed tool call"),
+}
+
+
 def by_content(response: Response) -> Decision:
     """Naive: non-empty text means the answer has arrived."""
     if response.content:
         return Finish(response.content, "content is non-empty")
-    return Continue("content is null" if response.content is None else "content is empty")
+    return _NULL if response.content is None else _EMPTY
 
 
 def by_finish_reason(response: Response) -> Decision:
     """Naive: ``finish_reason == "stop"`` means done."""
     if response.finish_reason == "stop":
         return Finish(response.content, "finish_reason is stop")
-    return Continue(f"finish_reason is {response.finish_reason}")
+    return _NOT_STOP[response.finish_reason]
 
 
 def by_tool_calls(response: Response) -> Decision:
     """Naive: a round without tool calls is the final answer."""
-    if response.tool_calls:
-        return Continue(f"{len(response.tool_calls)} tool call(s)")
+    count = len(response.tool_calls)
+    if count:
+        return _CALLS.get(count) or Continue(f"{count} tool call(s)")
     return Finish(response.content, "no tool calls")
 
 
@@ -130,21 +146,18 @@ def correct(response: Response) -> Decision:
        abnormal and aborts with its value named — never a silent success.
     """
     reason = response.finish_reason
-    if reason == "length":
-        return Abort("truncated", "finish_reason is length: the output hit the token limit")
-    if reason == "content_filter":
-        return Abort("content_filter", "finish_reason is content_filter: the provider withheld output")
-    if reason == "refusal":
-        return Abort("refusal", "the model refused")
-    if reason == "malformed_tool_call":
-        return Abort("malformed_tool_call", f"the provider reported a malformed tool call ({response.raw_finish_reason or reason})")
+    if reason in _ABNORMAL_ENDS:
+        if reason == "malformed_tool_call":
+            return Abort(reason, f"the provider reported a malformed tool call ({response.raw_finish_reason or reason})")
+        return _ABNORMAL_ENDS[reason]
     for call in response.tool_calls:
         if call.parsed_arguments is None:
             if call.is_cut_off:
                 return Abort("truncated", f"the arguments of {call.name} were cut off: {call.arguments!r}")
             return Abort("malformed_tool_call", f"the arguments of {call.name} are not a JSON object: {call.arguments!r}")
-    if response.tool_calls:
-        return Continue(f"{len(response.tool_calls)} tool call(s) to run")
+    count = len(response.tool_calls)
+    if count:
+        return _CALLS_TO_RUN.get(count) or Continue(f"{count} tool call(s) to run")
     if reason == "pause":
         return Continue("the provider paused the turn; send the transcript back to resume")
     if reason == "unknown":

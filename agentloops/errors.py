@@ -19,7 +19,7 @@ also swallowing its own programming mistakes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import ValidationError
 
@@ -124,19 +124,34 @@ def describe_validation_error(exc: ValidationError) -> str:
     line that names the field and what it should have been.
     """
     problems = exc.errors()
+    # a list whose items failed also reports "too short": only the items' problems matter
+    problems = [p for p in problems if p["type"] != "too_short"] or problems
     first = problems[0]
     where = "".join(
         f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]
     ).lstrip(".") or "(top level)"
-    kind, message = first["type"], first["msg"]
+    kind, message, value = first["type"], first["msg"], first.get("input")
     if kind == "missing":
         text = "missing; this field is required"
     elif kind == "extra_forbidden":
         text = "is not a known field (check the spelling)"
+    elif kind == "too_short":
+        text = f"expected at least {first.get('ctx', {}).get('min_length', 1)} item(s); got {len(value)}"
+    elif kind in ("list_type", "tuple_type"):
+        text = f"expected a list; got {type(value).__name__}"
+    elif kind in ("dict_type", "model_type", "model_attributes_type"):
+        text = f"expected an object; got {type(value).__name__}"
     else:
-        message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-        text = message.replace("Input should be", "expected", 1)
-        got = repr(first.get("input"))
-        text += f"; got {got[:60] + '…' if len(got) > 60 else got}"
-    more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
-    return f"{where}: {text}{more}"
+        text = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        text = text.replace("Input should be", "expected", 1)
+        if kind != "value_error" and not isinstance(value, (dict, list)):
+            shown = repr(value)
+            text += f"; got {shown[:60] + '…' if len(shown) > 60 else shown}"
+    if where == "(top level)" and kind == "value_error":
+        return text + _more(problems)
+    return f"{where}: {text}{_more(problems)}"
+
+
+def _more(problems: list[Any]) -> str:
+    extra = len(problems) - 1
+    return f" (and {extra} more problem{'s' if extra > 1 else ''})" if extra else ""

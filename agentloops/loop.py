@@ -116,20 +116,21 @@ def run_loop(
 
     for step in range(1, max_steps + 1):
         request, sent = tuple(messages), context
-        news = _describe_new(request[len(rounds[-1].request) if rounds else 0 :])
+        news = len(rounds[-1].request) if rounds else 0
         response = model(request)
         repeated = not new_input and previous is not None and response.same_as(previous)
         new_input, unseen_runs, previous = False, 0, response
-        completion += _completion_tokens(response, tokenizer)
+        reply = Message("assistant", response.content, response.tool_calls)
+        reply_tokens = reply.tokens(tokenizer)
+        completion += _completion_tokens(response, reply_tokens)
         decision = rule(response)
 
         if isinstance(decision, Abort):
             rounds.append(Round(step, request, news, sent, response, (), (), decision, repeated))
             return finish("raised", None, ERROR_CLASSES[decision.code](f"call {step}: {decision.reason}"))
 
-        reply = Message.from_response(response)
         messages.append(reply)
-        context += reply.tokens(tokenizer)
+        context += reply_tokens
         ran: list[str] = []
         rejected: list[str] = []
         for call in response.tool_calls:
@@ -154,19 +155,6 @@ def run_loop(
     return finish("hit_cap", previous.content if previous else None)
 
 
-def _describe_new(added: tuple[Message, ...]) -> str:
-    """What a call sends that the previous call did not: the learner's first clue to a spin."""
-    parts = []
-    for message in added:
-        if message.role == "tool":
-            parts.append(f"result of {message.name}")
-        elif message.role == "assistant":
-            parts.append("its own last reply")
-        else:
-            parts.append(f"{message.role} message")
-    return ", ".join(parts)
-
-
 def _key(message: Message, call: ToolCall | None = None) -> tuple[Any, ...]:
     """What makes a message new information: a tool result counts once per (tool, arguments, text)."""
     if call is None:
@@ -174,10 +162,11 @@ def _key(message: Message, call: ToolCall | None = None) -> tuple[Any, ...]:
     return (message.role, call.name, call.arguments, message.content)
 
 
-def _completion_tokens(response: Response, tokenizer: Tokenizer) -> int:
+def _completion_tokens(response: Response, estimate: int) -> int:
+    """Output tokens of one round: as the provider reported them, else the estimate."""
     if response.usage is not None and response.usage.completion_tokens is not None:
         return response.usage.completion_tokens
-    return Message.from_response(response).tokens(tokenizer)
+    return estimate
 
 
 def run(

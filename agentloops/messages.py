@@ -1,13 +1,15 @@
 """What the loop sends to the model: an immutable transcript of messages.
 
-Messages are frozen, so a recorded request (a tuple of them) is a detached
-copy for free: later rounds cannot change what an earlier call was sent.
+Messages are immutable named tuples, so a recorded request (a tuple of them)
+is a detached copy for free: later rounds cannot change what an earlier call
+was sent. A named tuple rather than a frozen dataclass because the loop builds
+several per round and a tuple is three times cheaper to build
+(``benchmarks/bench_loop.py``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from agentloops.response import Response, ToolCall
 from agentloops.tokens import MESSAGE_OVERHEAD, Tokenizer
@@ -15,8 +17,7 @@ from agentloops.tokens import MESSAGE_OVERHEAD, Tokenizer
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
     """One chat message in OpenAI's shape.
 
     Attributes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from agentloops.criteria import Continue, Decision, Finish
 from agentloops.errors import ErrorCode
@@ -47,14 +47,16 @@ ROW_KEYS: tuple[str, ...] = (  # columns of the step-by-step table
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Round:
+class Round(NamedTuple):
     """One model call: what was sent, what came back, what ran, what was decided.
+
+    An immutable named tuple: the loop builds one per call, and a tuple is
+    several times cheaper to build than a frozen dataclass.
 
     Attributes:
         step: 1-based call number.
         request: the messages sent on this call (a detached, immutable copy).
-        added: what this call sends that the previous one did not, in words.
+        new_from: index in ``request`` of the first message the previous call did not send.
         context_tokens: estimated prompt tokens of ``request``.
         response: what the model returned.
         tools_run: names of tools executed after this response, in order.
@@ -65,13 +67,18 @@ class Round:
 
     step: int
     request: tuple[Message, ...]
-    added: str
+    new_from: int
     context_tokens: int
     response: Response
     tools_run: tuple[str, ...]
     rejected_calls: tuple[str, ...]
     decision: Decision
     repeated: bool
+
+    @property
+    def added(self) -> str:
+        """What this call sends that the previous one did not, in words: the first clue to a spin."""
+        return describe_messages(self.request[self.new_from :])
 
     def to_row(self) -> dict[str, Any]:
         """One row of the step-by-step table."""
@@ -89,6 +96,19 @@ class Round:
             "why": self.decision.reason,
             "repeated": self.repeated,
         }
+
+
+def describe_messages(added: tuple[Message, ...]) -> str:
+    """Messages in a few words: ``its own last reply, result of read_file``."""
+    parts = []
+    for message in added:
+        if message.role == "tool":
+            parts.append(f"result of {message.name}")
+        elif message.role == "assistant":
+            parts.append("its own last reply")
+        else:
+            parts.append(f"{message.role} message")
+    return ", ".join(parts)
 
 
 def decision_kind(decision: Decision) -> str:

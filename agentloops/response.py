@@ -8,9 +8,10 @@ and the original value is kept in ``raw_finish_reason``.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator
 from pydantic import model_validator
 
 FinishReason = Literal[
@@ -60,34 +61,30 @@ class ToolCall(BaseModel):
     name: str = Field(min_length=1)
     arguments: str = "{}"
 
-    _parsed: dict[str, Any] | None = PrivateAttr(default=None)
-
     @field_validator("arguments", mode="before")
     @classmethod
     def _object_to_text(cls, value: Any) -> Any:
         if isinstance(value, dict):
             return json.dumps(value, ensure_ascii=False)
+        if not isinstance(value, str):
+            raise ValueError(f"expected a JSON object or its raw JSON text; got {type(value).__name__}")
         return value
 
-    def model_post_init(self, __context: Any) -> None:
-        if not self.arguments.strip():
-            parsed: Any = {}  # several servers send "" for a call without arguments
-        else:
-            try:
-                parsed = json.loads(self.arguments)
-            except ValueError:
-                parsed = None
-        self._parsed = parsed if isinstance(parsed, dict) else None
-
-    @property
+    @cached_property
     def parsed_arguments(self) -> dict[str, Any] | None:
         """The arguments as a dict, or ``None`` when the raw text is not a JSON object."""
-        return self._parsed
+        if not self.arguments.strip():
+            return {}  # several servers send "" for a call without arguments
+        try:
+            parsed = json.loads(self.arguments)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
 
     @property
     def is_cut_off(self) -> bool:
         """True when the arguments are the start of valid JSON that stops too early."""
-        return self._parsed is None and _is_json_prefix(self.arguments)
+        return self.parsed_arguments is None and _is_json_prefix(self.arguments)
 
 
 class Usage(BaseModel):

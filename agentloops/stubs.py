@@ -51,7 +51,8 @@ class ScriptedModel:
 
     def __init__(self, responses: Iterable[ResponseLike]) -> None:
         self.responses: tuple[Response, ...] = tuple(
-            to_response(r, f"ScriptedModel response {i}") for i, r in enumerate(responses)
+            r if type(r) is Response else to_response(r, f"ScriptedModel response {i}")
+            for i, r in enumerate(responses)
         )
         if not self.responses:
             raise UsageError("ScriptedModel needs at least one response")

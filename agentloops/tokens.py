@@ -11,6 +11,7 @@ accepted to replace it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable
 
 Tokenizer = Callable[[str], int]
@@ -25,6 +26,7 @@ _CJK = re.compile(
 )
 
 
+@lru_cache(maxsize=16384)  # loops resend the same texts every call
 def estimate_tokens(text: str) -> int:
     """Estimate tokens in ``text``: one per CJK character, one per four other characters."""
     if not text:

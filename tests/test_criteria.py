@@ -1,0 +1,123 @@
+"""Each criterion is a pure function of one response: test it without a loop."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentloops import CRITERIA, Abort, Continue, Criterion, CriterionError, Finish, Response, correct
+from agentloops.criteria import by_content, by_finish_reason, by_tool_calls, resolve_criterion
+from tests.conftest import response
+
+TALK_AND_CALL = response("Let me open the file first.", [("read_file", {"path": "a"})], "tool_calls")
+TRUNCATED = response(None, [], "length")
+ANSWER = response("42 lines", [], "stop")
+CALL_WITH_STOP = response(None, [("read_file", {"path": "a"})], "stop")
+
+
+@pytest.mark.parametrize(
+    ("decide", "round_", "expected"),
+    [
+        (by_content, TALK_AND_CALL, Finish),
+        (by_content, TRUNCATED, Continue),
+        (by_content, response("", [], "stop"), Continue),
+        (by_finish_reason, TALK_AND_CALL, Continue),
+        (by_finish_reason, TRUNCATED, Continue),
+        (by_finish_reason, CALL_WITH_STOP, Finish),
+        (by_tool_calls, TRUNCATED, Finish),
+        (by_tool_calls, TALK_AND_CALL, Continue),
+        (by_tool_calls, ANSWER, Finish),
+    ],
+)
+def test_naive_criteria_watch_one_field(decide, round_, expected):
+    assert isinstance(decide(round_), expected)
+
+
+def test_content_criterion_tells_null_from_empty():
+    assert by_content(response(None, [], "stop")).reason == "content is null"
+    assert by_content(response("", [], "stop")).reason == "content is empty"
+
+
+@pytest.mark.parametrize(
+    ("round_", "code"),
+    [
+        (TRUNCATED, "truncated"),
+        (response("partial tex", [], "length"), "truncated"),
+        (response(None, [], "content_filter"), "content_filter"),
+        (response("I can't help with that.", [], "refusal"), "refusal"),
+        (response(None, [], "malformed_tool_call"), "malformed_tool_call"),
+        (response(None, [("read_file", '{"path": "no')], "stop"), "truncated"),
+        (response(None, [("read_file", '{"path": "notes.txt", ')], "tool_calls"), "truncated"),
+        (response(None, [("read_file", '{"path" "x"}')], "tool_calls"), "malformed_tool_call"),
+        (response(None, [("read_file", "[1, 2]")], "tool_calls"), "malformed_tool_call"),
+        (response(None, [], "tool_calls"), "malformed_tool_call"),
+        (Response(content=None, finish_reason="unknown", raw_finish_reason="SPII"), "unknown_stop"),
+    ],
+)
+def test_correct_aborts_on_every_abnormal_round(round_, code):
+    decision = correct(round_)
+    assert isinstance(decision, Abort)
+    assert decision.code == code
+
+
+def test_correct_lets_tool_calls_decide_even_with_stop():
+    assert isinstance(correct(CALL_WITH_STOP), Continue)
+    assert isinstance(correct(TALK_AND_CALL), Continue)
+
+
+def test_correct_goes_on_for_unknown_stop_with_well_formed_calls():
+    round_ = Response(content=None, tool_calls=CALL_WITH_STOP.tool_calls, finish_reason="unknown",
+                      raw_finish_reason="weird")
+    assert isinstance(correct(round_), Continue)
+
+
+def test_correct_resumes_a_paused_turn():
+    assert isinstance(correct(response("thinking…", [], "pause")), Continue)
+
+
+def test_correct_returns_empty_string_for_null_content():
+    decision = correct(response(None, [], "stop"))
+    assert decision == Finish("", "no tool calls and finish_reason is stop")
+
+
+def test_unknown_stop_names_the_value():
+    decision = correct(Response(content=None, finish_reason="unknown", raw_finish_reason="SPII"))
+    assert "'SPII'" in decision.reason
+
+
+def test_empty_argument_text_means_no_arguments():
+    decision = correct(response(None, [("read_file", "")], "tool_calls"))
+    assert isinstance(decision, Continue)
+
+
+def test_builtin_criteria_order_and_cap_behaviour():
+    assert list(CRITERIA) == ["content", "finish_reason", "tool_calls", "correct"]
+    assert {c.at_cap for name, c in CRITERIA.items() if name != "correct"} == {"return_last"}
+    assert CRITERIA["correct"].at_cap == "raise"
+
+
+def test_plain_function_becomes_a_criterion_that_raises_at_cap():
+    def stop_on_text(r: Response) -> bool:
+        return bool(r.content)
+
+    rule = resolve_criterion(stop_on_text)
+    assert rule.name == "stop_on_text"
+    assert rule.at_cap == "raise"
+    assert rule(ANSWER) == Finish("42 lines", "stop_on_text returned True")
+    assert isinstance(rule(TRUNCATED), Continue)
+
+
+def test_criterion_returning_nonsense_is_a_clear_error():
+    rule = Criterion("sloppy", lambda r: 1)  # type: ignore[arg-type, return-value]
+    with pytest.raises(CriterionError, match=r"criterion 'sloppy' returned int; expected True/False or a decision"):
+        rule(ANSWER)
+
+
+@pytest.mark.parametrize("bad", ["contents", "", "CORRECT"])
+def test_unknown_criterion_name(bad):
+    with pytest.raises(CriterionError, match=r"unknown criterion .*; expected one of: content, finish_reason"):
+        resolve_criterion(bad)
+
+
+def test_criterion_of_wrong_type():
+    with pytest.raises(CriterionError, match=r"criterion must be a name .* or a function; got int"):
+        resolve_criterion(3)  # type: ignore[arg-type]

@@ -1,0 +1,182 @@
+"""The one loop, on every shipped scenario and on scripts built in code."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentloops import (
+    ContentFilterError,
+    Criterion,
+    FunctionModel,
+    MaxStepsError,
+    Response,
+    ScriptedModel,
+    TruncatedError,
+    UsageError,
+    run,
+    run_loop,
+)
+from tests.conftest import response, scenario
+
+BOTH_TOOLS = ("read_file", "count_lines")
+
+# The article's section-1 table (steps, executed tools) plus the correct loop's column.
+ARTICLE = {
+    "normal": {"content": (3, BOTH_TOOLS), "finish_reason": (3, BOTH_TOOLS), "tool_calls": (3, BOTH_TOOLS),
+               "correct": (3, BOTH_TOOLS)},
+    "talk-and-call": {"content": (1, ("read_file",)), "finish_reason": (2, ("read_file",)),
+                      "tool_calls": (2, ("read_file",)), "correct": (2, ("read_file",))},
+    "truncated": {"content": (8, ()), "finish_reason": (8, ()), "tool_calls": (1, ()), "correct": (1, ())},
+    "talk-only": {"content": (1, ()), "finish_reason": (1, ()), "tool_calls": (1, ()), "correct": (1, ())},
+}
+
+
+@pytest.mark.parametrize(("name", "criterion"), [(s, c) for s, row in ARTICLE.items() for c in row])
+def test_article_table(name, criterion):
+    record = run(name, criterion)
+    assert (record.steps, record.tools_executed) == ARTICLE[name][criterion]
+
+
+@pytest.mark.parametrize("criterion", ["content", "finish_reason"])
+def test_truncated_spins_to_the_cap_asking_seven_more_times(criterion):
+    record = run("truncated", criterion)
+    assert record.hit_cap and record.outcome == "hit_cap"
+    assert record.wasted_calls == 7
+    assert record.answer is None
+    assert [r.repeated for r in record.rounds] == [False] + [True] * 7
+
+
+def test_truncated_under_tool_calls_takes_an_empty_answer_for_success():
+    record = run("truncated", "tool_calls")
+    assert record.outcome == "empty_answer"
+    assert not record.hit_cap and record.error is None
+
+
+def test_correct_loop_raises_truncation_at_call_one():
+    record = run("truncated", "correct")
+    assert (record.outcome, record.error, record.steps) == ("raised", "truncated", 1)
+    with pytest.raises(TruncatedError, match=r"call 1: finish_reason is length") as caught:
+        run("truncated", "correct", raise_errors=True)
+    assert caught.value.record is not None and caught.value.record.steps == 1
+
+
+def test_talk_and_call_under_content_runs_the_tool_but_never_shows_the_result():
+    record = run("talk-and-call", "content")
+    assert record.outcome == "premature_answer"
+    assert record.wasted_tool_runs == 1
+    assert record.answer == "Let me open the file first."
+
+
+def test_context_grows_with_every_spinning_call():
+    tokens = run("truncated", "content").context_tokens
+    assert all(later > earlier for earlier, later in zip(tokens, tokens[1:]))
+    assert run("truncated", "content").billed_prompt_tokens == sum(tokens)
+
+
+@pytest.mark.parametrize(
+    ("name", "criterion", "outcome", "error", "steps"),
+    [
+        ("content-filter", "correct", "raised", "content_filter", 2),
+        ("content-filter", "tool_calls", "empty_answer", None, 2),
+        ("content-filter", "content", "hit_cap", None, 8),
+        ("tool-call-with-stop", "finish_reason", "premature_answer", None, 1),
+        ("tool-call-with-stop", "correct", "answer", None, 3),
+        ("cut-off-arguments", "correct", "raised", "truncated", 1),
+        ("cut-off-arguments", "tool_calls", "hit_cap", None, 8),
+        ("long-chain", "correct", "raised", "max_steps", 8),
+        ("long-chain", "tool_calls", "hit_cap", None, 8),
+    ],
+)
+def test_extra_scenarios(name, criterion, outcome, error, steps):
+    record = run(name, criterion)
+    assert (record.outcome, record.error, record.steps) == (outcome, error, steps)
+
+
+def test_cut_off_arguments_are_never_executed():
+    record = run("cut-off-arguments", "tool_calls")
+    assert record.tools_executed == ()
+    assert all(r.rejected_calls == ("read_file",) for r in record.rounds)
+    # call 2 follows a new error message; calls 3..8 add nothing new
+    assert record.wasted_calls == 6
+
+
+def test_the_cap_raises_for_the_correct_loop_and_returns_for_naive_ones():
+    assert run("long-chain", "correct", max_steps=11).outcome == "answer"
+    record = run("long-chain", "correct", max_steps=10)
+    assert (record.hit_cap, record.error, record.answer) == (True, "max_steps", None)
+    with pytest.raises(MaxStepsError, match="reached max_steps=10 without a final answer"):
+        run("long-chain", "correct", max_steps=10, raise_errors=True)
+
+
+def test_abort_happens_before_the_round_is_appended_or_run():
+    model = ScriptedModel([response(None, [("read_file", {"path": "a"})], "tool_calls"),
+                           response(None, [("read_file", {"path": "b"})], "content_filter")])
+    with pytest.raises(ContentFilterError) as caught:
+        run_loop(model, {"read_file": "text"})
+    record = caught.value.record
+    assert record.tools_executed == ("read_file",)
+    assert record.rounds[-1].tools_run == ()
+
+
+def test_scripted_model_records_detached_requests():
+    model = ScriptedModel([response(None, [("read_file", {"path": "a"})], "tool_calls"), response("done")])
+    run_loop(model, {"read_file": "text"}, criterion="correct")
+    assert [len(r) for r in model.requests] == [1, 3]
+    assert [m.role for m in model.requests[1]] == ["user", "assistant", "tool"]
+
+
+def test_function_model_sees_tool_results():
+    def model(messages):
+        if messages[-1].role == "tool":
+            return {"content": f"the file says {messages[-1].content}", "finish_reason": "stop"}
+        return {"content": None, "tool_calls": [{"id": "1", "name": "read_file", "arguments": {"path": "x"}}],
+                "finish_reason": "tool_calls"}
+
+    record = run_loop(FunctionModel(model), {"read_file": lambda args: f"<{args['path']}>"})
+    assert record.answer == "the file says <x>"
+    assert record.outcome == "answer"
+
+
+def test_function_model_with_a_bad_reply_is_a_usage_error():
+    with pytest.raises(UsageError, match=r"FunctionModel bad\(\) gave an invalid response: finish_reason: missing"):
+        def bad(messages):
+            return {"content": "hi"}
+
+        run_loop(FunctionModel(bad), {})
+
+
+def test_unknown_tool_is_reported_to_the_model_not_run():
+    model = ScriptedModel([response(None, [("delete_everything", {})], "tool_calls"), response("ok")])
+    record = run_loop(model, {"read_file": "text"})
+    assert record.tools_executed == ()
+    assert "no tool named 'delete_everything'" in model.requests[1][-1].content
+
+
+def test_custom_criterion_can_mimic_naive_code_at_the_cap():
+    rule = Criterion("my_content", lambda r: bool(r.content), at_cap="return_last")
+    record = run("truncated", rule)
+    assert (record.outcome, record.criterion) == ("hit_cap", "my_content")
+    assert run("truncated", lambda r: bool(r.content)).error == "max_steps"
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "8", True])
+def test_bad_max_steps(bad):
+    with pytest.raises(UsageError, match=r"max_steps must be a whole number of at least 1; got"):
+        run("normal", max_steps=bad)
+
+
+def test_tokenizer_is_pluggable():
+    record = run("normal", "correct", tokenizer=len)
+    default = run("normal", "correct")
+    assert record.context_tokens != default.context_tokens
+    assert record.context_tokens[0] == 4 + len(record.rounds[0].request[0].content)
+
+
+def test_usage_reported_by_the_provider_is_billed_as_is():
+    model = ScriptedModel([Response(content="hi", finish_reason="stop", usage={"completion_tokens": 99})])
+    assert run_loop(model, {}).billed_completion_tokens == 99
+
+
+def test_scenario_object_runs_without_files():
+    record = run(scenario(response("x", [("read_file", {})], "tool_calls"), response(None, [], "length")), "correct")
+    assert (record.error, record.tools_executed) == ("truncated", ("read_file",))

@@ -1,0 +1,43 @@
+"""Run records render for people (text, HTML) and machines (dict, DataFrame)."""
+
+from __future__ import annotations
+
+import json
+
+from agentloops import run
+from agentloops.record import ROW_KEYS
+
+
+def test_text_rendering_shows_the_spin():
+    text = str(run("truncated", "content"))
+    assert "wasted calls: 7" in text
+    assert text.count("yes") == 7
+
+
+def test_html_rendering_highlights_repeats():
+    page = run("truncated", "finish_reason")._repr_html_()
+    assert page.count("background:#fde9c9") == 7
+    assert all(f"<th>{key}</th>" in page for key in ROW_KEYS)
+
+
+def test_dict_is_json_and_rows_follow_the_columns():
+    record = run("normal", "correct")
+    data = json.loads(json.dumps(record.to_dict()))
+    assert list(data["rounds"][0]) == list(ROW_KEYS)
+    assert data["context_messages"] == [1, 3, 5]
+
+
+def test_frame_has_one_row_per_call():
+    frame = run("truncated", "content").to_frame()
+    assert len(frame) == 8 and frame["repeated"].sum() == 7
+    assert list(frame["new_since_last_call"])[1] == "its own last reply"
+
+
+def test_repr_is_short():
+    assert repr(run("normal")) == "<RunRecord normal × correct: 3 steps  tools [read_file, count_lines]  answer>"
+
+
+def test_error_record_keeps_the_message():
+    record = run("content-filter", "correct")
+    assert record.error_message == "call 2: finish_reason is content_filter: the provider withheld output"
+    assert "error: content_filter" in str(record)

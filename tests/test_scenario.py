@@ -1,0 +1,131 @@
+"""Scenario files: the shipped ones load, malformed ones fail in one clear line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from agentloops import Scenario, ScenarioError, ScenarioNotFound, list_scenarios, load_scenario, scenario_names
+from agentloops.resources import data_dir
+
+NORMAL = json.loads((data_dir() / "scenarios" / "01-normal.json").read_text(encoding="utf-8"))
+
+
+def edited(change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
+    data = json.loads(json.dumps(NORMAL))
+    change(data)
+    return data
+
+
+def test_shipped_scenarios_in_teaching_order():
+    assert scenario_names(["article"]) == ["normal", "talk-and-call", "truncated", "talk-only"]
+    assert set(scenario_names(["extra"])) >= {"content-filter", "tool-call-with-stop", "cut-off-arguments", "long-chain"}
+
+
+def test_every_shipped_scenario_teaches_something():
+    for scenario in list_scenarios():
+        assert scenario.title and len(scenario.teaches) > 40, scenario.name
+
+
+def test_article_scenarios_keep_null_and_empty_content_apart():
+    normal = load_scenario("normal")
+    assert [r.content for r in normal.responses[:2]] == [None, ""]
+    truncated = load_scenario("truncated").responses[0]
+    assert (truncated.content, truncated.tool_calls, truncated.finish_reason) == (None, (), "length")
+
+
+def test_cut_off_arguments_keep_their_raw_text():
+    call = load_scenario("cut-off-arguments").responses[0].tool_calls[0]
+    assert call.parsed_arguments is None and call.is_cut_off
+    assert call.arguments == '{"path": "no'
+
+
+def test_arguments_given_as_an_object_are_stored_as_json_text():
+    call = load_scenario("normal").responses[0].tool_calls[0]
+    assert json.loads(call.arguments) == {"path": "notes.txt"}
+    assert call.parsed_arguments == {"path": "notes.txt"}
+
+
+MALFORMED: list[tuple[str, Any, str]] = [
+    ("finish-reason", edited(lambda d: d["responses"][2].__setitem__("finish_reason", "done")),
+     r"responses\[2\]\.finish_reason: expected 'stop', 'tool_calls', .*; got 'done'"),
+    ("missing-content", edited(lambda d: d["responses"][0].pop("content")),
+     r"responses\[0\]\.content: missing; this field is required"),
+    ("content-number", edited(lambda d: d["responses"][0].__setitem__("content", 5)),
+     r"responses\[0\]\.content: expected a valid string; got 5"),
+    ("no-responses", edited(lambda d: d.pop("responses")), r"responses: missing; this field is required"),
+    ("empty-responses", edited(lambda d: d.__setitem__("responses", [])),
+     r"responses: expected at least 1 item\(s\); got 0"),
+    ("typo", edited(lambda d: d.__setitem__("respones", [])), r"respones: is not a known field"),
+    ("bad-name", edited(lambda d: d.__setitem__("name", "Normal Run")),
+     r"name: String should match pattern .*; got 'Normal Run'"),
+    ("unknown-tool", edited(lambda d: d["responses"][0]["tool_calls"][0].__setitem__("name", "rm")),
+     r": responses\[0\]\.tool_calls\[0\]\.name 'rm' is not a tool of this scenario \(tools: count_lines, read_file\)$"),
+    ("call-without-id", edited(lambda d: d["responses"][0]["tool_calls"][0].pop("id")),
+     r"responses\[0\]\.tool_calls\[0\]\.id: missing"),
+    ("arguments-list", edited(lambda d: d["responses"][0]["tool_calls"][0].__setitem__("arguments", [1])),
+     r"responses\[0\]\.tool_calls\[0\]\.arguments: expected a JSON object or its raw JSON text; got list$"),
+    ("tool-result-number", edited(lambda d: d.__setitem__("tools", {"read_file": 3, "count_lines": "4"})),
+     r"tools\.read_file: expected a valid string; got 3"),
+    ("unknown-without-raw", edited(lambda d: d["responses"][2].__setitem__("finish_reason", "unknown")),
+     r"responses\[2\]: finish_reason 'unknown' needs raw_finish_reason"),
+    ("negative-usage", edited(lambda d: d["responses"][2].__setitem__("usage", {"prompt_tokens": -1})),
+     r"responses\[2\]\.usage\.prompt_tokens: expected greater than or equal to 0; got -1"),
+    ("tool-calls-object", edited(lambda d: d["responses"][2].__setitem__("tool_calls", {"a": 1})),
+     r"responses\[2\]\.tool_calls: expected a list; got dict"),
+    ("top-level-list", [1, 2], r": expected a JSON object at the top level; got list"),
+]
+
+
+@pytest.mark.parametrize(("stem", "data", "message"), MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_file_gets_one_line_naming_file_field_and_expectation(tmp_path: Path, stem, data, message):
+    path = tmp_path / f"{stem}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ScenarioError, match=message) as caught:
+        load_scenario(path)
+    text = str(caught.value)
+    assert text.startswith(str(path) + ": ")
+    assert "\n" not in text
+
+
+def test_several_problems_are_counted(tmp_path: Path):
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(edited(lambda d: (d.pop("title"), d.pop("teaches")))), encoding="utf-8")
+    with pytest.raises(ScenarioError, match=r"title: missing; this field is required \(and 1 more problem\)$"):
+        load_scenario(path)
+
+
+def test_invalid_json_names_line_and_column(tmp_path: Path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"name": "x",\n "title": }', encoding="utf-8")
+    with pytest.raises(ScenarioError, match=r"broken\.json: not valid JSON at line 2, column 11: Expecting value"):
+        load_scenario(path)
+
+
+def test_binary_file(tmp_path: Path):
+    path = tmp_path / "binary.json"
+    path.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ScenarioError, match=r"binary\.json: cannot be read as UTF-8 text"):
+        load_scenario(path)
+
+
+def test_missing_file_and_unknown_name(tmp_path: Path):
+    with pytest.raises(ScenarioNotFound, match=r"missing\.json: no such file"):
+        load_scenario(tmp_path / "missing.json")
+    with pytest.raises(ScenarioNotFound, match=r"unknown scenario 'nope': not a shipped name \(normal, "):
+        load_scenario("nope")
+
+
+def test_wrong_type():
+    with pytest.raises(ScenarioError, match=r"expected a Scenario, a scenario name or a path; got int"):
+        load_scenario(3)  # type: ignore[arg-type]
+
+
+def test_user_file_round_trips(tmp_path: Path):
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(edited(lambda d: d.__setitem__("name", "mine"))), encoding="utf-8")
+    scenario = load_scenario(str(path))
+    assert isinstance(scenario, Scenario) and scenario.name == "mine" and scenario.group == "article"
