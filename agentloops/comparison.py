@@ -113,6 +113,9 @@ class Comparison:
     def __str__(self) -> str:
         return self.render("text")
 
+    def __repr__(self) -> str:
+        return self.render("text")
+
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers())
         body = "".join(

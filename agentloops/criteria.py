@@ -6,7 +6,9 @@ A criterion looks at a single round and answers with a tiny value —
 can be tested on one response, without running a loop.
 
 Three criteria are the naive tests that tutorials and first drafts use; each
-watches one field and so misreads some rounds:
+watches one field and so misreads some rounds (they compare the normalised
+finish reason, so they are kinder than real naive code, which compares a
+provider's raw string — ``"end_turn" != "stop"`` — and misreads even more):
 
 - ``content``: non-empty text means done. Stops early on a round that talks
   *and* calls a tool; never stops on a round cut off with no text.
@@ -147,9 +149,9 @@ def correct(response: Response) -> Decision:
     """
     reason = response.finish_reason
     if reason in _ABNORMAL_ENDS:
-        if reason == "malformed_tool_call":
-            return Abort(reason, f"the provider reported a malformed tool call ({response.raw_finish_reason or reason})")
-        return _ABNORMAL_ENDS[reason]
+        abort = _ABNORMAL_ENDS[reason]
+        raw = response.raw_finish_reason
+        return Abort(abort.code, f"{abort.reason} (the provider said {raw!r})") if raw and raw != reason else abort
     for call in response.tool_calls:
         if call.parsed_arguments is None:
             if call.is_cut_off:

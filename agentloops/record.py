@@ -222,7 +222,7 @@ class RunRecord:
         ending = OUTCOME_LABELS[self.outcome]
         if self.error:
             ending = f"raised {self.error} at call {self.steps}"
-        return f"{self.steps} steps{cap}  tools [{tools}]  {ending}"
+        return f"{self.steps} step{'' if self.steps == 1 else 's'}{cap}  tools [{tools}]  {ending}"
 
     def __str__(self) -> str:
         head = f"{self.scenario} × {self.criterion} (max_steps={self.max_steps}): {self.headline()}"
