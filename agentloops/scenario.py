@@ -3,6 +3,12 @@
 Each scenario is one JSON file under ``data/scenarios/``. The file is
 validated once, on load, and a malformed file fails with a single line naming
 the file, the field and what was expected.
+
+A scenario's ``responses`` are in the package's own shape by default. With
+``"format"`` set to a provider format (``openai-chat``, ``openai-responses``,
+``anthropic``, ``gemini``, ``ollama``) they are raw, non-streaming response
+bodies exactly as that API returns them; :mod:`agentloops.providers` converts
+them on load and the bodies stay available in ``raw_responses``.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import json
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -20,6 +26,9 @@ from agentloops.resources import data_dir
 from agentloops.response import Response
 
 DEFAULT_PROMPT = "How many lines does notes.txt have?"
+
+ScenarioFormat = Literal["agentloops", "openai-chat", "openai-responses", "anthropic", "gemini", "ollama"]
+"""The shape of a scenario's ``responses``: the package's own (``agentloops``) or a provider's raw bodies."""
 
 Group = Literal["article", "extra", "provider", "custom"]
 """``article``: the four scripts of the source article; ``extra``: the rounds it
@@ -38,6 +47,8 @@ class Scenario(BaseModel):
         prompt: the user message that starts the run.
         tools: tool name → the text it returns.
         responses: the model's replies in order; the last repeats once they run out.
+        format: the shape the file gave ``responses`` in (see :data:`ScenarioFormat`).
+        raw_responses: for a provider format, the raw bodies as the API returned them.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -50,6 +61,16 @@ class Scenario(BaseModel):
     prompt: str = DEFAULT_PROMPT
     tools: dict[str, str] = Field(default_factory=dict)
     responses: tuple[Response, ...] = Field(min_length=1)
+    format: ScenarioFormat = "agentloops"
+    raw_responses: tuple[dict[str, Any], ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _convert_raw_bodies(cls, data: Any) -> Any:
+        try:
+            return _convert_raw(data)
+        except ScenarioError as exc:
+            raise ValueError(str(exc)) from None
 
     @model_validator(mode="after")
     def _calls_name_known_tools(self) -> Scenario:
@@ -57,11 +78,42 @@ class Scenario(BaseModel):
             for j, call in enumerate(response.tool_calls):
                 if call.name not in self.tools:
                     known = ", ".join(sorted(self.tools)) or "none"
-                    raise ValueError(
-                        f"responses[{i}].tool_calls[{j}].name {call.name!r} is not a tool of this scenario "
-                        f"(tools: {known})"
-                    )
+                    where = f"responses[{i}].tool_calls[{j}].name" if self.format == "agentloops" else (
+                        f"responses[{i}] (tool call {j + 1})")
+                    raise ValueError(f"{where} {call.name!r} is not a tool of this scenario (tools: {known})")
         return self
+
+    @model_validator(mode="after")
+    def _raw_bodies_match(self) -> Scenario:
+        if self.format == "agentloops" and self.raw_responses:
+            raise ValueError("raw_responses: only a provider format keeps raw bodies; set format or drop them")
+        if self.format != "agentloops" and len(self.raw_responses) != len(self.responses):
+            raise ValueError(
+                f"raw_responses: expected one raw body per response ({len(self.responses)}); "
+                f"got {len(self.raw_responses)}"
+            )
+        return self
+
+
+def _convert_raw(data: Any) -> Any:
+    """Turn a provider-format scenario's raw bodies into responses, keeping the bodies.
+
+    Anything that is not a provider-format scenario with raw bodies still to
+    convert passes through unchanged, for the field validators to judge.
+    """
+    if not isinstance(data, dict) or data.get("raw_responses"):
+        return data
+    fmt = data.get("format", "agentloops")
+    bodies = data.get("responses")
+    if fmt == "agentloops" or not isinstance(bodies, (list, tuple)):
+        return data
+    from agentloops import providers  # no SDK: the adapters are plain functions over dicts
+
+    if not providers.is_provider_format(fmt):
+        allowed = ", ".join(repr(f) for f in get_args(ScenarioFormat))
+        raise ScenarioError(f"format: expected one of {allowed}; got {fmt!r}")
+    converted = providers.adapt_all(fmt, bodies)
+    return {**data, "responses": converted, "raw_responses": tuple(providers.as_plain(b) for b in bodies)}
 
 
 ScenarioLike = Union[Scenario, str, Path]
@@ -72,6 +124,10 @@ def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
     """Validate ``data`` as a scenario; errors name ``source``, the field and what was expected."""
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a JSON object at the top level; got {type(data).__name__}")
+    try:
+        data = _convert_raw(data)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{source}: {exc}") from None
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:

@@ -1,0 +1,178 @@
+"""What every adapter shares: reading a raw body field by field, with errors that name the field.
+
+A raw body is untyped JSON. Each adapter reads only the fields it needs and
+ignores the rest (providers add keys all the time, and a recorded body must
+load as it was sent). A field that is missing or has the wrong type fails with
+one line: where it is (``responses[2].choices[0].finish_reason``), what was
+expected and what was found.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentloops.errors import ScenarioError
+from agentloops.response import FinishReason, Response, ToolCall, Usage
+
+
+class RawBodyError(ScenarioError):
+    """A provider's raw response body does not have the shape its API documents."""
+
+
+_MISSING = object()
+
+
+def kind(value: object) -> str:
+    """A JSON-ish name for the type of ``value``, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        shown = repr(value)
+        return f"the string {shown[:40] + '…' if len(shown) > 40 else shown}"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, Sequence):
+        return "a list"
+    return type(value).__name__
+
+
+def fail(where: str, expected: str, value: object = _MISSING) -> RawBodyError:
+    """The one-line error for a field: ``where: expected …; got …`` (or ``missing``)."""
+    if value is _MISSING:
+        return RawBodyError(f"{where}: missing; expected {expected}")
+    return RawBodyError(f"{where}: expected {expected}; got {kind(value)}")
+
+
+def need_object(value: object, where: str) -> Mapping[str, Any]:
+    """``value`` as a JSON object, or the error naming ``where``."""
+    if not isinstance(value, Mapping):
+        raise fail(where, "a JSON object", value)
+    return value
+
+
+def field(body: Mapping[str, Any], key: str, where: str, expected: str, *, types: tuple[type, ...],
+          optional: bool = False, nullable: bool = False) -> Any:
+    """Read ``body[key]`` and check its type.
+
+    Args:
+        body: the object holding the field.
+        key: the field name.
+        where: the path of ``body`` (the error names ``where.key``).
+        expected: words for the error ("a string", "a list of content blocks").
+        types: accepted Python types (``bool`` is never accepted as a number).
+        optional: a missing key returns ``None`` instead of failing.
+        nullable: ``null`` returns ``None`` instead of failing.
+    """
+    path = f"{where}.{key}"
+    if key not in body:
+        if optional:
+            return None
+        raise fail(path, expected)
+    value = body[key]
+    if value is None:
+        if nullable or optional:
+            return None
+        raise fail(path, expected, value)
+    if isinstance(value, bool) and bool not in types:
+        raise fail(path, expected, value)
+    if not isinstance(value, types):
+        raise fail(path, expected, value)
+    return value
+
+
+def string(body: Mapping[str, Any], key: str, where: str, *, optional: bool = False,
+           nullable: bool = False) -> str | None:
+    """Read a string field (see :func:`field`)."""
+    return field(body, key, where, "a string", types=(str,), optional=optional, nullable=nullable)
+
+
+def items(body: Mapping[str, Any], key: str, where: str, expected: str, *, optional: bool = False) -> list[Any]:
+    """Read a list field; a missing optional list (or ``null``) is empty."""
+    value = field(body, key, where, expected, types=(list, tuple), optional=optional, nullable=optional)
+    return list(value) if value is not None else []
+
+
+def count(body: Mapping[str, Any] | None, key: str, where: str) -> int | None:
+    """Read an optional non-negative token count."""
+    if body is None:
+        return None
+    value = field(body, key, where, "a whole number of tokens", types=(int,), optional=True, nullable=True)
+    if value is not None and value < 0:
+        raise fail(f"{where}.{key}", "a whole number of tokens (0 or more)", value)
+    return value
+
+
+def arguments_text(value: object, where: str) -> str:
+    """Arguments as raw JSON text: strings stay as sent, objects are serialised once.
+
+    OpenAI sends a string (possibly cut off or malformed, which is the point);
+    Anthropic, Gemini and Ollama send an already-parsed object.
+    """
+    if value is None:
+        return "{}"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return json.dumps(value, ensure_ascii=False)
+    raise fail(where, "a JSON object or its text", value)
+
+
+def join_text(parts: Sequence[str]) -> str | None:
+    """Text parts joined as the SDKs' ``output_text`` helpers do; ``None`` when there were none."""
+    return "".join(parts) if parts else None
+
+
+def make_usage(prompt: int | None, completion: int | None) -> Usage | None:
+    """A :class:`Usage`, or ``None`` when the body reported neither count."""
+    if prompt is None and completion is None:
+        return None
+    return Usage(prompt_tokens=prompt, completion_tokens=completion)
+
+
+def normalise(value: str, table: Mapping[str, FinishReason]) -> FinishReason:
+    """The normalised reason of a documented value; anything else is ``unknown``."""
+    return table.get(value, "unknown")
+
+
+def build(where: str, *, content: str | None, calls: Sequence[ToolCall], finish: FinishReason,
+          raw: str, usage: Usage | None) -> Response:
+    """Assemble the :class:`Response` (the raw value is always kept, known or not)."""
+    try:
+        return Response(content=content, tool_calls=tuple(calls), finish_reason=finish,
+                        raw_finish_reason=raw or repr(raw), usage=usage)
+    except ValueError as exc:  # pragma: no cover - every field was checked above
+        raise RawBodyError(f"{where}: {exc}") from None
+
+
+def tool_call(where: str, *, call_id: object, name: object, arguments: object,
+              id_field: str = "id", name_field: str = "name", arguments_field: str = "arguments") -> ToolCall:
+    """A :class:`ToolCall` from fields already read, with errors naming the provider's own field names."""
+    if not isinstance(call_id, str) or not call_id:
+        raise fail(f"{where}.{id_field}", "a non-empty string", call_id)
+    if not isinstance(name, str) or not name:
+        raise fail(f"{where}.{name_field}", "a non-empty string (the tool's name)", name)
+    return ToolCall(id=call_id, name=name, arguments=arguments_text(arguments, f"{where}.{arguments_field}"))
+
+
+@dataclass(frozen=True, slots=True)
+class StopValue:
+    """One documented stop signal of a provider and how the package normalises it.
+
+    Attributes:
+        field: where the signal lives in the raw body (``choices[0].finish_reason``).
+        value: the value as the provider sends it.
+        finish_reason: the normalised :data:`~agentloops.response.FinishReason`.
+        meaning: what the provider's documentation says it means, in one line.
+    """
+
+    field: str
+    value: str
+    finish_reason: FinishReason
+    meaning: str

@@ -1,0 +1,152 @@
+"""OpenAI Responses (``POST /v1/responses``): a list of output items and a status.
+
+The shape: ``output`` is a list of items. A ``message`` item holds content
+parts, ``output_text`` (the answer) or ``refusal``; a ``function_call`` item
+is one tool call, with ``call_id`` (what the tool result must quote),
+``name`` and ``arguments`` as JSON *text*. Other items (``reasoning``,
+hosted tools such as ``web_search_call``) run on the server and are not the
+loop's business. ``usage`` counts ``input_tokens`` and ``output_tokens``.
+
+There is no ``finish_reason``. The round's end is ``status``, documented as
+``completed``, ``failed``, ``in_progress``, ``cancelled``, ``queued`` or
+``incomplete``; an incomplete response says why in
+``incomplete_details.reason``: ``max_output_tokens``, ``content_filter`` and,
+in the SDK installed here (``openai`` 3.57.0), ``max_messages`` and
+``steered``.
+
+The quirk that matters: **a round of function calls ends with status
+``completed``**, exactly like a final answer. The normalised value is
+``stop`` in both cases (the raw value is ``completed``), because that is what
+the API says; a loop that stops on "completed" stops before its first tool
+result is ever read. Tool calls decide whether to go on.
+
+Mapping choices that need a word:
+
+- ``completed`` with a ``refusal`` content part → ``refusal``.
+- ``incomplete`` / ``max_messages``: the SDK documents only the name; a limit
+  cut the response short, so it is treated like a token limit (``length``).
+- ``incomplete`` / ``steered``: "stopped at a safe output boundary after a
+  WebSocket response.steer event; the server can create a successor response"
+  — the turn is not over and asks to be continued (``pause``).
+- ``failed``, ``cancelled``, ``in_progress``, ``queued``, and an
+  ``incomplete`` with no reason: no normalised value fits; they become
+  ``unknown`` with the raw status kept (``failed:<error.code>`` for a failure),
+  so the correct loop raises ``unknown_stop`` naming it.
+
+Raw values are written ``completed`` or ``incomplete:<reason>``.
+
+Sources:
+    - openai/openai-python ``src/openai/types/responses/response.py``
+      (``status``, ``IncompleteDetails.reason``, ``output``),
+      ``response_status.py``, ``response_output_message.py``,
+      ``response_output_refusal.py``, ``response_function_tool_call.py``,
+      ``response_usage.py``; the same files in the installed ``openai``
+      3.57.0, which add ``max_messages`` and ``steered`` (with the docstring
+      quoted above) and the ``cancelled`` and ``queued`` statuses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from agentloops.providers._common import (
+    StopValue,
+    build,
+    count,
+    field,
+    items,
+    join_text,
+    make_usage,
+    need_object,
+    string,
+    tool_call,
+)
+from agentloops.response import FinishReason, Response, ToolCall
+
+FORMAT = "openai-responses"
+FIELD = "status"
+REASON_FIELD = "incomplete_details.reason"
+
+STOP_VALUES: tuple[StopValue, ...] = (
+    StopValue(FIELD, "completed", "stop", "the response finished: an answer, or a round of function calls"),
+    StopValue(REASON_FIELD, "max_output_tokens", "length", "status incomplete: max_output_tokens was reached"),
+    StopValue(REASON_FIELD, "content_filter", "content_filter", "status incomplete: a content filter stopped it"),
+    StopValue(REASON_FIELD, "max_messages", "length", "status incomplete: a message limit was reached"),
+    StopValue(REASON_FIELD, "steered", "pause",
+              "status incomplete: stopped at a safe boundary after a steer event; a successor may continue"),
+    StopValue(FIELD, "failed", "unknown", "the model failed to generate a response (see error.code)"),
+    StopValue(FIELD, "cancelled", "unknown", "the response was cancelled"),
+    StopValue(FIELD, "in_progress", "unknown", "not finished yet (background mode: poll for it)"),
+    StopValue(FIELD, "queued", "unknown", "not started yet (background mode: poll for it)"),
+    StopValue("output[].content[].type", "refusal", "refusal", "a refusal part in a message item; status completed"),
+)
+"""Every documented stop signal of this format."""
+
+_INCOMPLETE: dict[str, FinishReason] = {v.value: v.finish_reason for v in STOP_VALUES if v.field == REASON_FIELD}
+
+
+def adapt(raw: object, where: str = "response") -> Response:
+    """Convert one non-streaming Responses body into a :class:`Response`.
+
+    Args:
+        raw: the JSON body exactly as the API returned it (extra keys are ignored).
+        where: the path of ``raw`` in error messages.
+
+    Raises:
+        RawBodyError: a field the adapter needs is missing or has the wrong type.
+    """
+    body = need_object(raw, where)
+    status = string(body, "status", where)
+    assert status is not None
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    refused = False
+    for i, item_raw in enumerate(items(body, "output", where, "a list of output items")):
+        item_at = f"{where}.output[{i}]"
+        item = need_object(item_raw, item_at)
+        kind = string(item, "type", item_at)
+        if kind == "message":
+            for j, part_raw in enumerate(items(item, "content", item_at, "a list of content parts")):
+                part_at = f"{item_at}.content[{j}]"
+                part = need_object(part_raw, part_at)
+                part_kind = string(part, "type", part_at)
+                if part_kind == "output_text":
+                    texts.append(string(part, "text", part_at) or "")
+                elif part_kind == "refusal":
+                    refused = True
+        elif kind == "function_call":
+            calls.append(tool_call(item_at, call_id=string(item, "call_id", item_at), name=item.get("name"),
+                                   arguments=string(item, "arguments", item_at), id_field="call_id"))
+        elif kind == "custom_tool_call":
+            text = string(item, "input", item_at) or ""
+            calls.append(tool_call(item_at, call_id=string(item, "call_id", item_at), name=item.get("name"),
+                                   arguments=json.dumps({"input": text}, ensure_ascii=False),
+                                   id_field="call_id", arguments_field="input"))
+
+    finish, raw_value = _status(body, status, where, refused)
+    usage_body = field(body, "usage", where, "a usage object", types=(Mapping,), optional=True)
+    usage = make_usage(count(usage_body, "input_tokens", f"{where}.usage"),
+                       count(usage_body, "output_tokens", f"{where}.usage"))
+    return build(where, content=join_text(texts), calls=calls, finish=finish, raw=raw_value, usage=usage)
+
+
+def _status(body: Mapping[str, object], status: str, where: str, refused: bool) -> tuple[FinishReason, str]:
+    """The normalised reason and the raw value written ``status`` or ``status:detail``."""
+    if status == "completed":
+        return ("refusal" if refused else "stop"), status
+    if status == "incomplete":
+        details = field(body, "incomplete_details", where, "an object with the reason", types=(Mapping,),
+                        optional=True)
+        reason = string(details, "reason", f"{where}.incomplete_details", optional=True) if details else None
+        if reason is None:
+            return "unknown", status
+        return _INCOMPLETE.get(reason, "unknown"), f"{status}:{reason}"
+    if status == "failed":
+        error = field(body, "error", where, "an error object", types=(Mapping,), optional=True)
+        code = string(error, "code", f"{where}.error", optional=True) if error else None
+        return "unknown", f"{status}:{code}" if code else status
+    return "unknown", status
+
+
+__all__ = ["FIELD", "FORMAT", "REASON_FIELD", "STOP_VALUES", "adapt"]
