@@ -1,0 +1,589 @@
+"""Charts of measured runs: one message per chart, one colour per criterion.
+
+Every chart here is drawn from run records, never from typed-in numbers, and
+follows the same rules so that a projected notebook reads the same everywhere:
+
+- the Okabe–Ito palette (safe for the common colour-vision deficiencies), with
+  one fixed colour *and* one line style and marker per criterion, so a reader
+  who cannot tell two colours apart can still tell the lines apart;
+- labelled axes with their units, a title that states the one message;
+- fonts sized for a projector (14 pt body, 16 pt titles).
+
+matplotlib is imported inside the functions: ``import agentloops.plots`` only
+defines the palette. Each chart function returns a
+:class:`~matplotlib.figure.Figure` that has already been closed in pyplot's
+registry, so a headless run (tests, nbclient) does not accumulate open figures,
+while a notebook still displays the returned figure.
+
+:class:`LiveChart` is the explorer's chart: it keeps one figure and redraws
+only what changed (blitting), because a full matplotlib redraw on this kind of
+machine takes longer than the 100 ms an interactive control may spend.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import textwrap
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Union, cast
+
+from agentloops.comparison import Comparison
+from agentloops.criteria import CRITERION_NAMES
+from agentloops.record import RunRecord
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from agentloops.retry import Policy, RetryComparison
+
+OKABE_ITO: dict[str, str] = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "bluish_green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish_purple": "#CC79A7",
+}
+"""The eight colours of Okabe & Ito (2008), distinguishable under the common colour-vision deficiencies."""
+
+CRITERION_COLORS: dict[str, str] = {
+    "content": OKABE_ITO["orange"],
+    "finish_reason": OKABE_ITO["sky_blue"],
+    "tool_calls": OKABE_ITO["bluish_green"],
+    "correct": OKABE_ITO["blue"],
+}
+"""One colour per built-in criterion, used by every chart and widget of the package."""
+
+LineStyle = Literal["-", "--", ":", "-."]
+
+CRITERION_STYLES: dict[str, tuple[LineStyle, str]] = {
+    "content": ("-", "o"),
+    "finish_reason": ("--", "s"),
+    "tool_calls": (":", "^"),
+    "correct": ("-.", "D"),
+}
+"""Line style and marker per criterion: a second cue besides colour (and visible where lines overlap)."""
+
+POLICY_COLORS: dict[str, str] = {
+    "blind_retry": OKABE_ITO["vermillion"],
+    "right_response": OKABE_ITO["reddish_purple"],
+}
+"""Colours of the two retry policies of notebook 05 (kept apart from the criterion colours)."""
+
+CAP_COLOR = OKABE_ITO["black"]
+OTHER_COLOR = "#777777"
+"""Colour of a criterion the package does not know (a learner's own function)."""
+
+WASTE_HATCH = "///"
+"""Hatching marks the wasted share of a bar (wasted calls, completion tokens) in every chart."""
+
+STYLE: dict[str, Any] = {
+    "font.size": 14,
+    "axes.titlesize": 16,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 14,
+    "xtick.labelsize": 13,
+    "ytick.labelsize": 13,
+    "legend.fontsize": 12,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "hatch.linewidth": 1.2,
+}
+"""rc settings for every chart: projector-sized fonts, no box around the plot."""
+
+Records = Union[Comparison, Iterable[RunRecord]]  # noqa: UP007 (a runtime alias: `|` needs 3.10 objects)
+"""A comparison, or any run records (for example ``[run("truncated", c) for c in CRITERION_NAMES]``)."""
+
+Metric = Literal["steps", "wasted_calls", "wasted_tool_runs", "billed_prompt_tokens"]
+
+
+def criterion_color(name: str) -> str:
+    """The colour of a criterion; grey for one the package does not know."""
+    return CRITERION_COLORS.get(name, OTHER_COLOR)
+
+
+def criterion_style(name: str) -> tuple[LineStyle, str]:
+    """Line style and marker of a criterion (solid line and dots for an unknown one)."""
+    return CRITERION_STYLES.get(name, ("-", "o"))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Records arranged by scenario (rows) and criterion (columns), in order of first appearance."""
+
+    scenarios: tuple[str, ...]
+    criteria: tuple[str, ...]
+    cells: Mapping[tuple[str, str], RunRecord]
+    caps: tuple[int, ...]
+
+    def get(self, scenario: str, criterion: str) -> RunRecord | None:
+        return self.cells.get((scenario, criterion))
+
+
+def _records(source: Records) -> list[RunRecord]:
+    records = list(source.records) if isinstance(source, Comparison) else list(source)
+    if not records:
+        raise ValueError("nothing to plot: no run records were given")
+    for record in records:
+        if not isinstance(record, RunRecord):
+            raise TypeError(f"expected run records (from agentloops.run or compare); got {type(record).__name__}")
+    return records
+
+
+def _grid(source: Records) -> _Grid:
+    records = _records(source)
+    scenarios = tuple(dict.fromkeys(r.scenario for r in records))
+    found = dict.fromkeys(r.criterion for r in records)
+    criteria = tuple([c for c in CRITERION_NAMES if c in found] + [c for c in found if c not in CRITERION_NAMES])
+    cells = {(r.scenario, r.criterion): r for r in records}
+    caps = tuple(sorted({r.max_steps for r in records}))
+    return _Grid(scenarios, criteria, cells, caps)
+
+
+def _styled(function: Callable[..., Figure]) -> Callable[..., Figure]:
+    """Draw the whole chart inside the package's rc settings (text reads them when it is created)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Figure:
+        with _pyplot().rc_context(STYLE):
+            return function(*args, **kwargs)
+
+    return wrapper
+
+
+def _pyplot() -> Any:
+    """pyplot, imported on first use (importing it also registers the notebook's figure display)."""
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _new_figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Axes]]:
+    fig, axes = _pyplot().subplots(1, ncols, figsize=(width, height), layout="constrained", squeeze=False)
+    return fig, list(axes[0])
+
+
+def _done(fig: Figure) -> Figure:
+    """Close ``fig`` in pyplot's registry (it stays drawable) and hand it back."""
+    _pyplot().close(fig)
+    return fig
+
+
+def _integer_ticks() -> Any:
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
+def _label(name: str, width: int = 14) -> str:
+    return "\n".join(textwrap.wrap(name, width)) or name
+
+
+def _grouped_positions(n_groups: int, n_bars: int, width: float = 0.8) -> tuple[list[float], float]:
+    """Left offsets of each bar inside a group, and the bar width."""
+    bar = width / max(n_bars, 1)
+    return [-width / 2 + bar * (i + 0.5) for i in range(n_bars)], bar
+
+
+def _criterion_legend(ax: Axes, criteria: Sequence[str], *, extra: Sequence[Any] = ()) -> None:
+    """The criterion colours, outside the plot on the right so they never cover a bar."""
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=criterion_color(c), label=c) for c in criteria]
+    ax.legend(handles=[*handles, *extra], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+              title="stop criterion", alignment="left")
+
+
+def _cap_line(ax: Axes, caps: Sequence[int], *, horizontal: bool = True) -> None:
+    for cap in caps:
+        if horizontal:
+            ax.axhline(cap, color=CAP_COLOR, linestyle="--", linewidth=1.5, zorder=1)
+            ax.annotate(f"cap = {cap}", xy=(1, cap), xycoords=("axes fraction", "data"), xytext=(0, 4),
+                        textcoords="offset points", ha="right", va="bottom", fontsize=12)
+
+
+# --------------------------------------------------------------------------- static charts
+
+
+_METRIC_AXES: dict[Metric, tuple[str, str]] = {
+    "steps": ("model calls (steps)", "Model calls per run"),
+    "wasted_calls": ("wasted model calls", "Wasted calls: the same response again, nothing new sent"),
+    "wasted_tool_runs": ("tool runs the model never saw", "Wasted tool runs"),
+    "billed_prompt_tokens": ("prompt tokens billed (estimated)", "Prompt tokens billed per run"),
+}
+
+
+@_styled
+def metric_chart(source: Records, metric: Metric = "steps", *, title: str | None = None) -> Figure:
+    """Grouped bars: one group per scenario, one bar per criterion, for one measured number.
+
+    Args:
+        source: a :class:`~agentloops.comparison.Comparison` or run records.
+        metric: which number of each record to plot.
+        title: the chart's message; a neutral description by default.
+    """
+    if metric not in _METRIC_AXES:
+        raise ValueError(f"unknown metric {metric!r}; expected one of: {', '.join(_METRIC_AXES)}")
+    grid = _grid(source)
+    ylabel, default_title = _METRIC_AXES[metric]
+    fig, (ax,) = _new_figure(min(14.0, max(7.0, 1.6 * len(grid.scenarios) + 3)), 5.2)
+    offsets, width = _grouped_positions(len(grid.scenarios), len(grid.criteria))
+    for j, criterion in enumerate(grid.criteria):
+        xs, heights = [], []
+        for i, scenario in enumerate(grid.scenarios):
+            record = grid.get(scenario, criterion)
+            if record is not None:
+                xs.append(i + offsets[j])
+                heights.append(getattr(record, metric))
+        bars = ax.bar(xs, heights, width, color=criterion_color(criterion), edgecolor="white", label=criterion,
+                      zorder=2)
+        ax.bar_label(bars, padding=2, fontsize=11)
+    if metric == "steps":
+        _cap_line(ax, grid.caps)
+    ax.set_xticks(range(len(grid.scenarios)), [_label(s) for s in grid.scenarios])
+    ax.set_xlabel("scenario")
+    ax.set_ylabel(ylabel)
+    ax.yaxis.set_major_locator(_integer_ticks())
+    ax.margins(y=0.15)
+    ax.set_title(title or default_title)
+    _criterion_legend(ax, grid.criteria)
+    return _done(fig)
+
+
+@_styled
+def steps_chart(source: Records, *, title: str | None = None, show_wasted: bool = True) -> Figure:
+    """Model calls per scenario and criterion; the hatched top of a bar is its wasted calls.
+
+    The dashed line is the step cap (步数上限): a bar that reaches it ran out of
+    steps instead of stopping.
+    """
+    from matplotlib.patches import Patch
+
+    grid = _grid(source)
+    fig, (ax,) = _new_figure(min(14.0, max(7.0, 1.6 * len(grid.scenarios) + 3)), 5.2)
+    offsets, width = _grouped_positions(len(grid.scenarios), len(grid.criteria))
+    for j, criterion in enumerate(grid.criteria):
+        color = criterion_color(criterion)
+        for i, scenario in enumerate(grid.scenarios):
+            record = grid.get(scenario, criterion)
+            if record is None:
+                continue
+            x = i + offsets[j]
+            wasted = record.wasted_calls if show_wasted else 0
+            ax.bar(x, record.steps - wasted, width, color=color, edgecolor="white", zorder=2)
+            if wasted:
+                ax.bar(x, wasted, width, bottom=record.steps - wasted, color="white", edgecolor=color,
+                       hatch=WASTE_HATCH, linewidth=1.5, zorder=2)
+            ax.annotate(str(record.steps), (x, record.steps), xytext=(0, 2), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=11)
+    _cap_line(ax, grid.caps)
+    ax.set_xticks(range(len(grid.scenarios)), [_label(s) for s in grid.scenarios])
+    ax.set_xlabel("scenario")
+    ax.set_ylabel("model calls (steps)")
+    ax.yaxis.set_major_locator(_integer_ticks())
+    ax.set_ylim(0, max(max(grid.caps), max(r.steps for r in grid.cells.values())) * 1.2)
+    ax.set_title(title or "Model calls per run, by stop criterion")
+    wasted = Patch(facecolor="white", edgecolor="black", hatch=WASTE_HATCH, label="wasted calls")
+    extra = [wasted] if show_wasted else []
+    _criterion_legend(ax, grid.criteria, extra=extra)
+    return _done(fig)
+
+
+@_styled
+def wasted_chart(source: Records, *, title: str | None = None) -> Figure:
+    """What each criterion wastes, in two panels: model calls repeated for nothing, tool results never read."""
+    grid = _grid(source)
+    fig, axes = _new_figure(min(15.0, max(11.0, 2.6 * len(grid.scenarios) + 3)), 5.2, ncols=2)
+    offsets, width = _grouped_positions(len(grid.scenarios), len(grid.criteria))
+    panels: tuple[tuple[str, str, str], ...] = (
+        ("wasted_calls", "wasted model calls", "Calls that repeated the previous response"),
+        ("wasted_tool_runs", "tool runs the model never saw", "Tool results never sent back"),
+    )
+    for ax, (metric, ylabel, subtitle) in zip(axes, panels, strict=True):
+        for j, criterion in enumerate(grid.criteria):
+            xs, heights = [], []
+            for i, scenario in enumerate(grid.scenarios):
+                record = grid.get(scenario, criterion)
+                if record is not None:
+                    xs.append(i + offsets[j])
+                    heights.append(getattr(record, metric))
+            bars = ax.bar(xs, heights, width, color=criterion_color(criterion), edgecolor="white", zorder=2)
+            ax.bar_label(bars, padding=2, fontsize=11)
+        ax.set_xticks(range(len(grid.scenarios)), [_label(s) for s in grid.scenarios])
+        ax.set_ylabel(ylabel)
+        ax.set_title(subtitle, fontsize=14)
+        ax.yaxis.set_major_locator(_integer_ticks())
+        ax.set_ylim(0, max(1, *(getattr(r, metric) for r in grid.cells.values())) * 1.25)
+    _criterion_legend(axes[1], grid.criteria)
+    fig.suptitle(title or "What each stop criterion wastes", fontsize=16, fontweight="bold")
+    return _done(fig)
+
+
+@_styled
+def context_chart(source: Records, *, title: str | None = None) -> Figure:
+    """Prompt tokens sent on each call: every call resends the whole transcript, so the line only rises.
+
+    A cross marks a wasted call (the same response as before, with nothing new
+    sent in between): a spinning run is a rising line made of crosses.
+    """
+    from matplotlib.lines import Line2D
+
+    records = _records(source)
+    several = len({r.scenario for r in records}) > 1
+    fig, (ax,) = _new_figure(9.0, 5.2)
+    for record in records:
+        style, marker = criterion_style(record.criterion)
+        color = criterion_color(record.criterion)
+        calls = list(range(1, record.steps + 1))
+        label = f"{record.scenario} × {record.criterion}" if several else record.criterion
+        ax.plot(calls, record.context_tokens, linestyle=style, marker=marker, color=color, linewidth=2.5,
+                markersize=8, label=label, zorder=3)
+        wasted = [(r.step, r.context_tokens) for r in record.rounds if r.repeated]
+        if wasted:
+            xs, ys = zip(*wasted, strict=True)
+            ax.plot(xs, ys, linestyle="none", marker="x", markersize=13, markeredgewidth=2.5,
+                    color=OKABE_ITO["vermillion"], zorder=4)
+    handles, _ = ax.get_legend_handles_labels()
+    if any(r.repeated for record in records for r in record.rounds):
+        handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
+                              color=OKABE_ITO["vermillion"], label="wasted call"))
+    ax.legend(handles=handles, frameon=False, loc="upper left")
+    ax.set_xlabel("model call number")
+    ax.set_ylabel("prompt tokens sent (estimated)")
+    ax.xaxis.set_major_locator(_integer_ticks())
+    ax.set_ylim(bottom=0)
+    ax.set_title(title or "Context sent with each call")
+    return _done(fig)
+
+
+@_styled
+def billed_chart(source: Records, *, title: str | None = None) -> Figure:
+    """Tokens billed per run: prompt tokens (solid) plus completion tokens (hatched) on top."""
+    from matplotlib.patches import Patch
+
+    records = _records(source)
+    several = len({r.scenario for r in records}) > 1
+    fig, (ax,) = _new_figure(max(7.0, 1.5 * len(records) + 2.5), 5.2)
+    for x, record in enumerate(records):
+        color = criterion_color(record.criterion)
+        prompt, completion = record.billed_prompt_tokens, record.billed_completion_tokens
+        ax.bar(x, prompt, 0.7, color=color, edgecolor="white", zorder=2)
+        ax.bar(x, completion, 0.7, bottom=prompt, color="white", edgecolor=color, hatch=WASTE_HATCH,
+               linewidth=1.5, zorder=2)
+        ax.annotate(str(prompt + completion), (x, prompt + completion), xytext=(0, 2), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=12)
+    labels = [_label(f"{r.scenario} {r.criterion}" if several else r.criterion, 13) for r in records]
+    ax.set_xticks(range(len(records)), labels)
+    ax.set_ylabel("tokens billed (estimated)")
+    ax.margins(y=0.15)
+    ax.set_title(title or "Tokens billed per run")
+    ax.legend(handles=[Patch(facecolor="#bbbbbb", label="prompt (resent every call)"),
+                       Patch(facecolor="white", edgecolor="#555555", hatch=WASTE_HATCH, label="completion")],
+              frameon=False, loc="upper right")
+    return _done(fig)
+
+
+@_styled
+def retry_chart(comparison: RetryComparison, *, title: str | None = None) -> Figure:
+    """Calls and tokens spent per kind of stop: a blind retry loop against the right response.
+
+    Args:
+        comparison: the result of :func:`agentloops.retry.compare_policies`.
+        title: the chart's message.
+    """
+    from matplotlib.patches import Patch
+
+    cases = comparison.case_names()
+    fig, axes = _new_figure(max(11.0, 3.6 * len(cases) + 2), 5.4, ncols=2)
+    policies: tuple[Policy, ...] = ("blind_retry", "right_response")
+    offsets, width = _grouped_positions(len(cases), len(policies), 0.75)
+    panels = (("calls", "model calls", "Calls"), ("tokens", "tokens billed (estimated)", "Tokens"))
+    for ax, (attr, ylabel, subtitle) in zip(axes, panels, strict=True):
+        for j, policy in enumerate(policies):
+            for i, case in enumerate(cases):
+                result = comparison.get(case, policy)
+                value = getattr(result, attr)
+                hatch = WASTE_HATCH if not result.succeeded else None
+                color = POLICY_COLORS[policy]
+                ax.bar(i + offsets[j], value, width, color=color if result.succeeded else "white", edgecolor=color,
+                       hatch=hatch, linewidth=2, zorder=2)
+                verdict = "answer" if result.succeeded else "failed"
+                ax.annotate(f"{value}\n{verdict}", (i + offsets[j], value), xytext=(0, 3),
+                            textcoords="offset points", ha="center", va="bottom", fontsize=11)
+        ax.set_xticks(range(len(cases)), [_label(comparison.case_title(c), 16) for c in cases])
+        ax.set_ylabel(ylabel)
+        ax.set_title(subtitle, fontsize=14)
+        ax.margins(y=0.3)
+        ax.set_ylim(bottom=0)
+    axes[0].legend(handles=[Patch(facecolor=POLICY_COLORS["blind_retry"], label="blind retry"),
+                            Patch(facecolor=POLICY_COLORS["right_response"], label="right response to the stop"),
+                            Patch(facecolor="white", edgecolor="black", hatch=WASTE_HATCH,
+                                  label="ended without an answer")],
+                   frameon=False, loc="upper left")
+    fig.suptitle(title or "A blind retry pays again and still fails; the right response answers",
+                 fontsize=16, fontweight="bold")
+    return _done(fig)
+
+
+# --------------------------------------------------------------------------- the explorer's chart
+
+
+class LiveChart:
+    """The explorer's three panels, redrawn in place: calls per criterion, context per call, tokens billed.
+
+    The axes, titles and labels are drawn once into a background; a redraw
+    restores it and draws only the bars, lines, cap line and the two y axes
+    whose range changes. That keeps a redraw within an interactive budget.
+
+    Args:
+        criteria: the criteria shown side by side (one bar and one line each).
+        max_cap: the largest cap the explorer offers (fixes the x range of the calls axes).
+        dpi: pixels per inch of the PNG.
+    """
+
+    def __init__(self, criteria: Sequence[str] = CRITERION_NAMES, *, max_cap: int = 12, dpi: int = 80) -> None:
+        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import MaxNLocator
+
+        self.criteria = tuple(criteria)
+        self.max_cap = max_cap
+        n = len(self.criteria)
+        with matplotlib.rc_context(cast(Any, STYLE)):
+            fig = Figure(figsize=(16, 4.6), dpi=dpi)
+            self.canvas = FigureCanvasAgg(fig)
+            calls, context, billed = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1.25, 1]})
+            fig.subplots_adjust(left=0.05, right=0.99, bottom=0.2, top=0.86, wspace=0.3)
+            xs = range(n)
+            short = [c.replace("_", "_\n") if len(c) > 9 else c for c in self.criteria]
+
+            self._useful = calls.bar(xs, [0] * n, 0.7, color=[criterion_color(c) for c in self.criteria], zorder=2)
+            self._wasted = calls.bar(xs, [0] * n, 0.7, color="white",
+                                     edgecolor=[criterion_color(c) for c in self.criteria],
+                                     hatch=WASTE_HATCH, linewidth=1.5, zorder=2)
+            self._cap = calls.axhline(8, color=CAP_COLOR, linestyle="--", linewidth=1.5)
+            calls.set_xticks(list(xs), short)
+            calls.set_ylim(0, max_cap * 1.3)
+            calls.yaxis.set_major_locator(MaxNLocator(5, integer=True))
+            calls.set_ylabel("model calls (steps)")
+            calls.set_title("Calls (hatched: wasted)")
+            calls.legend(handles=[Line2D([], [], color=CAP_COLOR, linestyle="--", label="step cap")],
+                         loc="upper right", frameon=False)
+
+            self._lines = []
+            for c in self.criteria:
+                style, marker = criterion_style(c)
+                (line,) = context.plot([], [], linestyle=style, marker=marker, color=criterion_color(c),
+                                       linewidth=2.5, markersize=7, zorder=3)
+                self._lines.append(line)
+            (self._repeats,) = context.plot([], [], linestyle="none", marker="x", markersize=12,
+                                            markeredgewidth=2.5, color=OKABE_ITO["vermillion"], zorder=4)
+            context.set_xlim(0.5, max_cap + 0.5)
+            context.xaxis.set_major_locator(MaxNLocator(integer=True))
+            context.yaxis.set_major_locator(MaxNLocator(4))
+            context.set_xlabel("model call number")
+            context.set_ylabel("prompt tokens sent")
+            context.set_title("Context sent with each call")
+            context.legend(handles=[*(Line2D([], [], linestyle=criterion_style(c)[0], marker=criterion_style(c)[1],
+                                             color=criterion_color(c), label=c) for c in self.criteria),
+                                    Line2D([], [], linestyle="none", marker="x", markeredgewidth=2.5,
+                                           color=OKABE_ITO["vermillion"], label="wasted call")],
+                           loc="upper left", frameon=False, fontsize=11)
+
+            self._prompt = billed.bar(xs, [0] * n, 0.7, color=[criterion_color(c) for c in self.criteria], zorder=2)
+            self._completion = billed.bar(xs, [0] * n, 0.7, color="white",
+                                          edgecolor=[criterion_color(c) for c in self.criteria],
+                                          hatch=WASTE_HATCH, linewidth=1.5, zorder=2)
+            billed.set_xticks(list(xs), short)
+            billed.yaxis.set_major_locator(MaxNLocator(4, integer=True))
+            billed.set_ylabel("tokens billed")
+            billed.set_title("Tokens billed")
+            billed.legend(handles=[Patch(facecolor="#bbbbbb", label="prompt"),
+                                   Patch(facecolor="white", edgecolor="#555555", hatch=WASTE_HATCH,
+                                         label="completion")], loc="upper right", frameon=False, fontsize=11)
+
+        self.figure = fig
+        self._axes = (calls, context, billed)
+        self._dynamic_axes = (context, billed)
+        self._bars = (*self._useful, *self._wasted, *self._prompt, *self._completion)
+        for artist in (*self._bars, self._cap, *self._lines, self._repeats, context.yaxis, billed.yaxis):
+            artist.set_animated(True)
+        self.canvas.draw()
+        self._background = self.canvas.copy_from_bbox(fig.bbox)
+        self.png = b""
+
+    def update(self, records: Mapping[str, RunRecord], max_steps: int, highlight: str | None = None) -> bytes:
+        """Redraw for ``records`` (criterion → record of one scenario) and return the PNG bytes.
+
+        Args:
+            records: one record per criterion of :attr:`criteria` (missing ones draw as zero).
+            max_steps: the cap the runs used (the dashed line).
+            highlight: the criterion to emphasise; the others are drawn faded.
+        """
+        _, context, billed = self._axes
+        top_context = top_billed = 1
+        xs_rep: list[int] = []
+        ys_rep: list[int] = []
+        for i, criterion in enumerate(self.criteria):
+            record = records.get(criterion)
+            alpha = 1.0 if highlight in (None, criterion) else 0.35
+            steps = record.steps if record else 0
+            wasted = record.wasted_calls if record else 0
+            self._useful[i].set_height(steps - wasted)
+            self._wasted[i].set_y(steps - wasted)
+            self._wasted[i].set_height(wasted)
+            prompt = record.billed_prompt_tokens if record else 0
+            completion = record.billed_completion_tokens if record else 0
+            self._prompt[i].set_height(prompt)
+            self._completion[i].set_y(prompt)
+            self._completion[i].set_height(completion)
+            for patch in (self._useful[i], self._wasted[i], self._prompt[i], self._completion[i]):
+                patch.set_alpha(alpha)
+            line = self._lines[i]
+            tokens = record.context_tokens if record else ()
+            line.set_data(range(1, len(tokens) + 1), tokens)
+            line.set_alpha(alpha)
+            line.set_linewidth(3.5 if highlight == criterion else 2.0)
+            if record and highlight in (None, criterion):
+                for r in record.rounds:
+                    if r.repeated:
+                        xs_rep.append(r.step)
+                        ys_rep.append(r.context_tokens)
+            top_context = max(top_context, *tokens) if tokens else top_context
+            top_billed = max(top_billed, prompt + completion)
+        self._repeats.set_data(xs_rep, ys_rep)
+        self._cap.set_ydata([max_steps, max_steps])
+        context.set_ylim(0, top_context * 1.15)
+        billed.set_ylim(0, top_billed * 1.5)
+        return self._render()
+
+    def _render(self) -> bytes:
+        from PIL import Image
+
+        canvas = self.canvas
+        canvas.restore_region(self._background)
+        calls, context, billed = self._axes
+        for axis in (context.yaxis, billed.yaxis):
+            axis.axes.draw_artist(axis)
+        for bar in self._bars:
+            bar.axes.draw_artist(bar)
+        calls.draw_artist(self._cap)
+        for line in (*self._lines, self._repeats):
+            context.draw_artist(line)
+        width, height = canvas.get_width_height()
+        image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        out = io.BytesIO()
+        image.convert("RGB").save(out, format="png", compress_level=1)
+        self.png = out.getvalue()
+        return self.png

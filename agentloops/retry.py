@@ -1,0 +1,492 @@
+"""Caps are not retries: each kind of stop calls for its own response, and retrying in place pays again.
+
+A blind retry loop answers every failed run the same way — send the same
+request again — as if the failure were a dropped connection. But the stops
+the correct loop raises are not transient: a round cut off by the token limit
+is cut off again at the same limit, a filtered input is filtered again, and a
+tool that keeps failing makes the model spin to the step cap (步数上限) again.
+Each retry pays the whole bill once more. What works is the response each
+stop calls for:
+
+======================  ===================================================
+stop                    response
+======================  ===================================================
+``truncated``           raise the token limit (``max_tokens``)
+``content_filter``      change the input; do not retry it in place
+``max_steps``           look at the tool side: why do the calls not converge?
+======================  ===================================================
+
+The three cases below are stub models whose reply is a *function of what the
+caller controls* (:class:`Setup`): the answer needs a certain number of output
+tokens and is cut off below it; the filter fires on what the prompt asks for;
+the tool fails until it is fixed. So "raise the limit" and "change the input"
+are measured, not assumed: every number comes from the run records of the
+core loop (correct criterion), summed over the attempts.
+
+What this does not show: a real model samples, so a retry *can* come back
+different. A length stop still recurs as long as the answer needs more tokens
+than the limit, and a filter as long as the input asks for what it filters.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from typing_extensions import assert_never
+
+from agentloops.errors import ErrorCode, RunError, UsageError
+from agentloops.loop import DEFAULT_MAX_STEPS, Tools, run_loop
+from agentloops.messages import Message
+from agentloops.record import RunRecord
+from agentloops.response import Response, ToolCall, Usage
+from agentloops.stubs import FunctionModel
+from agentloops.tables import text_table
+from agentloops.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Policy = Literal["blind_retry", "right_response"]
+"""How a caller reacts to a failed run: the same request again, or the response the stop calls for."""
+
+POLICY_LABELS: dict[Policy, str] = {"blind_retry": "blind retry", "right_response": "right response"}
+
+ADVICE: dict[ErrorCode, str] = {
+    "truncated": "raise the token limit (max_tokens); the same limit cuts the same answer off again",
+    "content_filter": "change the input; the same input is filtered again",
+    "refusal": "change the request or ask a person; the same request is refused again",
+    "malformed_tool_call": "look at the tool side: its schema or the arguments the model cannot produce",
+    "unknown_stop": "stop and find out what the provider meant; never treat it as success",
+    "max_steps": "look at the tool side (a failing tool the model keeps calling), or split the task; "
+                 "raise the cap only on purpose",
+}
+"""What each way of ending badly calls for (the error codes of :mod:`agentloops.errors`)."""
+
+NOTES = (
+    "Meeting notes, 3 Nov\n"
+    "- ship the loop fix (owner: Dana Li, +1 555 0100)\n"
+    "- add a cap test (owner: Wei Zhang, +1 555 0199)\n"
+    "(42 lines in total)"
+)
+"""What the stub ``read_file`` tool returns in the cases below."""
+
+SUMMARY = (
+    "The meeting on 3 November agreed on two actions. First, ship the fix to the agent loop: the stop test "
+    "must separate whether to go on, which the tool calls decide, from how a round ended, which "
+    "finish_reason reports, so that a round cut off by the token limit raises instead of being asked again. "
+    "Second, add a test that scripts more tool rounds than the step cap allows and expects the loop to raise "
+    "at the cap rather than return its last text. Dana Li owns the fix and Wei Zhang the test."
+)
+"""The long answer of the truncation case: it needs more output tokens than the first limit allows."""
+
+ACTION_ITEMS = "Two action items: ship the loop fix (Dana Li) and add a cap test (Wei Zhang)."
+TOOL_ERROR = "error: permission denied: notes.txt"
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What the caller controls between two attempts.
+
+    Attributes:
+        max_tokens: the output-token limit of every model call.
+        prompt: the user message.
+        tool_fixed: whether someone has repaired the failing tool.
+    """
+
+    max_tokens: int
+    prompt: str
+    tool_fixed: bool = False
+
+    def describe(self) -> str:
+        """The setup in a few words, for tables."""
+        tool = "tool fixed" if self.tool_fixed else "tool as is"
+        return f"max_tokens={self.max_tokens}, prompt={self.prompt!r}, {tool}"
+
+
+@dataclass(frozen=True, slots=True)
+class StopCase:
+    """A task whose run ends with one kind of stop, and the knob that fixes it.
+
+    Attributes:
+        name: short identifier (``truncated``, ``content_filter``, ``failing_tool``).
+        title: one line for tables and charts.
+        stop: the error code the first attempt ends with.
+        setup: the settings of the first attempt.
+        model: builds the stub model for a setup (a :class:`~agentloops.stubs.FunctionModel`).
+        tools: builds the tools for a setup.
+        safer_prompt: the changed input, for a stop whose response is to change the input.
+    """
+
+    name: str
+    title: str
+    stop: ErrorCode
+    setup: Setup
+    model: Callable[[Setup], FunctionModel]
+    tools: Callable[[Setup], Tools]
+    safer_prompt: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    """What a caller does about a failed run: an action in words and the setup of the next attempt.
+
+    ``setup`` is ``None`` when nothing automatic helps (hand it to a person).
+    """
+
+    advice: str
+    action: str
+    setup: Setup | None
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One run of the task: why it was made, with which setup, and its record."""
+
+    number: int
+    action: str
+    setup: Setup
+    record: RunRecord
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens billed by this attempt."""
+        return self.record.billed_prompt_tokens + self.record.billed_completion_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyResult:
+    """Every attempt one policy made on one case, and what they cost together."""
+
+    case: str
+    policy: Policy
+    attempts: tuple[Attempt, ...]
+
+    @property
+    def calls(self) -> int:
+        """Model calls over all attempts."""
+        return sum(a.record.steps for a in self.attempts)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens billed over all attempts (every call resends its context)."""
+        return sum(a.record.billed_prompt_tokens for a in self.attempts)
+
+    @property
+    def completion_tokens(self) -> int:
+        """Completion tokens billed over all attempts (a cut-off round bills up to the limit)."""
+        return sum(a.record.billed_completion_tokens for a in self.attempts)
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens over all attempts."""
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def succeeded(self) -> bool:
+        """True when the last attempt returned a real answer."""
+        return self.attempts[-1].record.succeeded
+
+    @property
+    def errors(self) -> tuple[str | None, ...]:
+        """The error code of each attempt (``None`` for the one that answered)."""
+        return tuple(a.record.error for a in self.attempts)
+
+    def __str__(self) -> str:
+        rows = [
+            [a.number, a.action, a.record.steps, a.tokens, a.record.error or a.record.outcome]
+            for a in self.attempts
+        ]
+        table = text_table(["attempt", "before it", "calls", "tokens", "ended with"], rows)
+        verdict = "answer" if self.succeeded else "no answer"
+        return (f"{self.case} × {POLICY_LABELS[self.policy]}: {len(self.attempts)} attempts, {self.calls} calls, "
+                f"{self.tokens} tokens, {verdict}\n{table}")
+
+
+# --------------------------------------------------------------------------- the three cases
+
+
+def _call(name: str, arguments: str = '{"path": "notes.txt"}') -> ToolCall:
+    return ToolCall(id=f"call_{name}", name=name, arguments=arguments)
+
+
+def _tool_results(messages: Sequence[Message]) -> list[str]:
+    return [m.content or "" for m in messages if m.role == "tool"]
+
+
+def _limited(reply: Response, max_tokens: int) -> Response:
+    """``reply`` as a provider returns it under ``max_tokens``: whole, or cut off with finish_reason length.
+
+    The reply needs as many output tokens as its message costs; below that,
+    the text stops at the limit and the round bills the limit.
+    """
+    need = Message.from_response(reply).tokens(estimate_tokens)
+    if need <= max_tokens:
+        return reply.model_copy(update={"usage": Usage(completion_tokens=need)})
+    text = reply.content or ""
+    budget = max_tokens - (need - estimate_tokens(text))
+    keep = 0
+    while keep < len(text) and estimate_tokens(text[: keep + 1]) <= budget:
+        keep += 1
+    return Response(content=text[:keep] or None, finish_reason="length", usage=Usage(completion_tokens=max_tokens))
+
+
+def _truncation_model(setup: Setup) -> FunctionModel:
+    def summarise(messages: Sequence[Message]) -> Response:
+        if not _tool_results(messages):
+            reply = Response(content=None, tool_calls=(_call("read_file"),), finish_reason="tool_calls")
+        else:
+            reply = Response(content=SUMMARY, finish_reason="stop")
+        return _limited(reply, setup.max_tokens)
+
+    return FunctionModel(summarise)
+
+
+def _filter_model(setup: Setup) -> FunctionModel:
+    def answer_or_filter(messages: Sequence[Message]) -> Response:
+        if not _tool_results(messages):
+            return Response(content=None, tool_calls=(_call("read_file"),), finish_reason="tool_calls")
+        asked = messages[0].content or ""
+        if "phone" in asked.lower():  # the provider withholds personal data the prompt asks to list
+            return Response(content=None, finish_reason="content_filter")
+        return Response(content=ACTION_ITEMS, finish_reason="stop")
+
+    return FunctionModel(answer_or_filter)
+
+
+def _tool_model(setup: Setup) -> FunctionModel:
+    def call_until_it_works(messages: Sequence[Message]) -> Response:
+        results = _tool_results(messages)
+        if not results or results[-1].startswith("error"):  # a model that tries the failing call again
+            return Response(content=None, tool_calls=(_call("read_file"),), finish_reason="tool_calls")
+        return Response(content="notes.txt has 42 lines.", finish_reason="stop")
+
+    return FunctionModel(call_until_it_works)
+
+
+def _notes(setup: Setup) -> Tools:
+    return {"read_file": NOTES}
+
+
+def _maybe_broken(setup: Setup) -> Tools:
+    return {"read_file": NOTES if setup.tool_fixed else TOOL_ERROR}
+
+
+CASES: dict[str, StopCase] = {
+    "truncated": StopCase(
+        "truncated", "answer cut off by max_tokens", "truncated",
+        Setup(max_tokens=64, prompt="Summarise notes.txt in one paragraph."),
+        _truncation_model, _notes,
+    ),
+    "content_filter": StopCase(
+        "content_filter", "reply withheld by a content filter", "content_filter",
+        Setup(max_tokens=256, prompt="List every phone number in notes.txt."),
+        _filter_model, _notes, safer_prompt="List the action items in notes.txt and who owns each.",
+    ),
+    "failing_tool": StopCase(
+        "failing_tool", "a tool that keeps failing hits the cap", "max_steps",
+        Setup(max_tokens=256, prompt="How many lines does notes.txt have?"),
+        _tool_model, _maybe_broken,
+    ),
+}
+"""The three kinds of stop of notebook 05, in teaching order."""
+
+
+def load_case(case: str | StopCase) -> StopCase:
+    """A case given itself or its name."""
+    if isinstance(case, StopCase):
+        return case
+    try:
+        return CASES[case]
+    except (KeyError, TypeError):
+        raise UsageError(f"unknown stop case {case!r}; expected one of: {', '.join(CASES)}") from None
+
+
+# --------------------------------------------------------------------------- attempts and policies
+
+
+def attempt(case: str | StopCase, setup: Setup | None = None, *, max_steps: int = DEFAULT_MAX_STEPS) -> RunRecord:
+    """Run the case once with the correct loop and return its record (a failed run is measured too)."""
+    chosen = load_case(case)
+    setup = setup or chosen.setup
+    try:
+        return run_loop(chosen.model(setup), chosen.tools(setup), criterion="correct", max_steps=max_steps,
+                        prompt=setup.prompt, label=chosen.name)
+    except RunError as error:
+        if error.record is None:
+            raise
+        return error.record
+
+
+def failing_tools(record: RunRecord) -> dict[str, tuple[str, int]]:
+    """Tools whose results the model saw as errors: name → (the first error text, how many times).
+
+    Reads the last request of the run: it holds every tool result the model was sent.
+    """
+    found: dict[str, tuple[str, int]] = {}
+    last = record.rounds[-1].request if record.rounds else ()
+    for message in last:
+        text = message.content or ""
+        if message.role == "tool" and text.startswith("error"):
+            name = message.name or "?"
+            first, count = found.get(name, (text, 0))
+            found[name] = (first, count + 1)
+    return found
+
+
+def prescribe(record: RunRecord, setup: Setup, case: StopCase | None = None) -> Remedy:
+    """The response a failed run calls for, read from its record.
+
+    Args:
+        record: a run that ended badly (``record.error`` is set).
+        setup: the settings it ran with.
+        case: the case, for the changed input of a filtered request.
+
+    Raises:
+        UsageError: the run did not fail, so there is nothing to respond to.
+    """
+    code = record.error
+    if code is None:
+        raise UsageError(f"the run ended with {record.outcome!r}, not an error; there is nothing to respond to")
+    advice = ADVICE[code]
+    if code == "truncated":
+        limit = setup.max_tokens * 2
+        return Remedy(advice, f"raised max_tokens {setup.max_tokens} → {limit}", replace(setup, max_tokens=limit))
+    if code == "content_filter" or code == "refusal":
+        safer = case.safer_prompt if case is not None else None
+        if safer is None or safer == setup.prompt:
+            return Remedy(advice, "no other input to try: ask a person", None)
+        return Remedy(advice, f"changed the input to {safer!r}", replace(setup, prompt=safer))
+    if code == "max_steps":
+        broken = failing_tools(record)
+        if not broken:
+            return Remedy(advice, "no tool failed: the task needs more steps or a split; decide on purpose", None)
+        name, (text, count) = next(iter(broken.items()))
+        return Remedy(advice, f"{name} returned {text!r} {count}×: fixed the tool",
+                      replace(setup, tool_fixed=True))
+    if code == "malformed_tool_call" or code == "unknown_stop":
+        return Remedy(advice, "nothing automatic helps: hand it to a person", None)
+    assert_never(code)
+
+
+def blind_retry(case: str | StopCase, retries: int = 3, *, max_steps: int = DEFAULT_MAX_STEPS) -> PolicyResult:
+    """Run the case; on any failure run the very same request again, up to ``retries`` more times."""
+    chosen = load_case(case)
+    _check_count("retries", retries, minimum=0)
+    attempts: list[Attempt] = []
+    for number in range(1, retries + 2):
+        record = attempt(chosen, chosen.setup, max_steps=max_steps)
+        action = "first try" if number == 1 else "same request again"
+        attempts.append(Attempt(number, action, chosen.setup, record))
+        if record.succeeded:
+            break
+    return PolicyResult(chosen.name, "blind_retry", tuple(attempts))
+
+
+def right_response(case: str | StopCase, max_attempts: int = 4, *,
+                   max_steps: int = DEFAULT_MAX_STEPS) -> PolicyResult:
+    """Run the case; after each failure apply :func:`prescribe` and try again, or stop when nothing helps."""
+    chosen = load_case(case)
+    _check_count("max_attempts", max_attempts, minimum=1)
+    setup, action = chosen.setup, "first try"
+    attempts: list[Attempt] = []
+    for number in range(1, max_attempts + 1):
+        record = attempt(chosen, setup, max_steps=max_steps)
+        attempts.append(Attempt(number, action, setup, record))
+        if record.succeeded or record.error is None:
+            break
+        remedy = prescribe(record, setup, chosen)
+        if remedy.setup is None:
+            break
+        setup, action = remedy.setup, remedy.action
+    return PolicyResult(chosen.name, "right_response", tuple(attempts))
+
+
+def _check_count(name: str, value: object, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UsageError(f"{name} must be a whole number of at least {minimum}; got {value!r}")
+
+
+# --------------------------------------------------------------------------- the comparison
+
+
+@dataclass(frozen=True, repr=False)
+class RetryComparison:
+    """Both policies on every case: the data of notebook 05's table and chart."""
+
+    cases: tuple[StopCase, ...]
+    results: tuple[PolicyResult, ...]
+    retries: int
+    max_steps: int
+    _index: Mapping[tuple[str, str], PolicyResult] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", {(r.case, r.policy): r for r in self.results})
+
+    def case_names(self) -> list[str]:
+        """Case names, in order."""
+        return [c.name for c in self.cases]
+
+    def case_title(self, name: str) -> str:
+        """The title of a case."""
+        return next(c.title for c in self.cases if c.name == name)
+
+    def get(self, case: str, policy: Policy) -> PolicyResult:
+        """The result of one policy on one case."""
+        try:
+            return self._index[(case, policy)]
+        except KeyError:
+            raise KeyError((case, policy)) from None
+
+    def headers(self) -> list[str]:
+        """Column headers of :meth:`rows`."""
+        return ["stop", "policy", "attempts", "calls", "prompt tokens", "completion tokens", "tokens",
+                "ended with"]
+
+    def rows(self) -> list[list[Any]]:
+        """One row per case and policy."""
+        return [
+            [r.case, POLICY_LABELS[r.policy], len(r.attempts), r.calls, r.prompt_tokens, r.completion_tokens,
+             r.tokens, "answer" if r.succeeded else f"no answer ({r.errors[-1]})"]
+            for r in self.results
+        ]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table as a DataFrame (imports pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(), columns=self.headers())
+
+    def __str__(self) -> str:
+        return text_table(self.headers(), self.rows())
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers())
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
+                       for row in self.rows())
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def compare_policies(cases: Sequence[str | StopCase] | None = None, *, retries: int = 3,
+                     max_steps: int = DEFAULT_MAX_STEPS) -> RetryComparison:
+    """Run a blind retry loop and the right response on every case.
+
+    Args:
+        cases: names or cases; default: all of :data:`CASES`.
+        retries: how many times the blind loop repeats a failed request; the right response may
+            make as many attempts in total as the blind loop (``retries + 1``).
+        max_steps: the cap of every attempt.
+    """
+    chosen = tuple(load_case(c) for c in (cases if cases is not None else CASES))
+    results = []
+    for case in chosen:
+        results.append(blind_retry(case, retries, max_steps=max_steps))
+        results.append(right_response(case, retries + 1, max_steps=max_steps))
+    return RetryComparison(chosen, tuple(results), retries, max_steps)
+
+
+POLICIES: tuple[Policy, ...] = get_args(Policy)
