@@ -18,6 +18,7 @@ from agentloops.comparison import Comparison, compare
 from agentloops.criteria import (
     CRITERIA,
     CRITERION_NAMES,
+    NAIVE_CRITERIA,
     Abort,
     Continue,
     Criterion,
@@ -34,6 +35,7 @@ from agentloops.errors import (
     CriterionError,
     MalformedToolCallError,
     MaxStepsError,
+    ModelError,
     RefusalError,
     RunError,
     ScenarioError,
@@ -47,8 +49,8 @@ from agentloops.messages import Message
 from agentloops.record import Outcome, Round, RunRecord
 from agentloops.response import FinishReason, Response, ToolCall, Usage
 from agentloops.scenario import Scenario, list_scenarios, load_scenario, scenario_names
-from agentloops.stubs import FunctionModel, ScriptedModel
-from agentloops.tokens import estimate_tokens
+from agentloops.stubs import FunctionModel, Model, ScriptedModel
+from agentloops.tokens import Tokenizer, estimate_tokens
 
 __version__ = "0.1.0"
 
@@ -70,6 +72,9 @@ __all__ = [
     "MalformedToolCallError",
     "MaxStepsError",
     "Message",
+    "Model",
+    "ModelError",
+    "NAIVE_CRITERIA",
     "Outcome",
     "RefusalError",
     "Response",
@@ -80,6 +85,7 @@ __all__ = [
     "ScenarioError",
     "ScenarioNotFound",
     "ScriptedModel",
+    "Tokenizer",
     "ToolCall",
     "TruncatedError",
     "UnknownStopError",

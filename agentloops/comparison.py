@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from agentloops.criteria import CRITERION_NAMES, resolve_criterion
+from agentloops.errors import UsageError
 from agentloops.loop import DEFAULT_MAX_STEPS, CriterionLike, run
 from agentloops.record import RunRecord
 from agentloops.scenario import Scenario, ScenarioLike, list_scenarios, load_scenario
@@ -140,5 +141,9 @@ def compare(
         list_scenarios(["article", "extra"])
     )
     rules = [resolve_criterion(c) for c in (criteria if criteria is not None else CRITERION_NAMES)]
+    if not loaded:
+        raise UsageError("compare needs at least one scenario; got none")
+    if not rules:
+        raise UsageError("compare needs at least one criterion; got none")
     records = tuple(run(s, rule, max_steps) for s in loaded for rule in rules)
     return Comparison(loaded, tuple(rule.name for rule in rules), records)

@@ -6,9 +6,10 @@ A criterion looks at a single round and answers with a tiny value —
 can be tested on one response, without running a loop.
 
 Three criteria are the naive tests that tutorials and first drafts use; each
-watches one field and so misreads some rounds (they compare the normalised
-finish reason, so they are kinder than real naive code, which compares a
-provider's raw string — ``"end_turn" != "stop"`` — and misreads even more):
+watches one field and so misreads some rounds. (They are kinder than real
+naive code: they compare the normalised finish reason, not a provider's raw
+string — ``"end_turn" != "stop"`` — and the loop answers broken tool calls for
+them the way a framework would.)
 
 - ``content``: non-empty text means done. Stops early on a round that talks
   *and* calls a tool; never stops on a round cut off with no text.
@@ -27,10 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Union, get_args
+from typing import Literal, Union
 
-from agentloops.errors import CriterionError, ErrorCode
-from agentloops.response import FinishReason, Response
+from typing_extensions import assert_never
+
+from agentloops.errors import ERROR_CLASSES, CriterionError, ErrorCode
+from agentloops.response import Response, shorten
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +85,20 @@ class Criterion:
     at_cap: AtCap = "raise"
     summary: str = ""
 
+    def __post_init__(self) -> None:
+        if self.at_cap not in ("return_last", "raise"):
+            raise CriterionError(f"at_cap must be 'return_last' or 'raise'; got {self.at_cap!r}")
+
     def __call__(self, response: Response) -> Decision:
         """Decide on ``response``, turning a ``bool`` into a decision and rejecting anything else."""
         decision = self.decide(response)
-        if type(decision) in _DECISION_TYPES:
-            return decision  # type: ignore[return-value]
+        if isinstance(decision, Abort) and decision.code not in ERROR_CLASSES:
+            raise CriterionError(
+                f"criterion {self.name!r} aborted with unknown code {decision.code!r}; "
+                f"expected one of: {', '.join(ERROR_CLASSES)}"
+            )
+        if isinstance(decision, (Continue, Finish, Abort)):
+            return decision
         if decision is True:
             return Finish(response.content, f"{self.name} returned True")
         if decision is False:
@@ -97,76 +109,78 @@ class Criterion:
         )
 
 
-_NULL, _EMPTY = Continue("content is null"), Continue("content is empty")
-_NOT_STOP = {reason: Continue(f"finish_reason is {reason}") for reason in get_args(FinishReason)}
-_CALLS = {n: Continue(f"{n} tool call(s)") for n in range(1, 9)}
-_CALLS_TO_RUN = {n: Continue(f"{n} tool call(s) to run") for n in range(1, 9)}
-
-
-_DECISION_TYPES = frozenset({Continue, Finish, Abort})
-_ABNORMAL_ENDS: dict[str, Abort] = {
-    "length": Abort("truncated", "finish_reason is length: the output hit the token limit"),
-    "content_filter": Abort("content_filter", "finish_reason is content_filter: the provider withheld output"),
-    "refusal": Abort("refusal", "the model refused"),
-    "malformed_tool_call": Abort("malformed_tool_call", "the provider reported a malformed tool call"),
-}
-
-
 def by_content(response: Response) -> Decision:
     """Naive: non-empty text means the answer has arrived."""
     if response.content:
         return Finish(response.content, "content is non-empty")
-    return _NULL if response.content is None else _EMPTY
+    return Continue("content is null" if response.content is None else "content is empty")
 
 
 def by_finish_reason(response: Response) -> Decision:
     """Naive: ``finish_reason == "stop"`` means done."""
     if response.finish_reason == "stop":
         return Finish(response.content, "finish_reason is stop")
-    return _NOT_STOP[response.finish_reason]
+    return Continue(f"finish_reason is {response.finish_reason}")
 
 
 def by_tool_calls(response: Response) -> Decision:
     """Naive: a round without tool calls is the final answer."""
-    count = len(response.tool_calls)
-    if count:
-        return _CALLS.get(count) or Continue(f"{count} tool call(s)")
+    if response.tool_calls:
+        return Continue(f"{len(response.tool_calls)} tool call(s)")
     return Finish(response.content, "no tool calls")
 
 
 def correct(response: Response) -> Decision:
-    """The article's loop, made explicit: how it ended first, then whether to go on.
+    """The article's loop, made explicit: first how the round ended, then whether to go on.
 
-    1. A round that ended abnormally aborts before anything else happens:
-       ``length`` (and any tool call whose arguments were cut off, whatever
-       the finish value) → ``truncated``; ``content_filter``; ``refusal``;
-       unparseable tool calls → ``malformed_tool_call``.
-    2. Tool calls alone decide whether to go on, so a tool call that arrives
-       with ``stop`` still runs.
-    3. No tool calls: ``stop`` is an answer. ``pause`` asks to be called again.
-       A ``tool_calls`` finish with no call, or an unknown stop value, is
-       abnormal and aborts with its value named — never a silent success.
+    1. An abnormal end aborts before the round is appended or any tool runs:
+       ``length`` → ``truncated``, ``content_filter``, ``refusal``, and a
+       provider-reported ``malformed_tool_call``.
+    2. A tool call that cannot run aborts too: arguments cut off mid-JSON are a
+       truncation whatever finish value the server reported; other unparseable
+       arguments are a ``malformed_tool_call``.
+    3. Tool calls alone decide whether to go on — even when they arrive with ``stop``.
+    4. No tool calls: ``stop`` is the answer, ``pause`` asks to be called again,
+       and a ``tool_calls`` finish with no call or an unknown stop value aborts
+       with the value named. Never a silent success.
     """
     reason = response.finish_reason
-    if reason in _ABNORMAL_ENDS:
-        abort = _ABNORMAL_ENDS[reason]
-        raw = response.raw_finish_reason
-        return Abort(abort.code, f"{abort.reason} (the provider said {raw!r})") if raw and raw != reason else abort
+    match reason:
+        case "length":
+            return Abort("truncated", _said("finish_reason is length: the output hit the token limit", response))
+        case "content_filter":
+            return Abort("content_filter", _said("finish_reason is content_filter: the provider withheld output", response))
+        case "refusal":
+            return Abort("refusal", _said("the model refused", response))
+        case "malformed_tool_call":
+            return Abort("malformed_tool_call", _said("the provider reported a malformed tool call", response))
+        case "stop" | "tool_calls" | "pause" | "unknown":
+            pass
+        case _:
+            assert_never(reason)
+
     for call in response.tool_calls:
         if call.parsed_arguments is None:
             if call.is_cut_off:
-                return Abort("truncated", f"the arguments of {call.name} were cut off: {call.arguments!r}")
-            return Abort("malformed_tool_call", f"the arguments of {call.name} are not a JSON object: {call.arguments!r}")
-    count = len(response.tool_calls)
-    if count:
-        return _CALLS_TO_RUN.get(count) or Continue(f"{count} tool call(s) to run")
+                return Abort("truncated", f"the arguments of {call.name} were cut off: {shorten(call.arguments)}")
+            return Abort("malformed_tool_call", f"the arguments of {call.name} are not a JSON object: "
+                                                f"{shorten(call.arguments)}")
+
+    if response.tool_calls:
+        return Continue(f"{len(response.tool_calls)} tool call(s) to run")
     if reason == "pause":
         return Continue("the provider paused the turn; send the transcript back to resume")
-    if reason == "unknown":
-        return Abort("unknown_stop", f"unknown stop value {response.raw_finish_reason!r} and no tool calls")
     if reason == "tool_calls":
         return Abort("malformed_tool_call", "finish_reason is tool_calls but no tool call arrived")
-    return Finish(response.content if response.content is not None else "", "no tool calls and finish_reason is stop")
+    if reason == "unknown":
+        return Abort("unknown_stop", f"unknown stop value {response.raw_finish_reason!r} and no tool calls")
+    return Finish(response.content or "", "no tool calls and finish_reason is stop")
+
+
+def _said(reason: str, response: Response) -> str:
+    """Append the provider's own stop value when it differs from the normalised one."""
+    raw = response.raw_finish_reason
+    return f"{reason} (the provider said {raw!r})" if raw and raw != response.finish_reason else reason
 
 
 CRITERIA: dict[str, Criterion] = {

@@ -11,7 +11,8 @@
         ├── RefusalError             the model explicitly refused (``refusal``)
         ├── MalformedToolCallError   a tool call that cannot be executed (``malformed_tool_call``)
         ├── UnknownStopError         a stop value the loop does not understand (``unknown_stop``)
-        └── MaxStepsError            the step cap was reached without an answer (``max_steps``)
+        ├── MaxStepsError            the step cap was reached without an answer (``max_steps``)
+        └── ModelError               the model call itself raised (``model_error``)
 
 Keeping the families apart lets a caller catch "the run ended badly" without
 also swallowing its own programming mistakes.
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from agentloops.record import RunRecord
 
 ErrorCode = Literal[
-    "truncated", "content_filter", "refusal", "malformed_tool_call", "unknown_stop", "max_steps"
+    "truncated", "content_filter", "refusal", "malformed_tool_call", "unknown_stop", "max_steps", "model_error"
 ]
 """Short, stable codes for the ways a run can end badly (the ``error`` field of a record)."""
 
@@ -48,7 +49,7 @@ class ScenarioNotFound(ScenarioError, LookupError):
     """No shipped scenario has that name and no file exists at that path."""
 
 
-class CriterionError(UsageError, TypeError):
+class CriterionError(UsageError, ValueError):
     """A criterion name is unknown, or a criterion returned something other than a decision."""
 
 
@@ -103,6 +104,12 @@ class MaxStepsError(RunError):
     code = "max_steps"
 
 
+class ModelError(RunError):
+    """The model call raised (a provider error, or a bug in a FunctionModel); the cause is chained."""
+
+    code = "model_error"
+
+
 ERROR_CLASSES: dict[ErrorCode, type[RunError]] = {
     cls.code: cls
     for cls in (
@@ -112,6 +119,7 @@ ERROR_CLASSES: dict[ErrorCode, type[RunError]] = {
         MalformedToolCallError,
         UnknownStopError,
         MaxStepsError,
+        ModelError,
     )
 }
 """Map from error code to the exception the loop raises for it."""

@@ -15,20 +15,25 @@ return the last text, the correct loop raises :class:`~agentloops.errors.MaxStep
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 from agentloops.criteria import Abort, Criterion, CriterionFunction, Finish, resolve_criterion
-from agentloops.errors import ERROR_CLASSES, RunError, UsageError
+from agentloops.errors import ERROR_CLASSES, ModelError, RunError, UsageError
 from agentloops.messages import Message
 from agentloops.record import Outcome, Round, RunRecord, classify
-from agentloops.response import Response, ToolCall
+from agentloops.response import Response, ToolCall, shorten
 from agentloops.scenario import DEFAULT_PROMPT, ScenarioLike, load_scenario
 from agentloops.stubs import Model, ScriptedModel
 from agentloops.tokens import Tokenizer, estimate_tokens
 
 DEFAULT_MAX_STEPS = 8
 """The cap on model calls, as in the source article."""
+
+MAX_STEPS_LIMIT = 1000
+"""The largest cap accepted: every call's request is recorded, so memory grows with its square."""
 
 ToolFunction = Callable[[dict[str, Any]], str]
 Tools = Mapping[str, Union[str, ToolFunction]]
@@ -40,18 +45,24 @@ CriterionLike = Union[str, Criterion, CriterionFunction]
 def execute(tools: Tools, call: ToolCall) -> tuple[str, bool]:
     """Run one tool call; return the text sent back and whether the tool really ran.
 
-    Unparseable arguments and unknown tools are answered with an error message,
-    the way agent frameworks report them to the model, without running anything.
+    Unparseable arguments and unknown tools are answered with an error message
+    without running anything, and a tool that raises is answered with its error:
+    that is how agent frameworks report tool failures to the model (the model
+    can react; the run does not crash).
     """
     arguments = call.parsed_arguments
     if arguments is None:
-        return f"error: the arguments of {call.name} are not a JSON object: {call.arguments!r}", False
+        return f"error: the arguments of {call.name} are not a JSON object: {shorten(call.arguments)}", False
     tool = tools.get(call.name)
     if tool is None:
         return f"error: there is no tool named {call.name!r}", False
     if isinstance(tool, str):
         return tool, True
-    return str(tool(arguments)), True
+    try:
+        result = tool(copy.deepcopy(arguments))  # a tool may not edit the scenario's own arguments
+    except Exception as exc:
+        return f"error: {call.name} raised {type(exc).__name__}: {shorten(str(exc))}", True
+    return (result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)), True
 
 
 def run_loop(
@@ -82,8 +93,8 @@ def run_loop(
         RunError: a subclass per error code, with the partial record in ``.record``.
     """
     rule = resolve_criterion(criterion)
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-        raise UsageError(f"max_steps must be a whole number of at least 1; got {max_steps!r}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_STEPS_LIMIT:
+        raise UsageError(f"max_steps must be a whole number from 1 to {MAX_STEPS_LIMIT}; got {max_steps!r}")
 
     first = Message("user", prompt)
     messages: list[Message] = [first]
@@ -116,17 +127,24 @@ def run_loop(
 
     for step in range(1, max_steps + 1):
         request, sent = tuple(messages), context
-        news = len(rounds[-1].request) if rounds else 0
-        response = model(request)
+        new_from = len(rounds[-1].request) if rounds else 0
+        try:
+            response = model(request)
+        except (RunError, UsageError):
+            raise
+        except Exception as exc:  # a provider or a FunctionModel failed: the run ended badly, measure it
+            error = ModelError(f"call {step}: the model raised {type(exc).__name__}: {shorten(str(exc))}")
+            error.__cause__ = exc
+            return finish("raised", None, error)
         repeated = not new_input and previous is not None and response.same_as(previous)
         new_input, unseen_runs, previous = False, 0, response
-        reply = Message("assistant", response.content, response.tool_calls)
+        reply = Message.from_response(response)
         reply_tokens = reply.tokens(tokenizer)
         completion += _completion_tokens(response, reply_tokens)
         decision = rule(response)
 
         if isinstance(decision, Abort):
-            rounds.append(Round(step, request, news, sent, response, (), (), decision, repeated))
+            rounds.append(Round(step, request, new_from, sent, response, (), (), decision, repeated))
             return finish("raised", None, ERROR_CLASSES[decision.code](f"call {step}: {decision.reason}"))
 
         messages.append(reply)
@@ -144,7 +162,7 @@ def run_loop(
                 seen.add(key)
                 new_input = True
         unseen_runs = len(ran)
-        rounds.append(Round(step, request, news, sent, response, tuple(ran), tuple(rejected), decision, repeated))
+        rounds.append(Round(step, request, new_from, sent, response, tuple(ran), tuple(rejected), decision, repeated))
 
         if isinstance(decision, Finish):
             return finish(classify(decision.answer, response, unseen_runs), decision.answer)

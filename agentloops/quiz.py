@@ -3,7 +3,8 @@
 Modelled on Kaggle's learntools: ``q.check(answer)`` says correct, incorrect
 or not attempted; ``q.hint()`` climbs a ladder from vague to concrete;
 ``q.solution()`` reveals the answer. A learner's answer starts as ``...``
-(Ellipsis), so "Run all" shows "not attempted" and spoils nothing.
+(Ellipsis), so "Run all" shows "not attempted" and spoils nothing. ``None``
+is a real answer (the loop returned nothing) and is judged like any other.
 
 The expected answer may be a value or a zero-argument function; a function is
 evaluated at check time, so a question about a measured number asks the code,
@@ -106,10 +107,14 @@ class Question:
 
     def check(self, response: Any = ...) -> CheckResult:
         """Judge ``response``. Never raises: a broken answer is reported, not thrown."""
-        if response is ... or response is None:
+        if response is ...:
             return CheckResult("not attempted", "replace the ... with your answer and run the cell again")
         try:
             expected = self.expected()
+        except Exception as exc:  # the question's own code failed: not the learner's fault
+            return CheckResult("not attempted", f"this question could not compute its answer "
+                                                f"({type(exc).__name__}: {exc}); please report it")
+        try:
             ok = self._matches(response, expected)
         except Exception as exc:  # a learner's odd value must not crash the notebook
             return CheckResult("incorrect", f"could not compare your answer ({type(exc).__name__}: {exc})",

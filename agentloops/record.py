@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from agentloops.criteria import Continue, Decision, Finish
 from agentloops.errors import ErrorCode
 from agentloops.messages import Message
-from agentloops.response import Response, show_content
+from agentloops.response import ABNORMAL_FINISH, Response, show_content
 from agentloops.tables import text_table
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class Round(NamedTuple):
         context_tokens: estimated prompt tokens of ``request``.
         response: what the model returned.
         tools_run: names of tools executed after this response, in order.
-        rejected_calls: calls not executed because their arguments did not parse.
+        rejected_calls: calls not executed: arguments that did not parse, or an unknown tool.
         decision: what the criterion said.
         repeated: the response equals the previous one and nothing new was sent in between.
     """
@@ -177,8 +177,17 @@ class RunRecord:
 
     @property
     def billed_prompt_tokens(self) -> int:
-        """Prompt tokens paid over the run: every call resends the whole context."""
-        return sum(r.context_tokens for r in self.rounds)
+        """Prompt tokens paid over the run: every call resends the whole context.
+
+        A round's own ``usage.prompt_tokens`` is used where the provider reported
+        it (a recorded real run); the estimate ``context_tokens`` elsewhere.
+        """
+        return sum(
+            r.response.usage.prompt_tokens
+            if r.response.usage is not None and r.response.usage.prompt_tokens is not None
+            else r.context_tokens
+            for r in self.rounds
+        )
 
     @property
     def succeeded(self) -> bool:
@@ -273,6 +282,6 @@ def classify(answer: str | None, last: Response, unseen_tool_runs: int) -> Outco
         return "premature_answer"
     if not answer:
         return "empty_answer"
-    if last.finish_reason not in ("stop", "tool_calls"):
+    if last.finish_reason in ABNORMAL_FINISH:
         return "abnormal_answer"
     return "answer"

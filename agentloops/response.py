@@ -8,6 +8,7 @@ and the original value is kept in ``raw_finish_reason``.
 from __future__ import annotations
 
 import json
+import re
 from functools import cached_property
 from typing import Any, Literal
 
@@ -149,18 +150,23 @@ def show_content(content: str | None, width: int = 60) -> str:
     """Render content so that ``None`` and ``""`` look different."""
     if content is None:
         return "null"
-    if len(content) > width:
-        content = content[: width - 1] + "…"
-    return json.dumps(content, ensure_ascii=False)
+    return json.dumps(shorten(content, width), ensure_ascii=False)
+
+
+def shorten(text: str, width: int = 60) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis, for one-line messages."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _is_json_prefix(text: str) -> bool:
-    """True when ``text`` is an unfinished JSON value: inside a string or an open bracket.
+    """True when ``text`` is the start of a JSON object that a token limit cut short.
 
-    This is how a tool call looks when a token limit cut it off; text that is
-    complete but wrong (``{"a" 1}``) is malformed, not truncated.
+    Close whatever is open (a string, then brackets, completing a half-written
+    key, value or literal) and check that the result parses as an object.
+    Text that is complete but wrong (``{"a" 1}``) or wrong before it ends
+    (``{"a" "b"``) is malformed, not truncated.
     """
-    depth: list[str] = []
+    stack: list[str] = []
     in_string = escaped = False
     for char in text:
         if in_string:
@@ -173,8 +179,25 @@ def _is_json_prefix(text: str) -> bool:
         elif char == '"':
             in_string = True
         elif char in "{[":
-            depth.append("}" if char == "{" else "]")
+            stack.append("}" if char == "{" else "]")
         elif char in "}]":
-            if not depth or depth.pop() != char:
+            if not stack or stack.pop() != char:
                 return False
-    return in_string or bool(depth)
+    if not stack:
+        return False
+    head = (text[:-1] if escaped else text) + ('"' if in_string else "")
+    head = _LITERAL_TAIL.sub(lambda m: _LITERALS[m.group(1)[0]], head.rstrip())
+    closers = "".join(reversed(stack))
+    candidates = (head, head.rstrip(","), head + " null", head + ": null")
+    return any(_is_object(candidate + closers) for candidate in candidates)
+
+
+_LITERALS = {"t": "true", "f": "false", "n": "null"}
+_LITERAL_TAIL = re.compile(r"(?<![\w\"])(t|tr|tru|f|fa|fal|fals|n|nu|nul)$")
+
+
+def _is_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False

@@ -62,6 +62,8 @@ ADVICE: dict[ErrorCode, str] = {
     "unknown_stop": "stop and find out what the provider meant; never treat it as success",
     "max_steps": "look at the tool side (a failing tool the model keeps calling), or split the task; "
                  "raise the cap only on purpose",
+    "model_error": "a transport error may be retried with backoff inside a budget; a bug in the model code is fixed, "
+                   "not retried",
 }
 """What each way of ending badly calls for (the error codes of :mod:`agentloops.errors`)."""
 
@@ -368,6 +370,8 @@ def prescribe(record: RunRecord, setup: Setup, case: StopCase | None = None) -> 
                       replace(setup, tool_fixed=True))
     if code == "malformed_tool_call" or code == "unknown_stop":
         return Remedy(advice, "nothing automatic helps: hand it to a person", None)
+    if code == "model_error":
+        return Remedy(advice, "look at the error: retry a transport failure within a budget, fix a bug", None)
     assert_never(code)
 
 

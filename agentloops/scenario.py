@@ -116,8 +116,8 @@ def _convert_raw(data: Any) -> Any:
     return {**data, "responses": converted, "raw_responses": tuple(providers.as_plain(b) for b in bodies)}
 
 
-ScenarioLike = Union[Scenario, str, Path]
-"""A :class:`Scenario`, a shipped scenario's name, or a path to a scenario file."""
+ScenarioLike = Union[Scenario, str, Path, dict]
+"""A :class:`Scenario`, a shipped scenario's name, a path to a scenario file, or its dict."""
 
 
 def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
@@ -141,6 +141,8 @@ def read_scenario_file(path: str | Path) -> Scenario:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ScenarioNotFound(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{path}: is a directory; expected a scenario .json file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
     try:
@@ -177,7 +179,7 @@ def scenario_names(groups: Sequence[Group] | None = None) -> list[str]:
 
 
 def load_scenario(scenario: ScenarioLike) -> Scenario:
-    """Return a scenario given itself, a shipped name, or a path to a JSON file.
+    """Return a scenario given itself, a shipped name, a path to a JSON file, or a dict.
 
     Raises:
         ScenarioNotFound: no shipped scenario by that name and no such file.
@@ -187,11 +189,15 @@ def load_scenario(scenario: ScenarioLike) -> Scenario:
         return scenario
     if isinstance(scenario, str) and scenario in _shipped():
         return _shipped()[scenario]
+    if isinstance(scenario, dict):
+        return scenario_from_dict(scenario)
     if not isinstance(scenario, (str, Path)):
         raise ScenarioError(f"expected a Scenario, a scenario name or a path; got {type(scenario).__name__}")
     path = Path(scenario)
     if path.suffix == ".json" or path.exists():
         return read_scenario_file(path)
+    core = ", ".join(scenario_names(["article", "extra"]))
     raise ScenarioNotFound(
-        f"unknown scenario {str(scenario)!r}: not a shipped name ({', '.join(_shipped())}) and not a .json file"
+        f"unknown scenario {str(scenario)!r}: not a shipped name (such as {core}; "
+        "`agentloops scenarios` lists them all) and not a .json file"
     )

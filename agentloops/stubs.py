@@ -44,6 +44,9 @@ def to_response(value: object, source: str) -> Response:
 class ScriptedModel:
     """Replays a list of responses in order, then keeps returning the last one.
 
+    The position in the script is the number of requests received, so a model
+    used for a second run continues where the first stopped; call :meth:`reset`
+    (or build a new one, as :func:`agentloops.run` does) to start over.
     Repeating the last response is what makes a naive loop visible: a loop
     that never sees the signal it waits for asks the same question until its
     cap, and every extra call lands in :attr:`requests`.
@@ -61,6 +64,10 @@ class ScriptedModel:
     def __call__(self, messages: Sequence[Message]) -> Response:
         self.requests.append(tuple(messages))
         return self.responses[min(len(self.requests), len(self.responses)) - 1]
+
+    def reset(self) -> None:
+        """Forget the requests and start the script again (a second run otherwise resumes mid-script)."""
+        self.requests.clear()
 
     def __repr__(self) -> str:
         return f"ScriptedModel({len(self.responses)} responses, {len(self.requests)} calls so far)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,13 +82,15 @@ def test_compare_formats(capsys, fmt):
         (["compare", "--criteria", "content,nope"], r"unknown criterion 'nope'"),
         (["frobnicate"], r"invalid choice: 'frobnicate'"),
         ([], r"required: command"),
+        (["compare", "--scenarios", ","], r"compare needs at least one scenario"),
+        (["run", "normal", "--max-steps", "5000"], r"max_steps must be a whole number from 1 to 1000"),
     ],
 )
 def test_user_mistakes_end_in_one_line_and_status_2(capsys, args, message):
     code, out, err = cli(capsys, *args)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
-    assert pytest.importorskip("re").search(message, err.strip())
+    assert re.search(message, err.strip())
 
 
 def test_bad_scenario_file_is_one_line(capsys, tmp_path: Path):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentloops import compare
+from agentloops import UsageError, compare
 from agentloops.comparison import compact
 
 
@@ -30,7 +30,8 @@ def test_wide_table_reads_like_the_article():
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json"])
 def test_every_format_renders(fmt):
     out = compare(["normal", "truncated"], ["content", "correct"]).render(fmt)
-    assert "truncat" in out
+    assert ("raises truncated at call 1" in out) if fmt in ("text", "markdown") else ('"truncated"' in out
+                                                                                     or ",truncated," in out)
     if fmt == "json":
         rows = json.loads(out)
         assert [(r["scenario"], r["criterion"], r["steps"]) for r in rows] == [
@@ -62,3 +63,9 @@ def test_long_form_frame_has_one_row_per_run():
 def test_compact_folds_runs():
     assert compact(["a", "a", "b", "a"]) == "a×2 b a"
     assert compact([]) == ""
+
+
+@pytest.mark.parametrize(("scenarios", "criteria", "what"), [([], None, "scenario"), (None, [], "criterion")])
+def test_empty_selections_are_usage_errors(scenarios, criteria, what):
+    with pytest.raises(UsageError, match=f"compare needs at least one {what}"):
+        compare(scenarios, criteria)

@@ -121,3 +121,24 @@ def test_unknown_criterion_name(bad):
 def test_criterion_of_wrong_type():
     with pytest.raises(CriterionError, match=r"criterion must be a name .* or a function; got int"):
         resolve_criterion(3)  # type: ignore[arg-type]
+
+
+def test_custom_abort_with_an_unknown_code():
+    rule = Criterion("oops", lambda r: Abort("oops", "made up"))  # type: ignore[arg-type]
+    with pytest.raises(CriterionError, match=r"criterion 'oops' aborted with unknown code 'oops'; expected one of: "):
+        rule(ANSWER)
+
+
+def test_at_cap_is_checked():
+    with pytest.raises(CriterionError, match=r"at_cap must be 'return_last' or 'raise'; got 'rasie'"):
+        Criterion("typo", by_content, "rasie")  # type: ignore[arg-type]
+
+
+def test_provider_value_is_named_when_it_differs():
+    filtered = Response(content=None, finish_reason="content_filter", raw_finish_reason="SAFETY")
+    assert correct(filtered).reason.endswith("(the provider said 'SAFETY')")
+
+
+def test_long_arguments_are_shortened_in_the_reason():
+    decision = correct(response(None, [("read_file", '{"path": "' + "x" * 10_000)], "tool_calls"))
+    assert decision.code == "truncated" and len(decision.reason) < 120

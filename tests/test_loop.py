@@ -6,6 +6,8 @@ import pytest
 
 from agentloops import (
     ContentFilterError,
+    ModelError,
+    load_scenario,
     Criterion,
     FunctionModel,
     MaxStepsError,
@@ -159,10 +161,65 @@ def test_custom_criterion_can_mimic_naive_code_at_the_cap():
     assert run("truncated", lambda r: bool(r.content)).error == "max_steps"
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2.5, "8", True])
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "8", True, 1001])
 def test_bad_max_steps(bad):
-    with pytest.raises(UsageError, match=r"max_steps must be a whole number of at least 1; got"):
+    with pytest.raises(UsageError, match=r"max_steps must be a whole number from 1 to 1000; got"):
         run("normal", max_steps=bad)
+
+
+def test_a_cap_of_one():
+    assert (run("normal", "correct", 1).error, run("normal", "content", 1).outcome) == ("max_steps", "hit_cap")
+    assert run("talk-only", "correct", 1).outcome == "answer"
+
+
+def test_a_tool_cannot_corrupt_the_shipped_scenario():
+    def greedy(args):
+        args.clear()
+        return "ok"
+
+    model = ScriptedModel(run("normal").rounds[0].response for _ in range(1))
+    run_loop(model, {"read_file": greedy}, max_steps=1, criterion="content")
+    assert run("normal").rounds[0].response.tool_calls[0].parsed_arguments == {"path": "notes.txt"}
+
+
+def test_a_tool_that_raises_is_reported_to_the_model():
+    model = ScriptedModel([response(None, [("read_file", {"path": "a"})], "tool_calls"), response("sorry")])
+    record = run_loop(model, {"read_file": lambda args: 1 / 0})
+    assert record.tools_executed == ("read_file",)
+    assert model.requests[1][-1].content == "error: read_file raised ZeroDivisionError: division by zero"
+    assert record.outcome == "answer"
+
+
+def test_non_text_tool_results_are_sent_as_json():
+    model = ScriptedModel([response(None, [("count_lines", {})], "tool_calls"), response("42")])
+    run_loop(model, {"count_lines": lambda args: {"lines": 42}})
+    assert model.requests[1][-1].content == '{"lines": 42}'
+
+
+def test_a_model_that_raises_ends_the_run_with_its_record():
+    def flaky(messages):
+        if len(messages) > 1:
+            raise ConnectionError("server went away")
+        return {"content": None, "tool_calls": [{"id": "1", "name": "read_file", "arguments": {}}],
+                "finish_reason": "tool_calls"}
+
+    with pytest.raises(ModelError, match=r"call 2: the model raised ConnectionError: server went away") as caught:
+        run_loop(FunctionModel(flaky), {"read_file": "text"})
+    assert caught.value.record.steps == 1 and caught.value.record.error == "model_error"
+    assert isinstance(caught.value.__cause__, ConnectionError)
+
+
+def test_scripted_model_reset_starts_the_script_again():
+    model = ScriptedModel(load_scenario("normal").responses)
+    assert run_loop(model, {"read_file": "a", "count_lines": "1"}).steps == 3
+    assert run_loop(model, {"read_file": "a", "count_lines": "1"}).steps == 1  # resumed at the end
+    model.reset()
+    assert run_loop(model, {"read_file": "a", "count_lines": "1"}).steps == 3
+
+
+def test_reported_prompt_tokens_are_billed_as_reported():
+    model = ScriptedModel([Response(content="hi", finish_reason="stop", usage={"prompt_tokens": 5000})])
+    assert run_loop(model, {}).billed_prompt_tokens == 5000
 
 
 def test_tokenizer_is_pluggable():

@@ -115,8 +115,20 @@ def test_binary_file(tmp_path: Path):
 def test_missing_file_and_unknown_name(tmp_path: Path):
     with pytest.raises(ScenarioNotFound, match=r"missing\.json: no such file"):
         load_scenario(tmp_path / "missing.json")
-    with pytest.raises(ScenarioNotFound, match=r"unknown scenario 'nope': not a shipped name \(normal, "):
+    with pytest.raises(ScenarioNotFound, match=r"unknown scenario 'nope': not a shipped name \(such as normal, .*"
+                                               r"`agentloops scenarios` lists them all\) and not a \.json file$"):
         load_scenario("nope")
+
+
+def test_a_directory_is_not_a_scenario(tmp_path: Path):
+    with pytest.raises(ScenarioError, match=r"is a directory; expected a scenario \.json file"):
+        load_scenario(tmp_path)
+
+
+def test_a_dict_is_validated_like_a_file():
+    assert load_scenario(edited(lambda d: None)).name == "normal"
+    with pytest.raises(ScenarioError, match=r"^scenario: responses: missing"):
+        load_scenario(edited(lambda d: d.pop("responses")))
 
 
 def test_wrong_type():
