@@ -1,4 +1,4 @@
-"""The ``agentloops`` command: compare, run, list scenarios, open the notebooks.
+"""The ``agentloops`` command: compare, run, list scenarios, open the notebooks, and the controller group.
 
 Every mistake a user can make on the command line (an unknown scenario or
 criterion, a malformed file, a bad number) ends in one line on stderr and
@@ -75,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", type=Path, default=None,
                    help="where to copy the notebooks when installed from a wheel (default: ./agentloops-notebooks)")
     p.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
+
+    from agentloops.controller.cli import add_controller_commands
+
+    add_controller_commands(sub)
     return parser
 
 
@@ -110,7 +114,13 @@ def _lab(args: argparse.Namespace) -> str:
     return ""
 
 
-_COMMANDS = {"compare": _compare, "run": _run, "scenarios": _scenarios, "lab": _lab}
+def _controller(args: argparse.Namespace) -> str | tuple[str, int]:
+    from agentloops.controller.cli import dispatch
+
+    return dispatch(args)
+
+
+_COMMANDS = {"compare": _compare, "run": _run, "scenarios": _scenarios, "lab": _lab, "controller": _controller}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,6 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    status = 0
+    if isinstance(output, tuple):  # a command may also set the exit status (controller check: 1 on a mismatch)
+        output, status = output
     if output:
         print(output)
-    return 0
+    return status

@@ -1,0 +1,247 @@
+"""Budgets per task type, and the meter that enforces them on a simulated clock.
+
+A step cap is one budget among seven. Each number carries its *basis* — the
+reasoning that produced it — because "why 6?" is the interviewer's next
+question, and because a number without a basis cannot be reviewed when runs
+start hitting it.
+
+The meter checks *before* spending (pydantic-ai's ``UsageLimits`` idea): a
+model call is not made if its prompt plus the reserved output would break the
+token budget; a tool is not started if its timeout could break the wall-time
+budget. So a run never exceeds a budget; it stops with status
+``budget_exhausted`` and names the budget instead.
+
+Time is simulated (:class:`SimClock`): tool latencies, timeouts and retry
+back-off advance a number, so tests never sleep and runs are reproducible.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveInt,
+    ValidationError,
+    model_validator,
+)
+
+from agentloops.controller.errors import ConfigError
+from agentloops.errors import describe_validation_error
+
+BudgetName = Literal["steps", "wall_time_s", "model_calls", "tool_calls", "tokens", "context_tokens", "retries"]
+"""The seven budgets, in the order tables show them."""
+
+BUDGET_NAMES: tuple[BudgetName, ...] = (
+    "steps", "wall_time_s", "model_calls", "tool_calls", "tokens", "context_tokens", "retries",
+)
+
+BUDGET_LABELS: dict[BudgetName, str] = {
+    "steps": "turns of the loop",
+    "wall_time_s": "simulated wall time (s)",
+    "model_calls": "model calls",
+    "tool_calls": "tool executions (every attempt)",
+    "tokens": "tokens billed (prompt + output)",
+    "context_tokens": "largest single request (tokens)",
+    "retries": "retries, shared by all tools (a fallback switch counts)",
+}
+
+
+class SimClock:
+    """Simulated seconds: latencies, timeouts and back-off advance it; nothing sleeps."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = float(now)
+
+    def advance(self, seconds: float) -> float:
+        """Move time forward by ``seconds`` (never backwards) and return the new time."""
+        if seconds < 0:
+            raise ValueError(f"a clock cannot go back {seconds} s")
+        self.now = round(self.now + seconds, 6)
+        return self.now
+
+    def __repr__(self) -> str:
+        return f"SimClock(now={self.now:g})"
+
+
+class Limit(BaseModel):
+    """One budget number and the reasoning behind it.
+
+    Attributes:
+        value: the limit (``None`` switches this budget off).
+        basis: why this number — task structure, failure allowance, service target or cost.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    value: NonNegativeInt | NonNegativeFloat | None
+    basis: str = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_number(cls, data: Any) -> Any:
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            return {"value": data, "basis": "set by the caller, no basis given"}
+        if data is None:
+            return {"value": None, "basis": "switched off by the caller"}
+        return data
+
+    def __str__(self) -> str:
+        return "off" if self.value is None else f"{self.value:g}"
+
+
+class Budget(BaseModel):
+    """All seven limits of one task type, each with its basis.
+
+    Attributes:
+        steps: turns of the loop (one decision each).
+        wall_time_s: simulated seconds from start (time spent waiting for the user is not counted).
+        model_calls: calls to the model.
+        tool_calls: tool executions, every attempt and every parallel call counted.
+        tokens: prompt plus output tokens billed over the run.
+        context_tokens: the largest request the loop may send.
+        retries: re-attempts of failed tool calls, shared by every tool; switching to a
+            fallback tool is a retry too.
+        output_reserve: tokens reserved for each reply when checking ``tokens`` before a call
+            (what a real client passes as ``max_tokens``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    steps: Limit
+    wall_time_s: Limit
+    model_calls: Limit
+    tool_calls: Limit
+    tokens: Limit
+    context_tokens: Limit
+    retries: Limit
+    output_reserve: PositiveInt = 200
+
+    def limit(self, name: BudgetName) -> float | None:
+        """The value of one budget (``None`` when it is off)."""
+        return getattr(self, name).value
+
+    def with_values(self, **values: Any) -> Budget:
+        """A copy with some limits replaced (numbers, ``None``, or ``{"value", "basis"}``).
+
+        Raises:
+            ConfigError: an unknown budget name or a value that is not a number.
+        """
+        data = self.model_dump()
+        for name, value in values.items():
+            if name not in data:
+                known = ", ".join((*BUDGET_NAMES, "output_reserve"))
+                raise ConfigError(f"unknown budget {name!r}; expected one of: {known}")
+            data[name] = value
+        return budget_from_dict(data, "budget override")
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(budget, value, basis) rows for tables."""
+        return [(name, str(getattr(self, name)), getattr(self, name).basis) for name in BUDGET_NAMES]
+
+
+def budget_from_dict(data: Any, source: str) -> Budget:
+    """Validate ``data`` as a :class:`Budget`; errors are one line naming ``source`` and the field."""
+    try:
+        return Budget.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {describe_validation_error(exc)}") from None
+
+
+RetryScope = Literal["shared", "per_tool"]
+
+EPSILON = 1e-6
+"""The clock keeps microseconds; comparisons allow that much rounding."""
+
+
+class BudgetMeter:
+    """Counts what a run has used and answers "may I spend this?" before each spend.
+
+    ``retry_scope="per_tool"`` gives every tool its own retry allowance — the
+    naive design the article warns about: with fallbacks, total attempts grow
+    with the number of tools (the retry storm hidden in the routing layer).
+    """
+
+    def __init__(self, budget: Budget, clock: SimClock, retry_scope: RetryScope = "shared",
+                 used: dict[str, float] | None = None, retries_by_tool: dict[str, int] | None = None,
+                 started_at: float | None = None) -> None:
+        self.budget = budget
+        self.clock = clock
+        self.retry_scope: RetryScope = retry_scope
+        self.started_at = clock.now if started_at is None else started_at
+        self.used: dict[str, float] = {n: 0 for n in BUDGET_NAMES if n != "wall_time_s"}
+        self.used.update(used or {})
+        self.retries_by_tool: Counter[str] = Counter(retries_by_tool or {})
+        self.waited_s = 0.0  # time spent waiting for the user, excluded from wall time
+
+    def elapsed(self) -> float:
+        """Simulated seconds of work so far."""
+        return round(self.clock.now - self.started_at - self.waited_s, 6)
+
+    def used_of(self, name: BudgetName) -> float:
+        """How much of one budget the run has used (the largest request for ``context_tokens``)."""
+        return self.elapsed() if name == "wall_time_s" else self.used[name]
+
+    def allows(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> bool:
+        """True when spending ``amount`` more of ``name`` keeps the run within its limit."""
+        limit = self.budget.limit(name)
+        if limit is None:
+            return True
+        if name == "context_tokens":
+            return amount <= limit
+        if name == "retries" and self.retry_scope == "per_tool" and tool is not None:
+            return self.retries_by_tool[tool] + amount <= limit
+        return self.used_of(name) + amount <= limit + EPSILON
+
+    def spend(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> None:
+        """Record use of a budget (time is spent by advancing the clock, not here)."""
+        if name == "wall_time_s":
+            raise ValueError("wall time is spent by advancing the clock")
+        if name == "context_tokens":
+            self.used[name] = max(self.used[name], amount)
+            return
+        self.used[name] += amount
+        if name == "retries" and tool is not None:
+            self.retries_by_tool[tool] += int(amount)
+
+    def remaining(self, name: BudgetName) -> float | None:
+        """What remains of one budget, unrounded (``None`` when it is off)."""
+        limit = self.budget.limit(name)
+        if limit is None:
+            return None
+        return limit if name == "context_tokens" else limit - self.used_of(name)
+
+    def left(self) -> dict[str, float | None]:
+        """What remains of every budget (``None`` for a budget that is off)."""
+        out: dict[str, float | None] = {}
+        for name in BUDGET_NAMES:
+            limit = self.budget.limit(name)
+            if limit is None:
+                out[name] = None
+            elif name == "context_tokens":
+                out[name] = limit
+            else:
+                out[name] = round(limit - self.used_of(name), 3)
+        return out
+
+    def usage(self) -> dict[str, float]:
+        """What the run used of every budget."""
+        return {name: round(self.used_of(name), 6) for name in BUDGET_NAMES}
+
+    def within_limits(self) -> dict[str, bool]:
+        """Per budget: did usage stay within the limit? (The property tests assert all True.)"""
+        out = {}
+        for name in BUDGET_NAMES:
+            limit = self.budget.limit(name)
+            out[name] = limit is None or self.used_of(name) <= limit + EPSILON
+        return out
+
+    def state(self) -> dict[str, Any]:
+        """What a saved run needs to restore this meter."""
+        return {"used": dict(self.used), "retries_by_tool": dict(self.retries_by_tool),
+                "started_at": self.started_at, "waited_s": self.waited_s}

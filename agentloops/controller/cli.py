@@ -1,0 +1,281 @@
+"""``agentloops controller …``: run scenarios, read and replay traces, and print the six pieces of evidence.
+
+Added to the main command by :func:`add_controller_commands`. Every user
+mistake (an unknown scenario or policy, a malformed trace) ends in one line
+on stderr and exit status 2; ``controller check`` exits 1 when a scenario no
+longer does what its file expects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from agentloops.controller.errors import ConfigError
+from agentloops.controller.render import Table
+
+FORMATS = ("text", "markdown", "json")
+
+
+def _policy(text: str | None) -> Any:
+    """A policy name, or a path to a JSON file of policy fields."""
+    if text is None:
+        return None
+    if text.endswith(".json"):
+        path = Path(text)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such policy file") from None
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{path}: not a readable JSON policy ({exc.__class__.__name__})") from None
+    return text
+
+
+def _render(table: Table, fmt: str) -> str:
+    if fmt == "markdown":
+        return table.to_markdown()
+    if fmt == "json":
+        return json.dumps(table.records(), ensure_ascii=False, indent=1, default=str)
+    return str(table)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1; got {value}")
+    return value
+
+
+def _list(args: argparse.Namespace) -> str:
+    from agentloops.controller.scenarios import scenario_table
+
+    return _render(scenario_table(), args.format)
+
+
+def _run_output(run: Any, as_json: bool) -> str:
+    if as_json:
+        return json.dumps(run.to_dict(), ensure_ascii=False, indent=1, default=str)
+    return str(run)
+
+
+def _run(args: argparse.Namespace) -> str:
+    from agentloops.controller.scenarios import build_controller, load_controller_scenario
+
+    scenario = load_controller_scenario(args.scenario)
+    run = build_controller(scenario, policy=_policy(args.policy), trace=args.trace).run()
+    parts = [_run_output(run, args.json)]
+    answer = args.answer
+    if answer is None and args.resume and scenario.resume is not None:
+        answer = scenario.resume.answer
+    if run.status == "waiting_for_user":
+        if args.save:
+            run.save(args.save)
+            if not args.json:
+                parts.append(f"saved state to {args.save}; continue with: agentloops controller resume "
+                             f"{args.save} --answer …")
+        if answer is not None:
+            resumed = run.resume(answer)
+            parts.append(("" if args.json else f"\n=== the user answers {answer!r}; resuming from saved state ===\n")
+                         + _run_output(resumed, args.json))
+    elif args.answer is not None:
+        raise ConfigError(f"--answer given, but {scenario.name} stopped as {run.status}, not waiting_for_user")
+    if args.trace and not args.json:
+        parts.append(f"trace written to {args.trace}")
+    return "\n".join(parts)
+
+
+def _resume(args: argparse.Namespace) -> str:
+    from agentloops.controller.controller import resume
+
+    run = resume(args.saved, args.answer, trace=args.trace)
+    return _run_output(run, args.json)
+
+
+def _replay(args: argparse.Namespace) -> str:
+    from agentloops.controller.replaying import replay
+
+    result = replay(args.trace, policy=_policy(args.policy), trace_out=args.out)
+    if args.json:
+        diff = result.diff
+        return json.dumps({"trace_id": result.original.trace_id, "policy": result.run.policy.name,
+                           "served_from_trace": result.served, "unrecorded": diff.unrecorded, "same": diff.same,
+                           "before": {"actions": list(diff.before_actions), "stop": list(diff.before_stop)},
+                           "after": {"actions": list(diff.after_actions), "stop": list(diff.after_stop)},
+                           "first_divergence": diff.first_divergence,
+                           "state_delta_changes": [list(c) for c in diff.delta_changes]},
+                          ensure_ascii=False, indent=1)
+    return str(result)
+
+
+def _show(args: argparse.Namespace) -> str:
+    from agentloops.controller.trace import read_trace
+
+    trace = read_trace(args.trace)
+    if args.json:
+        return json.dumps([t.to_row() for t in trace.turns], ensure_ascii=False, indent=1, default=str)
+    text = str(trace)
+    if trace.truncated_tail:
+        text += "\n(the last line was cut off mid-write and was skipped)"
+    return text
+
+
+def _check(args: argparse.Namespace) -> tuple[str, int]:
+    from agentloops.controller.scenarios import check_scenario, controller_scenario_names
+
+    names = args.scenarios or controller_scenario_names()
+    checks = [check_scenario(name, policy=_policy(args.policy)) for name in names]
+    rows = [(c.name, " → ".join(f"{r.status} ({r.code})" for r in c.runs), "ok" if c.ok else "FAILED",
+             "; ".join(c.problems)) for c in checks]
+    failed = sum(not c.ok for c in checks)
+    table = Table.build("Controller scenarios: expected stop status, reason and actions",
+                        ["scenario", "stop", "check", "problems"], rows,
+                        note=f"{len(checks) - failed} of {len(checks)} scenarios behave as their files expect.")
+    return _render(table, args.format), 1 if failed else 0
+
+
+def _conditions(args: argparse.Namespace) -> str:
+    from agentloops.controller.evidence import completion_conditions
+
+    return _render(completion_conditions(), args.format)
+
+
+def _budgets(args: argparse.Namespace) -> str:
+    from agentloops.controller.evidence import budget_basis
+
+    return _render(budget_basis(args.task, measure=args.measure, seed=args.seed), args.format)
+
+
+def _statuses(args: argparse.Namespace) -> str:
+    from agentloops.controller.evidence import stop_statuses
+
+    return _render(stop_statuses(), args.format)
+
+
+def _repeat(args: argparse.Namespace) -> str:
+    from agentloops.controller.evidence import repeated_call_trace
+
+    return _render(repeated_call_trace(args.scenario), args.format)
+
+
+def _routing(args: argparse.Namespace) -> str:
+    from agentloops.controller.evidence import error_routing
+    from agentloops.controller.policy import routing_table
+
+    if args.table:
+        return _render(routing_table(_policy(args.policy)), args.format)
+    return _render(error_routing(_policy(args.policy)), args.format)
+
+
+def _regression(args: argparse.Namespace) -> str:
+    from agentloops.controller.evidence import fault_regression
+
+    result = fault_regression(_policy(args.before), _policy(args.after), args.scenarios)
+    if args.format == "text":
+        return str(result)
+    return _render(result.table(), args.format)
+
+
+def _compare(args: argparse.Namespace) -> str:
+    from agentloops.controller.experiments import compare_loops
+
+    result = compare_loops(args.runs, args.seed, cap=args.cap, policy=_policy(args.policy))
+    if args.format == "json":
+        return json.dumps({"summary": result.summary(), "counts": result.counts().records()}, indent=1)
+    return _render(result.counts(), args.format) + "\n" + json.dumps(result.summary())
+
+
+def _evidence(args: argparse.Namespace) -> str:
+    from agentloops.controller.evidence import evidence_index
+
+    return _render(evidence_index(), args.format)
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_controller_commands(sub: Any) -> argparse.ArgumentParser:
+    """Add ``controller`` and its subcommands to the main parser's subparsers."""
+    top = sub.add_parser("controller", help="the production stop controller: scenarios, traces, replay, evidence")
+    cmds = top.add_subparsers(dest="controller_command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Any, text: str, formats: bool = False) -> argparse.ArgumentParser:
+        parser = cmds.add_parser(name, help=text, description=text)
+        parser.set_defaults(controller_handler=handler)
+        if formats:
+            parser.add_argument("--format", choices=FORMATS, default="text")
+        return parser
+
+    command("list", _list, "list the controller scenarios and their expected stops", formats=True)
+
+    p = command("run", _run, "run one scenario, turn by turn, and show how and why it stopped")
+    p.add_argument("scenario", help="a shipped scenario name or a path to a scenario .json file")
+    p.add_argument("--policy", help="a policy name (default, naive, degrade) or a .json file of policy fields")
+    p.add_argument("--trace", help="write the trace here as JSON Lines, one line per turn")
+    p.add_argument("--json", action="store_true", help="print the run as JSON")
+    p.add_argument("--answer", help="when the run waits for the user, resume it with this answer")
+    p.add_argument("--resume", action="store_true", help="when the run waits, resume with the scenario's answer")
+    p.add_argument("--save", help="when the run waits, write its saved state here")
+
+    p = command("resume", _resume, "continue a saved waiting run with the user's answer")
+    p.add_argument("saved", help="a file written by 'controller run … --save'")
+    p.add_argument("--answer", required=True, help="the user's answer")
+    p.add_argument("--trace", help="append to this trace file (default: the run's own, if any)")
+    p.add_argument("--json", action="store_true", help="print the run as JSON")
+
+    p = command("replay", _replay, "re-run a recorded trace's tool results and diff the trajectories")
+    p.add_argument("trace", help="a JSON Lines trace written by 'controller run --trace'")
+    p.add_argument("--policy", help="replay under this policy (default: the recorded one)")
+    p.add_argument("--out", help="write the replay's own trace here")
+    p.add_argument("--json", action="store_true", help="print the diff as JSON")
+
+    p = command("show", _show, "print a trace file as a table (a killed run's trace too)")
+    p.add_argument("trace", help="a JSON Lines trace")
+    p.add_argument("--json", action="store_true", help="print the turns as JSON rows")
+
+    p = command("check", _check, "run every scenario and check its expected stop and actions (exit 1 on a mismatch)",
+                formats=True)
+    p.add_argument("scenarios", nargs="*", help="scenario names (default: all)")
+    p.add_argument("--policy", help="run under this policy instead of each file's own")
+
+    command("conditions", _conditions, "evidence 1: the business completion condition of every task type", True)
+
+    p = command("budgets", _budgets, "evidence 2: budgets per task type with their basis and measured use", True)
+    p.add_argument("--task", help="one task type (default: all)")
+    p.add_argument("--measure", type=int, default=0, help="also measure this many random weather runs")
+    p.add_argument("--seed", type=int, default=0, help="first seed of the random runs")
+
+    command("statuses", _statuses, "evidence 3: the stop status definitions", True)
+
+    p = command("repeat", _repeat, "evidence 4: a repeated-call trace showing why the state did not change", True)
+    p.add_argument("scenario", nargs="?", default="weather-reask", help="default: weather-reask")
+
+    p = command("routing", _routing, "evidence 5: how each tool error is routed, run for real", True)
+    p.add_argument("--policy", help="a policy name or .json file (default: default)")
+    p.add_argument("--table", action="store_true", help="print the policy's routing table instead of running probes")
+
+    p = command("regression", _regression, "evidence 6: fault-injection regression, recorded under one policy and "
+                                           "replayed under another", True)
+    p.add_argument("--before", default="naive", help="policy the traces are recorded under (default: naive)")
+    p.add_argument("--after", default="default", help="policy they are replayed under (default: default)")
+    p.add_argument("--scenarios", type=_csv, help="comma-separated scenario names (default: all)")
+
+    p = command("compare", _compare, "many random runs: a cap-only loop against the controller", True)
+    p.add_argument("--runs", type=_positive, default=200)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cap", type=_positive, default=8, help="max_steps of the cap-only loop")
+    p.add_argument("--policy", help="the controller's policy")
+
+    command("evidence", _evidence, "the six pieces of evidence and the command that produces each", True)
+    return top
+
+
+def dispatch(args: argparse.Namespace) -> str | tuple[str, int]:
+    """Run the chosen controller subcommand."""
+    return args.controller_handler(args)  # type: ignore[no-any-return]

@@ -1,0 +1,194 @@
+"""Context control: keep big outputs outside the context, compact safely, measure every request.
+
+Each turn adds the model's reply, the tool arguments and the observation. Dump
+whole web pages and repeated errors into the transcript and the model loses
+the goal while every call costs more. Three tools against that:
+
+1. :class:`ContextStore` — an output larger than ``offload_over_tokens`` is
+   stored outside the context; the model gets a reference and a summary.
+2. Compaction — when a request grows past ``compact_over_tokens``, older turns
+   are replaced by a *memory* written from the task state. A memory must keep
+   the goal, the hard constraints, the confirmed facts with their source
+   pointers and the open items; dropping any of them sends the loop back down
+   an old path.
+3. :func:`check_compaction` — verifies a memory against the state before it
+   replaces anything; a compaction that lost a constraint is caught and the
+   safe memory is used instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt
+
+from agentloops.controller.state import TaskState
+from agentloops.controller.tools import ToolResult
+from agentloops.tokens import Tokenizer, estimate_tokens
+
+
+class ContextPolicy(BaseModel):
+    """How the controller keeps the context small.
+
+    Attributes:
+        offload_over_tokens: tool data larger than this is stored outside the context (``None``: never).
+        summary_chars: length of the summary left in the context for stored data.
+        compact_over_tokens: compact when a request would be larger than this (``None``: never).
+        keep_recent_turns: turns kept verbatim by a compaction.
+        check_compaction: verify every memory against the state and refuse one that drops something.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    offload_over_tokens: PositiveInt | None = 150
+    summary_chars: PositiveInt = 160
+    compact_over_tokens: PositiveInt | None = None
+    keep_recent_turns: NonNegativeInt = 2
+    check_compaction: bool = True
+
+
+class ContextStore:
+    """Outputs kept outside the context, addressed by reference (``ref:1``, ``ref:2``…)."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, Any] = {}
+
+    def put(self, data: Any) -> str:
+        """Store ``data``; return its reference."""
+        ref = f"ref:{len(self.items) + 1}"
+        self.items[ref] = data
+        return ref
+
+    def get(self, ref: str) -> Any:
+        """The stored data for ``ref`` (raises KeyError for an unknown reference)."""
+        return self.items[ref]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def summarize(data: Any, chars: int = 160) -> str:
+    """A short, deterministic summary of tool data: short fields kept, long text cut."""
+    if isinstance(data, Mapping):
+        parts = []
+        for key, value in data.items():
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            parts.append(f"{key}={text[:60] + '…' if len(text) > 60 else text}")
+        text = "; ".join(parts)
+    else:
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def observe(result: ToolResult, tool: str, args: Mapping[str, Any], store: ContextStore | None,
+            policy: ContextPolicy, tokenizer: Tokenizer = estimate_tokens) -> tuple[dict[str, Any], str | None]:
+    """The observation for the context, with large data replaced by a reference and a summary.
+
+    Returns:
+        (observation, reference or ``None``).
+    """
+    observation = result.observation(tool, args)
+    limit = policy.offload_over_tokens
+    if store is None or limit is None or result.status != "ok":
+        return observation, None
+    text = json.dumps(result.data, ensure_ascii=False)
+    if tokenizer(text) <= limit:
+        return observation, None
+    ref = store.put(result.data)
+    del observation["data"]
+    observation["ref"] = ref
+    observation["summary"] = summarize(result.data, policy.summary_chars)
+    observation["stored_tokens"] = tokenizer(text)
+    return observation, ref
+
+
+Compactor = Callable[[TaskState], str]
+"""Writes the memory that replaces older turns, from the task state."""
+
+
+def memory_from_state(state: TaskState) -> str:
+    """The safe compactor: goal, constraints, facts with source pointers, open and missing items, tried."""
+    data = {
+        "goal": state.goal,
+        "constraints": list(state.constraints),
+        "facts": [{"item": f.item, "summary": f.summary, "source": f.source, **({"ref": f.ref} if f.ref else {})}
+                  for f in state.facts.values()],
+        "open": state.open_items(),
+        "missing": state.missing_items(),
+        "tried": state.failure_summary(),
+    }
+    return "MEMORY (older turns compacted)\n" + json.dumps(data, ensure_ascii=False)
+
+
+def careless_compactor(state: TaskState) -> str:
+    """A stub of a careless summariser: keeps the goal and open items, drops constraints and done work.
+
+    It exists to be caught: :func:`check_compaction` reports what it lost, and
+    a model that trusts it re-does finished steps.
+    """
+    data = {"goal": state.goal, "open": state.open_items() + state.done_items()}
+    return "MEMORY (older turns compacted)\n" + json.dumps(data, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionCheck:
+    """Whether a memory kept everything it must.
+
+    Attributes:
+        ok: nothing required was dropped.
+        dropped: what is missing, one line each (``constraint: …``, ``fact: …``).
+    """
+
+    ok: bool
+    dropped: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return "compaction kept goal, constraints, facts, sources and open items" if self.ok else (
+            "compaction dropped: " + "; ".join(self.dropped))
+
+
+def check_compaction(memory: str, state: TaskState) -> CompactionCheck:
+    """Check that ``memory`` still carries the goal, every hard constraint, every confirmed fact
+    with its source pointer, and every open item (plain substring checks: any wording that keeps
+    the exact texts passes)."""
+    dropped: list[str] = []
+    if state.goal not in memory:
+        dropped.append(f"goal: {state.goal}")
+    dropped += [f"constraint: {c}" for c in state.constraints if c not in memory]
+    for fact in state.facts.values():
+        if fact.item not in memory or fact.source not in memory:
+            dropped.append(f"fact: {fact.item} [{fact.source}]")
+    dropped += [f"open item: {item}" for item in state.open_items() if item not in memory]
+    if state.failures and not all(line.split(":")[0] in memory for line in state.failure_summary()):
+        dropped.append("tried: the list of failed attempts")
+    return CompactionCheck(not dropped, tuple(dropped))
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEvent:
+    """One compaction, as written to the trace.
+
+    Attributes:
+        turn: when it happened.
+        tokens_before: request size before.
+        tokens_after: request size after.
+        turns_compacted: turns replaced by the memory.
+        check: the result of :func:`check_compaction` on the compactor's output.
+        used: ``compactor`` (its memory was used) or ``safe_memory`` (it was refused).
+    """
+
+    turn: int
+    tokens_before: int
+    tokens_after: int
+    turns_compacted: int
+    check: CompactionCheck
+    used: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"turn": self.turn, "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
+                "turns_compacted": self.turns_compacted, "ok": self.check.ok, "dropped": list(self.check.dropped),
+                "used": self.used}

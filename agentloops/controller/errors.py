@@ -1,0 +1,53 @@
+"""The controller's own exceptions, grafted onto the package's two families.
+
+    UsageError (agentloops.errors)
+    └── ControllerUsageError             the controller was called or configured wrongly
+        ├── ControllerScenarioError      a controller scenario file is malformed (ValueError)
+        │   └── ControllerScenarioNotFound   no shipped scenario or file by that name (LookupError)
+        ├── TraceError                   a trace file is missing or malformed (ValueError)
+        └── ConfigError                  a policy, budget, fault or task name/value is wrong (ValueError)
+
+    TaskFinishedError (RuntimeError)     an internal invariant: something tried to change a finished task
+    ProcessKilled (BaseException)        a simulated kill -9, raised by the ``crash`` fault
+
+A stopped run is *not* an exception here: every stop, good or bad, is a
+:class:`~agentloops.controller.status.Stop` value. Exceptions are kept for
+programming mistakes and for the simulated crash that proves traces survive.
+"""
+
+from __future__ import annotations
+
+from agentloops.errors import UsageError
+
+
+class ControllerUsageError(UsageError):
+    """The controller was called or configured wrongly; the message says how to fix it."""
+
+
+class ControllerScenarioError(ControllerUsageError, ValueError):
+    """A controller scenario file does not have the expected shape."""
+
+
+class ControllerScenarioNotFound(ControllerScenarioError, LookupError):
+    """No shipped controller scenario has that name and no file exists at that path."""
+
+
+class TraceError(ControllerUsageError, ValueError):
+    """A trace file cannot be read: missing, not JSON Lines, or a line of the wrong shape."""
+
+
+class ConfigError(ControllerUsageError, ValueError):
+    """A policy, budget, fault, task or planner is unknown or has a value out of range."""
+
+
+class TaskFinishedError(RuntimeError):
+    """Something tried to change a task that has already stopped (a bug: the ledger must refuse first)."""
+
+
+class ProcessKilled(BaseException):
+    """A simulated ``kill -9`` inside a tool; like KeyboardInterrupt, it is not an ordinary error.
+
+    It derives from :class:`BaseException` so that the controller's "turn tool
+    crashes into a safe error summary" handling does not swallow it: the run
+    really dies, and the test then reads what the trace kept on disk.
+    """

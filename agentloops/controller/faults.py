@@ -1,0 +1,171 @@
+"""Declarative fault injection: make a stub tool fail in a stated way, a stated number of times.
+
+A fault is data, so a scenario file can carry it and a notebook widget can
+build it::
+
+    Fault(tool="get_weather", kind="timeout", times=1, match={"city": "Beijing"})
+
+reads "the first call of get_weather for Beijing times out". ``times=None``
+means every matching call; ``after=2`` skips the first two matching calls.
+
+Kinds and what the tool then reports:
+
+=================  ==============================================================
+``timeout``        ``timeout`` after the tool's timeout (retryable)
+``rate_limited``   ``rate_limited`` (retryable)
+``empty``          ``empty``: ran and found nothing
+``reject_arguments`` ``invalid_arguments``: the service refused the arguments
+``missing_parameter`` ``missing_parameter``: the request is ambiguous; ask the user
+``permission_denied`` ``permission_denied``
+``not_found``      ``not_found``
+``permanent_error`` ``permanent_error`` (not retryable)
+``format_change``  the tool runs but its output fields are renamed; the output check fails
+``slow``           the tool runs, taking ``latency_s`` seconds (for parallel timelines)
+``duplicate``      the tool runs and its result is delivered twice
+``crash``          raises :class:`~agentloops.controller.errors.ProcessKilled` (a simulated kill)
+=================  ==============================================================
+
+Write actions are only ever stubs here: nothing outside the process changes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
+
+from agentloops.controller.errors import ConfigError
+from agentloops.errors import describe_validation_error
+
+if TYPE_CHECKING:
+    from agentloops.controller.tools import ToolResult, ToolSpec
+
+FaultKind = Literal[
+    "timeout", "rate_limited", "empty", "reject_arguments", "missing_parameter", "permission_denied",
+    "not_found", "permanent_error", "format_change", "slow", "duplicate", "crash",
+]
+FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
+
+
+class Fault(BaseModel):
+    """One declared fault.
+
+    Attributes:
+        tool: the tool it affects.
+        kind: what goes wrong (see the module table).
+        times: how many matching calls it affects (``None``: all of them).
+        after: matching calls to let through before it starts.
+        match: only calls whose arguments include these values.
+        latency_s: for ``slow``: how long the call takes.
+        message: the error text to report instead of the default one.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool: str = Field(min_length=1)
+    kind: FaultKind
+    times: PositiveInt | None = None
+    after: NonNegativeInt = 0
+    match: dict[str, Any] = Field(default_factory=dict)
+    latency_s: PositiveFloat | None = None
+    message: str | None = None
+
+    def describe(self) -> str:
+        """One line, e.g. ``get_weather(city=Beijing): timeout ×1``."""
+        where = ", ".join(f"{k}={v}" for k, v in self.match.items())
+        count = "always" if self.times is None else f"×{self.times}"
+        skip = f" after {self.after}" if self.after else ""
+        return f"{self.tool}({where}): {self.kind} {count}{skip}"
+
+
+FaultLike = Union[Fault, Mapping[str, Any]]
+
+
+def faults_from(items: Iterable[FaultLike] | None, source: str = "faults") -> tuple[Fault, ...]:
+    """Validate faults given as :class:`Fault` objects or dicts; one-line errors naming ``source``."""
+    out = []
+    for i, item in enumerate(items or ()):
+        if isinstance(item, Fault):
+            out.append(item)
+            continue
+        try:
+            out.append(Fault.model_validate(item))
+        except ValidationError as exc:
+            raise ConfigError(f"{source}[{i}]: {describe_validation_error(exc)}") from None
+    return tuple(out)
+
+
+class FaultInjector:
+    """Applies declared faults to tool attempts, counting matching calls per fault.
+
+    The counters are the only state; :meth:`state` and :meth:`restore` let a
+    saved run resume with the same remaining faults.
+    """
+
+    def __init__(self, faults: Iterable[FaultLike] = ()) -> None:
+        self.faults = faults_from(faults)
+        self.seen: Counter[int] = Counter()
+
+    def effect(self, tool: str, args: Mapping[str, Any]) -> Fault | None:
+        """The fault that applies to this attempt (the first declared one wins), else ``None``."""
+        chosen: Fault | None = None
+        for index, fault in enumerate(self.faults):
+            if fault.tool != tool or any(_norm(args.get(k)) != _norm(v) for k, v in fault.match.items()):
+                continue
+            self.seen[index] += 1
+            n = self.seen[index]
+            if chosen is None and n > fault.after and (fault.times is None or n <= fault.after + fault.times):
+                chosen = fault
+        return chosen
+
+    def state(self) -> dict[str, int]:
+        """Counters, JSON-compatible."""
+        return {str(k): v for k, v in self.seen.items()}
+
+    def restore(self, state: Mapping[str, int]) -> None:
+        """Set the counters from :meth:`state`."""
+        self.seen = Counter({int(k): int(v) for k, v in state.items()})
+
+
+def _norm(value: Any) -> Any:
+    return value.strip().casefold() if isinstance(value, str) else value
+
+
+def fault_result(fault: Fault, spec: ToolSpec) -> ToolResult:
+    """The result a failing kind reports (kinds that still run the tool are handled by the caller)."""
+    from agentloops.controller.tools import ToolResult
+
+    name = spec.name
+    text = fault.message
+    if fault.kind == "timeout":
+        return ToolResult("timeout", error=text or f"{name} gave no answer within {spec.timeout_s:g} s",
+                          source=spec.source, retryable=True, latency_s=spec.timeout_s,
+                          hint="transient: the same call may succeed later")
+    if fault.kind == "rate_limited":
+        return ToolResult("rate_limited", error=text or f"{name}: too many requests, slow down",
+                          source=spec.source, retryable=True, latency_s=0.1,
+                          hint="transient: retry after a pause")
+    if fault.kind == "empty":
+        return ToolResult("empty", data=[], source=spec.source, latency_s=spec.latency_s,
+                          hint="nothing matched; decide whether 'not found' answers the task")
+    if fault.kind == "reject_arguments":
+        return ToolResult("invalid_arguments", error=text or f"{name}: the service rejected the arguments",
+                          source=spec.source, latency_s=spec.latency_s, hint="fix the arguments and call again")
+    if fault.kind == "missing_parameter":
+        return ToolResult("missing_parameter", error=text or f"{name}: the request is ambiguous",
+                          source=spec.source, latency_s=spec.latency_s,
+                          question=text or "Which one do you mean? Please give the exact identifier.",
+                          parameter=next(iter(spec.params), "value"))
+    if fault.kind == "permission_denied":
+        return ToolResult("permission_denied", error=text or f"{name}: permission denied",
+                          source=spec.source, latency_s=spec.latency_s)
+    if fault.kind == "not_found":
+        return ToolResult("not_found", error=text or f"{name}: no such resource",
+                          source=spec.source, latency_s=spec.latency_s)
+    if fault.kind == "permanent_error":
+        return ToolResult("permanent_error", error=text or f"{name}: the service failed (HTTP 503, maintenance)",
+                          source=spec.source, latency_s=spec.latency_s,
+                          hint="do not retry the same call; the failure is on the tool's side")
+    raise ValueError(f"fault kind {fault.kind!r} does not replace the result")  # pragma: no cover

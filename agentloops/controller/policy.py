@@ -1,0 +1,417 @@
+"""The error policy: a swappable value that turns a tool result into the next move.
+
+"Retry" is one move among several. Whose fault is it, and can it recover?
+
+==================  ==========================================================
+missing parameter   ask the user the smallest question; never let the model guess
+invalid arguments   rejected by the schema before the tool runs; the model may
+                    repair once; a second failure of the same kind stops
+timeout, rate limit bounded retry with back-off inside the *shared* retry budget,
+                    then a fallback tool (also paid from that budget); never for
+                    a tool with side effects
+empty               "not found" only where the task accepts it; elsewhere try an
+                    independent source, else give the item up with the reason
+not found           give the item up (the resource does not exist)
+permission denied   stop; never route around it through another tool
+permanent error     switch to a fallback, else give the item up
+==================  ==========================================================
+
+:func:`route` is a pure function of the policy, the result and a small
+context, so it can be tested (and taught) without a loop. Because the policy
+is a value, replay can run the same recorded trace under two policies and diff
+the trajectories (:mod:`agentloops.controller.replaying`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
+from typing_extensions import assert_never
+
+from agentloops.controller.budgets import RetryScope
+from agentloops.controller.errors import ConfigError
+from agentloops.controller.render import Table
+from agentloops.controller.tools import TOOL_STATUSES, ToolResult, ToolSpec
+from agentloops.errors import describe_validation_error
+
+
+class ErrorPolicy(BaseModel):
+    """How the controller reacts to each kind of tool result (and a few loop-level rules).
+
+    Attributes:
+        name: how traces and tables label it.
+        description: one line on the policy's intent.
+        missing_parameter: ask the user, or hand the error back to the model (which may guess).
+        invalid_argument_repairs: how many times the model may repair invalid arguments.
+        transient: retry timeouts and rate limits, or hand them back to the model.
+        attempts_per_tool: attempts of one tool per call before switching to its fallback.
+        backoff_base_s / backoff_factor / backoff_max_s: retry delay ``base × factor^(n-1)``, capped.
+        retry_side_effects: allow retrying a tool that changes the world (the default never does).
+        use_fallback: switch to a tool's fallback after repeated transient or permanent failures.
+        fallback_same_backend: also switch when the fallback uses the same downstream service.
+        retry_scope: ``shared`` (one task-level allowance) or ``per_tool`` (the naive design).
+        on_retries_exhausted: stop with ``budget_exhausted``, or give the item up and go on.
+        empty: how to treat an empty result.
+        not_found: give the item up (``fail``), ask the user, or hand it back to the model.
+        permission_denied: stop, ask for authorization (a human), or hand it back to the model.
+        permission_gate: ``uniform``: one capability check before every tool; ``tool_only``:
+            each backend checks itself (or not).
+        permanent_error: fall back or give the item up, or hand it back to the model.
+        high_risk: send high-risk actions to a human before they run, or allow them.
+        trust_model_claims: treat a reply without tool calls as success (the naive exit).
+        premature_claims: how many unfounded "done" replies are answered with what is missing
+            before the run stops as partially completed.
+        detect_repeats: stop on a repeated action fingerprint with no new observation.
+        idle_turns: stop after this many turns in a row without progress (``None``: off).
+        max_consecutive_failures: hand off to a human after this many failed turns in a row.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(default="custom", min_length=1)
+    description: str = ""
+    missing_parameter: Literal["ask_user", "return_to_model"] = "ask_user"
+    invalid_argument_repairs: NonNegativeInt = 1
+    transient: Literal["retry", "return_to_model"] = "retry"
+    attempts_per_tool: PositiveInt = 2
+    backoff_base_s: PositiveFloat = 1.0
+    backoff_factor: PositiveFloat = 2.0
+    backoff_max_s: PositiveFloat = 8.0
+    retry_side_effects: bool = False
+    use_fallback: bool = True
+    fallback_same_backend: bool = False
+    retry_scope: RetryScope = "shared"
+    on_retries_exhausted: Literal["stop", "degrade"] = "stop"
+    empty: Literal["not_found_if_allowed", "retry", "return_to_model"] = "not_found_if_allowed"
+    not_found: Literal["fail", "ask_user", "return_to_model"] = "fail"
+    permission_denied: Literal["stop", "request_authorization", "return_to_model"] = "stop"
+    permission_gate: Literal["uniform", "tool_only"] = "uniform"
+    permanent_error: Literal["fallback_or_degrade", "return_to_model"] = "fallback_or_degrade"
+    high_risk: Literal["handoff", "allow"] = "handoff"
+    trust_model_claims: bool = False
+    premature_claims: NonNegativeInt = 1
+    detect_repeats: bool = True
+    idle_turns: PositiveInt | None = 3
+    max_consecutive_failures: PositiveInt | None = 3
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based) of one tool."""
+        return round(min(self.backoff_base_s * self.backoff_factor ** (attempt - 1), self.backoff_max_s), 6)
+
+
+DEFAULT_POLICY = ErrorPolicy(
+    name="default",
+    description="the article's policy: ask, repair once, retry within one shared budget, never route around a denial",
+)
+NAIVE_POLICY = ErrorPolicy(
+    name="naive",
+    description="every error goes down one retry branch; the model's 'done' is trusted; per-tool retry budgets",
+    missing_parameter="return_to_model",
+    invalid_argument_repairs=99,
+    attempts_per_tool=3,
+    retry_side_effects=True,
+    fallback_same_backend=True,
+    retry_scope="per_tool",
+    on_retries_exhausted="degrade",
+    empty="retry",
+    not_found="return_to_model",
+    permission_denied="return_to_model",
+    permission_gate="tool_only",
+    permanent_error="return_to_model",
+    high_risk="allow",
+    trust_model_claims=True,
+    detect_repeats=False,
+    idle_turns=None,
+    max_consecutive_failures=None,
+)
+DEGRADE_POLICY = ErrorPolicy(
+    name="degrade",
+    description="like default, but prefers partial answers and human exits: degrade when retries run out, "
+                "ask the user about a missing resource, request authorization on a denial",
+    on_retries_exhausted="degrade",
+    not_found="ask_user",
+    permission_denied="request_authorization",
+)
+
+POLICIES: dict[str, ErrorPolicy] = {p.name: p for p in (DEFAULT_POLICY, NAIVE_POLICY, DEGRADE_POLICY)}
+"""The shipped policies by name."""
+
+PolicyLike = Union[ErrorPolicy, str, Mapping[str, Any]]
+
+
+def resolve_policy(policy: PolicyLike | None) -> ErrorPolicy:
+    """A policy from itself, a shipped name, or a dict of fields (validated).
+
+    Raises:
+        ConfigError: unknown name or an invalid field, in one line.
+    """
+    if policy is None:
+        return DEFAULT_POLICY
+    if isinstance(policy, ErrorPolicy):
+        return policy
+    if isinstance(policy, str):
+        try:
+            return POLICIES[policy]
+        except KeyError:
+            raise ConfigError(f"unknown policy {policy!r}; expected one of: {', '.join(POLICIES)}") from None
+    if isinstance(policy, Mapping):
+        try:
+            return ErrorPolicy.model_validate(dict(policy))
+        except ValidationError as exc:
+            raise ConfigError(f"policy: {describe_validation_error(exc)}") from None
+    raise ConfigError(f"policy must be a name ({', '.join(POLICIES)}), a dict or an ErrorPolicy; "
+                      f"got {type(policy).__name__}")
+
+
+# -- routes: the tiny values the controller dispatches on ----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Accept:
+    """Use the data: it becomes a fact."""
+
+    reason: str = "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptNotFound:
+    """An empty result answers the item: record "none found" with its source."""
+
+    reason: str = "empty, and this task accepts 'not found'"
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Try the same call again after ``delay_s`` (paid from the retry budget)."""
+
+    delay_s: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    """Switch to another tool for the same call (paid from the retry budget)."""
+
+    tool: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """Show the safe error to the model so it can fix its arguments (counts a repair)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnToModel:
+    """Show the safe error to the model and let it decide."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AskUser:
+    """Pause the task and ask the user the smallest question that unblocks it."""
+
+    question: str
+    parameter: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Degrade:
+    """Give this item up (kept as missing, with the reason) and go on with the rest."""
+
+    code: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class StopRun:
+    """Stop the whole run with a status and a reason code."""
+
+    status: str
+    code: str
+    reason: str
+    budget: str | None = None
+
+
+Route = Union[Accept, AcceptNotFound, Retry, Fallback, Repair, ReturnToModel, AskUser, Degrade, StopRun]
+
+
+def route_name(route: Route) -> str:
+    """``retry``, ``fallback``, ``stop:failed_unrecoverable``… for tables and traces."""
+    if isinstance(route, Accept):
+        return "accept"
+    if isinstance(route, AcceptNotFound):
+        return "accept_not_found"
+    if isinstance(route, Retry):
+        return "retry"
+    if isinstance(route, Fallback):
+        return "fallback"
+    if isinstance(route, Repair):
+        return "repair"
+    if isinstance(route, ReturnToModel):
+        return "return_to_model"
+    if isinstance(route, AskUser):
+        return "ask_user"
+    if isinstance(route, Degrade):
+        return "degrade"
+    if isinstance(route, StopRun):
+        return f"stop:{route.status}"
+    assert_never(route)
+
+
+@dataclass(frozen=True, slots=True)
+class RouteContext:
+    """What :func:`route` needs to know besides the result.
+
+    Attributes:
+        spec: the tool that produced the result.
+        attempts_on_tool: attempts of this tool for this call so far, this one included.
+        retries_left: retries this call may still spend (``None``: unlimited).
+        fallback: the tool's fallback if it has one and it was not tried yet for this call.
+        allows_not_found: the task accepts "none found" as an answer for this item.
+        repairs_used: invalid-argument repairs already granted in this run.
+    """
+
+    spec: ToolSpec
+    attempts_on_tool: int = 1
+    retries_left: float | None = None
+    fallback: ToolSpec | None = None
+    allows_not_found: bool = False
+    repairs_used: int = 0
+
+
+def _usable_fallback(policy: ErrorPolicy, ctx: RouteContext) -> ToolSpec | None:
+    fallback = ctx.fallback
+    if fallback is None or not policy.use_fallback:
+        return None
+    if not policy.fallback_same_backend and fallback.backend and fallback.backend == ctx.spec.backend:
+        return None  # a new name on the same failing service fixes nothing
+    return fallback
+
+
+def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
+    """Decide the next move for one tool result. Pure: no clock, no state, no I/O."""
+    status = result.status
+    spec = ctx.spec
+    retries_left = ctx.retries_left
+    can_retry = retries_left is None or retries_left >= 1
+    fallback = _usable_fallback(policy, ctx)
+    if status == "ok":
+        return Accept()
+    if status == "empty":
+        if policy.empty == "not_found_if_allowed":
+            if ctx.allows_not_found:
+                return AcceptNotFound()
+            if fallback is not None and can_retry:
+                return Fallback(fallback.name, "empty here; an independent source may have it")
+            return Degrade("empty", "empty result, and this task does not accept 'not found'")
+        if policy.empty == "return_to_model":
+            return ReturnToModel("empty result handed back to the model")
+        if can_retry:  # the naive policy retries an empty result as if it were transient
+            return Retry(policy.backoff(ctx.attempts_on_tool), "empty treated as a transient failure")
+        return Degrade("empty", "empty result; retries spent")
+    if status == "invalid_arguments":
+        if ctx.repairs_used < policy.invalid_argument_repairs:
+            return Repair("invalid arguments: the model may repair them")
+        return StopRun("failed_unrecoverable", "invalid_arguments_repeated",
+                       f"invalid arguments again after {ctx.repairs_used} repair(s): {result.error}")
+    if status == "missing_parameter":
+        if policy.missing_parameter == "ask_user":
+            question = result.question or "Could you give the missing detail?"
+            return AskUser(question, result.parameter or "answer",
+                           "only the user can supply it; guessing spreads errors")
+        return ReturnToModel("missing parameter handed back to the model")
+    if status in ("timeout", "rate_limited"):
+        if policy.transient == "return_to_model":
+            return ReturnToModel(f"{status} handed back to the model")
+        if spec.side_effects and not policy.retry_side_effects:
+            return StopRun("handed_off", "unknown_outcome_side_effect",
+                           f"{spec.name} changes the world and ended in {status}: whether it took effect is unknown, "
+                           "so a person must check before anything is repeated")
+        if not can_retry:
+            if policy.on_retries_exhausted == "stop":
+                return StopRun("budget_exhausted", "budget:retries", f"retry budget spent; last error: {result.error}",
+                               budget="retries")
+            return Degrade(status, f"gave up after the retry budget was spent ({status})")
+        if ctx.attempts_on_tool >= policy.attempts_per_tool and fallback is not None:
+            return Fallback(fallback.name, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}); switching")
+        return Retry(policy.backoff(ctx.attempts_on_tool), f"{status} is transient and {spec.name} has no side effects"
+                     if not spec.side_effects else f"{status}; the policy allows retrying side effects")
+    if status == "permission_denied":
+        if policy.permission_denied == "stop":
+            return StopRun("failed_unrecoverable", "permission_denied",
+                           f"{result.error}; no other tool may be used to get around it")
+        if policy.permission_denied == "request_authorization":
+            return StopRun("handed_off", "authorization_required", f"{result.error}; sent for authorization")
+        return ReturnToModel("permission denied handed back to the model")
+    if status == "not_found":
+        if policy.not_found == "fail":
+            return Degrade("not_found", result.error or "not found")
+        if policy.not_found == "ask_user":
+            return AskUser(f"{result.error or 'Not found'}. Which one did you mean (check the identifier or version)?",
+                           "identifier", "the resource does not exist as named; the user may know the right one")
+        return ReturnToModel("not found handed back to the model")
+    if status == "permanent_error":
+        if policy.permanent_error == "return_to_model":
+            return ReturnToModel("permanent error handed back to the model")
+        if fallback is not None and can_retry:
+            return Fallback(fallback.name, f"{spec.name} failed permanently; switching")
+        return Degrade("permanent_error", result.error or "permanent error")
+    raise ValueError(f"unknown tool status {status!r}")  # pragma: no cover
+
+
+def routing_table(policy: PolicyLike | None = None) -> Table:
+    """How the policy routes each status, computed by calling :func:`route` (not written by hand).
+
+    Each row states the situation (retries left, a fallback, whether the task
+    accepts "not found", side effects) because the route depends on it.
+    """
+    from agentloops.controller.tools import ToolResult as Result
+
+    chosen = resolve_policy(policy)
+
+    def noop(args: dict[str, Any]) -> Any:
+        return None
+
+    read = ToolSpec("read_tool", "a read-only tool", {}, noop, backend="svc-a", fallback="backup_tool")
+    backup = ToolSpec("backup_tool", "an independent fallback", {}, noop, backend="svc-b")
+    write = ToolSpec("write_tool", "a tool with side effects", {}, noop, side_effects=True)
+    transient = {"timeout": True, "rate_limited": True}
+    cases: list[tuple[str, ToolResult, RouteContext]] = []
+    for status in TOOL_STATUSES:
+        result = Result(status, retryable=transient.get(status, False), error=f"({status})", question="Which one?",
+                        parameter="id")
+        if status == "empty":
+            cases.append(("task accepts 'not found'", result,
+                          RouteContext(read, allows_not_found=True, retries_left=3)))
+            cases.append(("task needs data; fallback exists", result,
+                          RouteContext(read, retries_left=3, fallback=backup)))
+            cases.append(("task needs data; no fallback", result, RouteContext(read, retries_left=3)))
+        elif status in transient:
+            cases.append(("1st attempt, retries left", result, RouteContext(read, 1, 3, backup)))
+            cases.append((f"{chosen.attempts_per_tool} attempts on this tool", result,
+                          RouteContext(read, chosen.attempts_per_tool, 2, backup)))
+            cases.append(("retry budget spent", result, RouteContext(read, 1, 0, backup)))
+            cases.append(("tool has side effects", result, RouteContext(write, 1, 3)))
+        elif status == "invalid_arguments":
+            cases.append(("first time", result, RouteContext(read, repairs_used=0)))
+            cases.append(("after one repair", result, RouteContext(read, repairs_used=1)))
+        elif status == "permanent_error":
+            cases.append(("fallback exists", result, RouteContext(read, retries_left=3, fallback=backup)))
+            cases.append(("no fallback", result, RouteContext(read, retries_left=3)))
+        else:
+            cases.append(("", result, RouteContext(read, retries_left=3, fallback=backup)))
+    rows = []
+    for situation, result, ctx in cases:
+        decision = route(chosen, result, ctx)
+        detail = getattr(decision, "reason", "")
+        rows.append((result.status, "yes" if result.retryable else "no", situation, route_name(decision), detail))
+    return Table.build(f"Error routing under policy {chosen.name!r}",
+                       ["status", "retryable", "situation", "route", "why"], rows, note=chosen.description)

@@ -1,0 +1,145 @@
+"""No-progress detection: an action fingerprint, and the rule that tells a loop from a retry.
+
+The fingerprint of an action is (tool, normalised arguments, state version).
+If the same fingerprint comes round again, nothing the action depends on has
+changed since last time; if that last time brought no new observation, doing
+it again cannot either — so the run stops *before* the call, long before any
+step cap. Two exceptions keep legitimate work alive:
+
+- the last sighting ended in a retryable failure (a timeout): trying again is a
+  retry, governed by the retry budget, not a loop;
+- the state version moved in between (new facts arrived): the fingerprint
+  differs, so the action is judged afresh.
+
+A second, coarser detector counts turns in a row that added nothing (no fact,
+no item settled, no user input); it catches a model that alternates between
+two useless actions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentloops.controller.tools import TRANSIENT
+
+
+def normalize_value(value: Any) -> Any:
+    """Canonical form of one argument value: trimmed, case-folded strings, whole floats as ints."""
+    if isinstance(value, str):
+        return " ".join(value.split()).casefold()
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value) and value == int(value):
+            return int(value)
+        return round(value, 9)
+    if isinstance(value, Mapping):
+        ordered = sorted(value.items(), key=lambda kv: str(kv[0]))
+        return {str(k): normalize_value(v) for k, v in ordered if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [normalize_value(v) for v in value]
+    return value
+
+
+def normalize_args(args: Mapping[str, Any] | None) -> str:
+    """Arguments as canonical JSON text: key order, spacing, case and ``None`` values do not matter."""
+    if args is None:
+        return "<unparseable>"
+    return json.dumps(normalize_value(dict(args)), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """(tool, normalised arguments, state version): what an action depends on."""
+
+    tool: str
+    args: str
+    state_version: int
+
+    def __str__(self) -> str:
+        return f"{self.tool}{self.args}@v{self.state_version}"
+
+
+def fingerprint(tool: str, args: Mapping[str, Any] | None, state_version: int) -> Fingerprint:
+    """The fingerprint of calling ``tool`` with ``args`` at ``state_version``."""
+    return Fingerprint(tool, normalize_args(args), state_version)
+
+
+@dataclass(frozen=True, slots=True)
+class Sighting:
+    """The last time a fingerprint was acted on."""
+
+    turn: int
+    status: str
+    new_observation: bool
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """A verdict: this action repeats an earlier one that brought nothing new.
+
+    Attributes:
+        fingerprint: the repeated fingerprint.
+        first_turn: the turn of the earlier, fruitless attempt.
+        why: why the state did not change back then, in words.
+    """
+
+    fingerprint: Fingerprint
+    first_turn: int
+    why: str
+
+    def explain(self) -> str:
+        """One sentence for the trace and the stop record."""
+        fp = self.fingerprint
+        return (f"{fp.tool}{fp.args} at state v{fp.state_version} was already "
+                f"done at turn {self.first_turn} and brought no new observation ({self.why}); "
+                "nothing it depends on has changed since")
+
+
+class ProgressMonitor:
+    """Remembers fingerprints and idle turns; answers "is this a loop?" before each action."""
+
+    def __init__(self) -> None:
+        self.sightings: dict[Fingerprint, Sighting] = {}
+        self.idle = 0
+
+    def check(self, fp: Fingerprint) -> Repeat | None:
+        """A :class:`Repeat` if acting on ``fp`` again cannot bring anything new, else ``None``."""
+        seen = self.sightings.get(fp)
+        if seen is None or seen.new_observation:
+            return None
+        if seen.status in TRANSIENT:
+            return None  # a legitimate retry after a transient failure; the retry budget bounds it
+        return Repeat(fp, seen.turn, seen.why)
+
+    def record(self, fp: Fingerprint, turn: int, status: str, new_observation: bool, why: str = "") -> None:
+        """Remember the outcome of acting on ``fp``."""
+        self.sightings[fp] = Sighting(turn, status, new_observation, why or ("new observation" if new_observation
+                                                                             else "no new observation"))
+
+    def end_turn(self, progress: bool) -> int:
+        """Count idle turns (reset by progress); returns the current run of idle turns."""
+        self.idle = 0 if progress else self.idle + 1
+        return self.idle
+
+    def state(self) -> dict[str, Any]:
+        """JSON form, for saved runs."""
+        return {
+            "idle": self.idle,
+            "sightings": [[fp.tool, fp.args, fp.state_version, s.turn, s.status, s.new_observation, s.why]
+                          for fp, s in self.sightings.items()],
+        }
+
+    @classmethod
+    def from_state(cls, data: Mapping[str, Any]) -> ProgressMonitor:
+        """Inverse of :meth:`state`."""
+        monitor = cls()
+        monitor.idle = int(data.get("idle", 0))
+        for tool, args, version, turn, status, new, why in data.get("sightings", []):
+            monitor.sightings[Fingerprint(tool, args, version)] = Sighting(turn, status, new, why)
+        return monitor

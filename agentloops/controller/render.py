@@ -1,0 +1,86 @@
+"""One small result type for tables: text for terminals and tests, HTML for JupyterLab.
+
+Every "evidence" function returns a :class:`Table`, so the same object prints in
+a CI log, renders in a notebook and turns into pandas or Markdown on request.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentloops.tables import markdown_table, text_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class Table:
+    """A titled table with an optional note under it.
+
+    Attributes:
+        title: one line above the table.
+        headers: column names.
+        rows: the cells, row by row (any values; shown with ``str``).
+        note: one or more lines shown under the table.
+    """
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    note: str = ""
+
+    @classmethod
+    def build(cls, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], note: str = "") -> Table:
+        """Build from any sequences (copied into tuples)."""
+        return cls(title, tuple(headers), tuple(tuple(r) for r in rows), note)
+
+    def column(self, name: str) -> list[Any]:
+        """The values of one column, for checks in tests and notebooks."""
+        index = self.headers.index(name)
+        return [row[index] for row in self.rows]
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as dicts keyed by header (the JSON form)."""
+        return [dict(zip(self.headers, row, strict=False)) for row in self.rows]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The rows as a DataFrame (imports pandas on first use)."""
+        import pandas as pd
+
+        return pd.DataFrame(list(self.rows), columns=list(self.headers))
+
+    def to_markdown(self) -> str:
+        """A Markdown table with the title in bold above it."""
+        text = f"**{self.title}**\n\n{markdown_table(self.headers, self.rows)}"
+        return text + (f"\n\n{self.note}" if self.note else "")
+
+    def __str__(self) -> str:
+        text = f"{self.title}\n{text_table(self.headers, self.rows)}"
+        return text + (f"\n{self.note}" if self.note else "")
+
+    def _repr_html_(self) -> str:
+        return html_table(self.title, self.headers, self.rows, self.note)
+
+
+def html_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], note: str = "",
+               highlight: Sequence[bool] | None = None) -> str:
+    """A small HTML table; rows flagged in ``highlight`` get a warm background."""
+    head = "".join(f"<th style='text-align:left'>{html.escape(str(h))}</th>" for h in headers)
+    body = []
+    for i, row in enumerate(rows):
+        style = " style='background:#fde9c9'" if highlight and highlight[i] else ""
+        cells = "".join(f"<td style='text-align:left'>{html.escape(str(v))}</td>" for v in row)
+        body.append(f"<tr{style}>{cells}</tr>")
+    foot = f"<div><small>{html.escape(note).replace(chr(10), '<br>')}</small></div>" if note else ""
+    return (f"<div><b>{html.escape(title)}</b><table><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>{foot}</div>")
+
+
+def clip(text: str, width: int = 60) -> str:
+    """Shorten ``text`` to ``width`` characters with an ellipsis."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,368 @@
+"""Replay: run a controller again against a recorded trace's tool results, and diff the trajectories.
+
+After changing a prompt, a model, a tool description or the error policy, the
+honest question is "what would this *same* run have done?". Replay answers it
+with the same input and the same tool returns: each tool call is served from
+the results recorded in the trace (in order, per tool and normalised
+arguments), the model is rebuilt from the scenario the trace names (or the
+recorded replies are played back), and the new trajectory is compared with the
+old one — action sequence, stop status and reason, and state deltas turn by
+turn.
+
+A call the original run never made has no recorded result; it is served by
+the live stub tools (with the scenario's faults) and counted in
+``unrecorded``, so the diff says how much of the replay was evidence and how
+much was simulation.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import defaultdict, deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from agentloops.controller.budgets import Budget
+from agentloops.controller.context import ContextPolicy
+from agentloops.controller.controller import Controller, ControllerRun
+from agentloops.controller.faults import FaultInjector
+from agentloops.controller.policy import ErrorPolicy, PolicyLike, resolve_policy
+from agentloops.controller.progress import normalize_args
+from agentloops.controller.render import Table, clip, html_table
+from agentloops.controller.tasks import Task, make_task
+from agentloops.controller.tools import ToolResult, ToolSpec, execute
+from agentloops.controller.trace import Trace, read_trace
+from agentloops.response import Response
+from agentloops.stubs import Model, ScriptedModel
+from agentloops.tables import text_table
+
+TraceLike = Union[Trace, ControllerRun, str, Path]
+
+
+def as_trace(trace: TraceLike) -> Trace:
+    """A :class:`Trace` from itself, a run, or a JSON Lines file."""
+    if isinstance(trace, Trace):
+        return trace
+    if isinstance(trace, ControllerRun):
+        return trace.trace
+    return read_trace(trace)
+
+
+class RecordedExecutor:
+    """Serves tool attempts from a trace's recorded results; falls back to live stubs when none fits."""
+
+    def __init__(self, trace: Trace, live: Any | None = None) -> None:
+        self.queues: dict[tuple[str, str], deque[ToolResult]] = defaultdict(deque)
+        self.last: dict[tuple[str, str], ToolResult] = {}
+        for action in trace.tool_results():
+            key = (action["tool"], action.get("args_norm") or normalize_args(action.get("args") or {}))
+            self.queues[key].append(ToolResult.from_dict(action["result"]))
+        self.live = live
+        self.served = 0
+        self.repeated = 0
+        self.unrecorded = 0
+
+    def __call__(self, spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult:
+        key = (spec.name, normalize_args(args))
+        queue = self.queues.get(key)
+        if queue:
+            result = queue.popleft()
+            self.last[key] = result
+            self.served += 1
+            return result
+        if key in self.last:  # more calls than were recorded: the stubs are deterministic, repeat the last
+            self.repeated += 1
+            return self.last[key]
+        self.unrecorded += 1
+        if self.live is not None:
+            return self.live(spec, args)
+        return ToolResult("permanent_error", error=f"{spec.name}: no recorded result for this call in the trace",
+                          ran=True, source="replay")
+
+
+def recorded_model(trace: Trace) -> ScriptedModel:
+    """The model replies recorded in a trace, as a script."""
+    replies = [Response.model_validate(t.response) for t in trace.turns if t.response is not None]
+    if not replies:
+        replies = [Response(content="", finish_reason="stop")]
+    return ScriptedModel(replies)
+
+
+@dataclass(frozen=True)
+class TraceDiff:
+    """How two trajectories differ.
+
+    Attributes:
+        before_label / after_label: what the two sides are (policy names, usually).
+        before_actions / after_actions: the action sequences.
+        first_divergence: index of the first differing action (``None`` when equal).
+        before_stop / after_stop: (status, code, reason).
+        delta_changes: (turn, changes only before, changes only after) for turns whose state delta differs.
+        unrecorded: tool calls in the replay that the original never made.
+    """
+
+    before_label: str
+    after_label: str
+    before_actions: tuple[str, ...]
+    after_actions: tuple[str, ...]
+    first_divergence: int | None
+    before_stop: tuple[str, str, str]
+    after_stop: tuple[str, str, str]
+    delta_changes: tuple[tuple[int, str, str], ...] = ()
+    unrecorded: int = 0
+
+    @property
+    def same(self) -> bool:
+        """True when actions, stop and state deltas all match."""
+        return (self.first_divergence is None and self.before_stop[:2] == self.after_stop[:2]
+                and not self.delta_changes)
+
+    def rows(self) -> list[tuple[Any, str, str, str]]:
+        """Side-by-side action rows: index, before, after, marker."""
+        n = max(len(self.before_actions), len(self.after_actions))
+        out = []
+        for i in range(n):
+            a = self.before_actions[i] if i < len(self.before_actions) else ""
+            b = self.after_actions[i] if i < len(self.after_actions) else ""
+            out.append((i + 1, a, b, "" if a == b else "≠"))
+        return out
+
+    def summary(self) -> str:
+        """One line: what changed."""
+        if self.same:
+            return "same trajectory, same stop"
+        parts = []
+        if self.first_divergence is not None:
+            parts.append(f"actions differ from step {self.first_divergence + 1} "
+                         f"({len(self.before_actions)} → {len(self.after_actions)} actions)")
+        if self.before_stop[:2] != self.after_stop[:2]:
+            parts.append(f"stop {self.before_stop[0]} ({self.before_stop[1]}) → {self.after_stop[0]} "
+                         f"({self.after_stop[1]})")
+        if self.delta_changes:
+            parts.append(f"state deltas differ at turn(s) {', '.join(str(t) for t, _, _ in self.delta_changes)}")
+        return "; ".join(parts)
+
+    def __str__(self) -> str:
+        table = text_table(["#", self.before_label, self.after_label, ""], self.rows())
+        stops = (f"stop  {self.before_label}: {self.before_stop[0]} ({self.before_stop[1]})\n"
+                 f"stop  {self.after_label}: {self.after_stop[0]} ({self.after_stop[1]})")
+        deltas = "".join(f"\nturn {t} state delta, only in {self.before_label}: {clip(a, 90)}\n"
+                         f"turn {t} state delta, only in {self.after_label}: {clip(b, 90)}"
+                         for t, a, b in self.delta_changes)
+        extra = (f"\n{self.unrecorded} call(s) had no recorded result and ran on the live stubs"
+                 if self.unrecorded else "")
+        return f"{self.summary()}\n{table}\n{stops}{deltas}{extra}"
+
+    def _repr_html_(self) -> str:
+        rows = self.rows()
+        body = html_table(self.summary(), ["#", self.before_label, self.after_label, ""], rows,
+                          highlight=[r[3] == "≠" for r in rows])
+        stops = (f"<div>stop {html.escape(self.before_label)}: <b>{html.escape(self.before_stop[0])}</b> "
+                 f"({html.escape(self.before_stop[1])}) → {html.escape(self.after_label)}: "
+                 f"<b>{html.escape(self.after_stop[0])}</b> ({html.escape(self.after_stop[1])})</div>")
+        return f"<div>{body}{stops}</div>"
+
+
+def _only(mine: list[str] | None, theirs: list[str] | None) -> str:
+    """The changes of one side that the other side lacks, in one line."""
+    if mine is None:
+        return "(no such turn)"
+    rest = list(theirs or [])
+    only = []
+    for change in mine:
+        if change in rest:
+            rest.remove(change)
+        else:
+            only.append(change)
+    return "; ".join(only) if only else "(nothing else)"
+
+
+def _stop_of(trace: Trace) -> tuple[str, str, str]:
+    if trace.stop is None:
+        return ("(none)", "(killed)", "the run did not finish")
+    return (str(trace.stop["status"]), str(trace.stop["code"]), str(trace.stop["reason"]))
+
+
+def diff_traces(before: TraceLike, after: TraceLike, before_label: str = "before", after_label: str = "after",
+                unrecorded: int = 0) -> TraceDiff:
+    """Compare two trajectories: actions, stop, and state deltas turn by turn."""
+    a, b = as_trace(before), as_trace(after)
+    actions_a, actions_b = tuple(a.actions), tuple(b.actions)
+    divergence = None
+    for i in range(max(len(actions_a), len(actions_b))):
+        if i >= len(actions_a) or i >= len(actions_b) or actions_a[i] != actions_b[i]:
+            divergence = i
+            break
+    turns_a = {t.turn: t for t in a.turns}
+    turns_b = {t.turn: t for t in b.turns}
+    changes = []
+    for number in sorted(set(turns_a) | set(turns_b)):
+        mine = list(turns_a[number].state_delta.get("changes", [])) if number in turns_a else None
+        theirs = list(turns_b[number].state_delta.get("changes", [])) if number in turns_b else None
+        if (mine or []) == (theirs or []):  # a turn only one side has, that changed nothing, is no state difference
+            continue
+        changes.append((number, _only(mine, theirs), _only(theirs, mine)))
+    return TraceDiff(before_label, after_label, actions_a, actions_b, divergence, _stop_of(a), _stop_of(b),
+                     tuple(changes), unrecorded)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A replayed run and its diff against the recording.
+
+    Attributes:
+        original: the recorded trace.
+        run: the replayed run.
+        diff: what changed.
+        served: tool results served from the recording.
+    """
+
+    original: Trace
+    run: ControllerRun
+    diff: TraceDiff
+    served: int = 0
+
+    def __str__(self) -> str:
+        head = (f"replay of trace {self.original.trace_id} ({self.original.start.label}) under policy "
+                f"{self.run.policy.name!r}: {self.served} tool result(s) served from the recording")
+        return f"{head}\n{self.diff}"
+
+    def _repr_html_(self) -> str:
+        return f"<div><b>{html.escape(str(self).splitlines()[0])}</b>{self.diff._repr_html_()}</div>"
+
+
+def _task_of(trace: Trace) -> Task:
+    task = make_task(trace.start.task["type"], trace.start.task["params"], source=f"trace {trace.trace_id}")
+    return Task(task.type, task.params, Budget.model_validate(trace.start.budget))
+
+
+def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model | None = None,
+           trace_out: str | Path | None = None, label: str | None = None) -> Replay:
+    """Re-run the controller against the tool results recorded in ``trace`` and diff the outcome.
+
+    Args:
+        trace: a trace file, a :class:`Trace` or a :class:`ControllerRun`.
+        policy: the policy to replay under (default: the recorded one).
+        model: the model (default: rebuilt from the recorded scenario, else the recorded replies).
+        trace_out: write the replay's own trace here.
+        label: the name of the "after" side in the diff (default: the policy's name).
+    """
+    original = as_trace(trace)
+    start = original.start
+    task = _task_of(original)
+    recorded_policy = ErrorPolicy.model_validate(start.policy)
+    chosen = resolve_policy(policy) if policy is not None else recorded_policy
+    scenario = None
+    if start.scenario is not None:
+        from agentloops.controller.scenarios import scenario_from_dict
+
+        scenario = scenario_from_dict(start.scenario, f"trace {original.trace_id}: scenario")
+    if model is None:
+        if scenario is not None:
+            from agentloops.controller.scenarios import build_model
+
+            model = build_model(scenario, task)
+        else:
+            model = recorded_model(original)
+    injector = FaultInjector(scenario.faults if scenario is not None else ())
+    toolbox = task.toolbox()
+
+    def live(spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult:
+        return execute(spec, args, injector=injector, granted=task.granted)
+
+    executor = RecordedExecutor(original, live)
+    controls = None
+    if scenario is not None and scenario.controls is not None:
+        from agentloops.controller.controller import Controls
+
+        controls = Controls(**scenario.controls.model_dump())
+    controller = Controller(task, model, tools=toolbox, policy=chosen, budget=task.budget,
+                            context=ContextPolicy.model_validate(start.context), send_state=start.send_state,
+                            controls=controls, trace=trace_out, trace_id=f"{original.trace_id}-replay",
+                            label=start.label, model_latency_s=start.model_latency_s, scenario=start.scenario,
+                            executor=executor)
+    run = controller.run()
+    diff = diff_traces(original, run.trace, before_label=f"recorded ({recorded_policy.name})",
+                       after_label=label or f"replay ({chosen.name})", unrecorded=executor.unrecorded)
+    return Replay(original, run, diff, executor.served)
+
+
+@dataclass(frozen=True)
+class Regression:
+    """A regression run over scenarios: recorded under one policy, replayed under another.
+
+    Attributes:
+        before: the policy the traces were recorded under.
+        after: the policy they were replayed under.
+        replays: one replay per scenario.
+        expectations: per scenario, the mismatches between the *after* run and the file's expectations
+            (meaningful when ``after`` is the policy the files were written for, ``default``).
+    """
+
+    before: str
+    after: str
+    replays: tuple[Replay, ...]
+    expectations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def table(self) -> Table:
+        """One row per scenario: faults, stop before and after, how the trajectory changed."""
+        rows = []
+        for r in self.replays:
+            name = r.original.start.label
+            problems = self.expectations.get(name)
+            rows.append((name, f"{r.diff.before_stop[0]} ({r.diff.before_stop[1]})",
+                         f"{r.diff.after_stop[0]} ({r.diff.after_stop[1]})",
+                         f"{len(r.diff.before_actions)} → {len(r.diff.after_actions)}",
+                         "-" if r.diff.first_divergence is None else r.diff.first_divergence + 1,
+                         "-" if problems is None else ("ok" if not problems else "MISMATCH")))
+        changed = sum(1 for r in self.replays if not r.diff.same)
+        served = sum(r.served for r in self.replays)
+        live = sum(r.diff.unrecorded for r in self.replays)
+        return Table.build(f"Regression: recorded under {self.before!r}, replayed under {self.after!r}",
+                           ["scenario", f"stop ({self.before})", f"stop ({self.after})", "actions",
+                            "first divergence", "expected"], rows,
+                           note=f"{changed} of {len(self.replays)} trajectories changed (actions, stop or state "
+                                f"deltas). {served} tool result(s) were served from the recordings; {live} call(s) "
+                                "were not in them and ran on the live stubs.")
+
+    @property
+    def ok(self) -> bool:
+        """True when every scenario met its file's expectations after the change."""
+        return all(not p for p in self.expectations.values())
+
+    def __str__(self) -> str:
+        details = "\n\n".join(f"== {r.original.start.label}\n{r.diff}" for r in self.replays if not r.diff.same)
+        return f"{self.table()}\n\n{details}".rstrip()
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+
+def regression(before: PolicyLike = "naive", after: PolicyLike = "default",
+               scenarios: Sequence[str] | None = None) -> Regression:
+    """Record every scenario under ``before``, replay each trace under ``after``, and diff them.
+
+    This is the fault-injection regression set with before/after trajectory
+    differences: the scenarios inject the faults; the traces fix the tool
+    returns; only the policy changes.
+    """
+    from agentloops.controller.scenarios import (
+        _compare,
+        build_controller,
+        controller_scenario_names,
+        load_controller_scenario,
+    )
+
+    first, second = resolve_policy(before), resolve_policy(after)
+    replays = []
+    expectations: dict[str, tuple[str, ...]] = {}
+    for name in scenarios or controller_scenario_names():
+        loaded = load_controller_scenario(name)
+        recorded = build_controller(loaded, policy=first).run()
+        replayed = replay(recorded, policy=second)
+        replays.append(replayed)
+        if second.name == resolve_policy(loaded.policy).name:
+            expectations[loaded.name] = tuple(_compare(loaded.expect, replayed.run, replayed.run.actions, ""))
+    return Regression(first.name, second.name, tuple(replays), expectations)

@@ -1,0 +1,402 @@
+"""Controller scenarios: a task, a model, faults and the expected stop — kept as data.
+
+Each file under ``data/controller/`` is one regression case: which task, which
+stub model (a scripted list of replies or a :class:`~agentloops.controller.planners.TaskPlanner`
+with quirks), which faults, which policy, and what must happen — the stop
+status, the reason code and the exact action sequence (and, for a task that
+waits for the user, the answer and what happens after it). Files are
+validated on load; a malformed one fails with one line naming the file, the
+field and what was expected.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    ValidationError,
+    model_validator,
+)
+
+from agentloops.controller.context import Compactor, ContextPolicy, careless_compactor, memory_from_state
+from agentloops.controller.controller import Controller, ControllerRun, Controls
+from agentloops.controller.errors import ConfigError, ControllerScenarioError, ControllerScenarioNotFound
+from agentloops.controller.faults import Fault
+from agentloops.controller.parallel import CallState
+from agentloops.controller.planners import TaskPlanner
+from agentloops.controller.policy import PolicyLike, resolve_policy
+from agentloops.controller.render import Table, clip
+from agentloops.controller.status import StopStatus
+from agentloops.controller.tasks import Task, make_task
+from agentloops.controller.tools import ASK_USER
+from agentloops.errors import describe_validation_error
+from agentloops.resources import data_dir
+from agentloops.response import Response
+from agentloops.stubs import Model, ScriptedModel
+
+COMPACTORS: dict[str, Compactor] = {"state": memory_from_state, "careless": careless_compactor}
+"""Compactors a scenario file can name: the safe one written from state, and a careless stub."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AlternativeSpec(_Strict):
+    """The tempting tool a planner tries after a permission denial."""
+
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class PlannerSpec(_Strict):
+    """Options of a :class:`~agentloops.controller.planners.TaskPlanner` (see its docstring)."""
+
+    use_state: bool = True
+    window: NonNegativeInt | None = None
+    parallel: bool = False
+    reask: NonNegativeInt = 0
+    claim_early_after: NonNegativeInt | None = None
+    bad_arguments: NonNegativeInt = 0
+    alternative: AlternativeSpec | None = None
+    ask_for_inputs: bool = False
+    seed: int | None = None
+    p_repeat: float = Field(default=0.0, ge=0, le=1)
+    p_early_claim: float = Field(default=0.0, ge=0, le=1)
+    p_bad_arguments: float = Field(default=0.0, ge=0, le=1)
+    p_forget: float = Field(default=0.0, ge=0, le=1)
+
+
+class ModelSpec(_Strict):
+    """Exactly one of: a planner (with options) or a script of replies."""
+
+    planner: PlannerSpec | None = None
+    script: tuple[Response, ...] | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ModelSpec:
+        if (self.planner is None) == (self.script is None):
+            raise ValueError("give exactly one of planner or script")
+        if self.script is not None and not self.script:
+            raise ValueError("a script needs at least one reply")
+        return self
+
+
+class TaskSpec(_Strict):
+    """A task type name and its parameters."""
+
+    type: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class ControlsSpec(_Strict):
+    """Outside signals: cancel before a turn, or at a simulated time."""
+
+    cancel_at_turn: PositiveInt | None = None
+    cancel_at_s: PositiveFloat | None = None
+
+
+class Expectation(_Strict):
+    """What must happen: stop status, reason code, action sequence, and optionally more.
+
+    Attributes:
+        status: the stop status.
+        code: the stop reason code.
+        actions: the exact action labels, in order.
+        budget: for ``budget_exhausted``, which budget.
+        call_states: final call states by call label (for parallel scenarios).
+        events: the verdicts of refused deliveries, in order (``late``, ``duplicate``…).
+    """
+
+    status: StopStatus
+    code: str = Field(min_length=1)
+    actions: tuple[str, ...]
+    budget: str | None = None
+    call_states: dict[str, CallState] = Field(default_factory=dict)
+    events: tuple[str, ...] | None = None
+
+
+class ResumeSpec(_Strict):
+    """The user's answer to a waiting task, and what must happen after it."""
+
+    answer: str = Field(min_length=1)
+    expect: Expectation
+
+
+class ControllerScenario(_Strict):
+    """One regression case for the controller.
+
+    Attributes:
+        name: identifier (lowercase, digits, dashes).
+        title: one line for tables.
+        title_zh: the title in Chinese (optional).
+        teaches: what the case shows.
+        task: task type and parameters.
+        model: the stub model.
+        faults: faults to inject.
+        policy: a shipped policy name or a dict of policy fields.
+        budget: budget overrides (numbers or {value, basis}).
+        controls: outside signals.
+        send_state: append the TASK STATE block to requests.
+        context: context policy overrides.
+        compactor: ``state`` (the safe memory) or ``careless`` (drops constraints and finished work).
+        expect: the expected stop and actions.
+        resume: for a waiting task, the answer and what follows.
+    """
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)
+    title: str = Field(min_length=1)
+    title_zh: str | None = None
+    teaches: str = Field(min_length=1)
+    task: TaskSpec
+    model: ModelSpec
+    faults: tuple[Fault, ...] = ()
+    policy: str | dict[str, Any] = "default"
+    budget: dict[str, Any] = Field(default_factory=dict)
+    controls: ControlsSpec | None = None
+    send_state: bool = True
+    context: ContextPolicy | None = None
+    compactor: Literal["state", "careless"] = "state"
+    expect: Expectation
+    resume: ResumeSpec | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ControllerScenario:
+        try:
+            task = make_task(self.task.type, self.task.params, budget=self.budget or None, source="task")
+            resolve_policy(self.policy)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        tools = set(task.toolbox().names())
+        for i, fault in enumerate(self.faults):
+            if fault.tool not in tools:
+                raise ValueError(f"faults[{i}].tool {fault.tool!r} is not a tool of task {task.name} "
+                                 f"(tools: {', '.join(sorted(tools))})")
+        for i, reply in enumerate(self.model.script or ()):
+            for j, call in enumerate(reply.tool_calls):
+                if call.name not in tools and call.name != ASK_USER:
+                    raise ValueError(f"model.script[{i}].tool_calls[{j}].name {call.name!r} is not a tool of task "
+                                     f"{task.name} (tools: {', '.join(sorted(tools))}, {ASK_USER})")
+        if self.expect.status == "waiting_for_user" and self.resume is None:
+            raise ValueError("a scenario that expects waiting_for_user must say how the user answers (resume)")
+        return self
+
+    def build_task(self) -> Task:
+        """The task, with budget overrides applied."""
+        return make_task(self.task.type, self.task.params, budget=self.budget or None, source=f"{self.name}: task")
+
+
+def scenario_from_dict(data: Any, source: str = "controller scenario") -> ControllerScenario:
+    """Validate ``data``; errors name ``source``, the field and what was expected."""
+    if not isinstance(data, dict):
+        raise ControllerScenarioError(f"{source}: expected a JSON object at the top level; got {type(data).__name__}")
+    try:
+        return ControllerScenario.model_validate(data)
+    except ValidationError as exc:
+        raise ControllerScenarioError(f"{source}: {describe_validation_error(exc)}") from None
+
+
+def read_scenario_file(path: str | Path) -> ControllerScenario:
+    """Load and validate one controller scenario file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ControllerScenarioNotFound(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ControllerScenarioError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ControllerScenarioError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: "
+                                      f"{exc.msg}") from None
+    return scenario_from_dict(data, str(path))
+
+
+def controller_scenarios_dir() -> Path:
+    """Folder of the shipped controller scenarios."""
+    return data_dir() / "controller"
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> dict[str, ControllerScenario]:
+    found: dict[str, ControllerScenario] = {}
+    for path in sorted(controller_scenarios_dir().glob("*.json")):
+        scenario = read_scenario_file(path)
+        if scenario.name in found:
+            raise ControllerScenarioError(f"{path}: name {scenario.name!r} is used by another shipped scenario")
+        found[scenario.name] = scenario
+    return found
+
+
+def list_controller_scenarios() -> list[ControllerScenario]:
+    """Shipped controller scenarios in file order."""
+    return list(_shipped().values())
+
+
+def controller_scenario_names() -> list[str]:
+    """Names of the shipped controller scenarios."""
+    return list(_shipped())
+
+
+ScenarioLike = Union[ControllerScenario, str, Path]
+
+
+def load_controller_scenario(scenario: ScenarioLike) -> ControllerScenario:
+    """A scenario given itself, a shipped name, or a path to a JSON file.
+
+    Raises:
+        ControllerScenarioNotFound: no shipped scenario by that name and no such file.
+        ControllerScenarioError: the file exists but is malformed.
+    """
+    if isinstance(scenario, ControllerScenario):
+        return scenario
+    if isinstance(scenario, str) and scenario in _shipped():
+        return _shipped()[scenario]
+    if not isinstance(scenario, (str, Path)):
+        raise ControllerScenarioError(f"expected a ControllerScenario, a name or a path; got {type(scenario).__name__}")
+    path = Path(scenario)
+    if path.suffix == ".json" or path.exists():
+        return read_scenario_file(path)
+    raise ControllerScenarioNotFound(f"unknown controller scenario {str(scenario)!r}: not a shipped name "
+                                     f"({', '.join(_shipped())}) and not a .json file")
+
+
+def build_model(scenario: ControllerScenario, task: Task, skip: int = 0) -> Model:
+    """The scenario's stub model (a planner, or a script starting after ``skip`` replies already used)."""
+    spec = scenario.model
+    if spec.script is not None:
+        script = spec.script[skip:] or spec.script[-1:]
+        return ScriptedModel(script)
+    options = spec.planner.model_dump() if spec.planner is not None else {}
+    alternative = options.pop("alternative", None)
+    return TaskPlanner(task, alternative=(alternative["tool"], alternative["args"]) if alternative else None, **options)
+
+
+def build_controller(scenario: ScenarioLike, *, policy: PolicyLike | None = None, trace: str | Path | None = None,
+                     model: Model | None = None, trace_id: str | None = None, **overrides: Any) -> Controller:
+    """A ready-to-run controller for a scenario (``policy``, ``model`` and other keywords override it)."""
+    loaded = load_controller_scenario(scenario)
+    task = loaded.build_task()
+    controls = Controls(**loaded.controls.model_dump()) if loaded.controls else None
+    options: dict[str, Any] = {
+        "policy": policy if policy is not None else loaded.policy,
+        "faults": loaded.faults,
+        "context": loaded.context,
+        "compactor": COMPACTORS[loaded.compactor],
+        "send_state": loaded.send_state,
+        "controls": controls,
+        "trace": trace,
+        "trace_id": trace_id or f"{loaded.name}",
+        "label": loaded.name,
+        "scenario": loaded.model_dump(mode="json"),
+    }
+    options.update(overrides)
+    return Controller(task, model if model is not None else build_model(loaded, task), **options)
+
+
+def run_scenario(scenario: ScenarioLike, *, policy: PolicyLike | None = None, trace: str | Path | None = None,
+                 resume: bool = False, **overrides: Any) -> ControllerRun:
+    """Run a scenario; with ``resume=True`` a waiting run is resumed with the scenario's answer.
+
+    Example:
+        >>> run_scenario("weather-normal").status
+        'succeeded'
+    """
+    loaded = load_controller_scenario(scenario)
+    run = build_controller(loaded, policy=policy, trace=trace, **overrides).run()
+    if resume and run.status == "waiting_for_user" and loaded.resume is not None:
+        return run.resume(loaded.resume.answer)
+    return run
+
+
+@dataclass(frozen=True)
+class ScenarioCheck:
+    """Expected against actual for one scenario (and its resume).
+
+    Attributes:
+        name: the scenario.
+        runs: the run, and the resumed run when there is one.
+        problems: one line per mismatch (empty when everything matched).
+    """
+
+    name: str
+    runs: tuple[ControllerRun, ...]
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        """True when every expectation held."""
+        return not self.problems
+
+    def __str__(self) -> str:
+        verdict = "ok" if self.ok else "FAILED: " + "; ".join(self.problems)
+        return f"{self.name}: " + " → ".join(f"{r.status} ({r.code})" for r in self.runs) + f" — {verdict}"
+
+    def _repr_html_(self) -> str:
+        colour = "#1a7f37" if self.ok else "#b35900"
+        return f"<div style='color:{colour}'>{html.escape(str(self))}</div>"
+
+
+def _compare(expect: Expectation, run: ControllerRun, actions: Sequence[str], where: str) -> list[str]:
+    problems = []
+    if run.status != expect.status:
+        problems.append(f"{where}status: expected {expect.status}, got {run.status}")
+    if run.code != expect.code:
+        problems.append(f"{where}code: expected {expect.code}, got {run.code}")
+    if list(actions) != list(expect.actions):
+        problems.append(f"{where}actions: expected {list(expect.actions)}, got {list(actions)}")
+    if expect.budget is not None and run.stop.budget != expect.budget:
+        problems.append(f"{where}budget: expected {expect.budget}, got {run.stop.budget}")
+    if expect.call_states:
+        from agentloops.controller.controller import action_label
+
+        states: dict[str, str] = {}
+        for call in run.calls:
+            args = json.loads(call.args) if call.args.startswith("{") else {}
+            states[action_label(call.tool, args)] = call.state
+        for label, state in expect.call_states.items():
+            if states.get(label) != state:
+                problems.append(f"{where}call {label}: expected {state}, got {states.get(label)}")
+    if expect.events is not None:
+        verdicts = [e.verdict for e in run.events]
+        if verdicts != list(expect.events):
+            problems.append(f"{where}events: expected {list(expect.events)}, got {verdicts}")
+    return problems
+
+
+def check_scenario(scenario: ScenarioLike, *, policy: PolicyLike | None = None) -> ScenarioCheck:
+    """Run a scenario (and its resume) and compare with what its file expects."""
+    loaded = load_controller_scenario(scenario)
+    first = build_controller(loaded, policy=policy).run()
+    problems = _compare(loaded.expect, first, first.actions, "")
+    runs = [first]
+    if loaded.resume is not None and first.status == "waiting_for_user":
+        second = first.resume(loaded.resume.answer)
+        runs.append(second)
+        problems += _compare(loaded.resume.expect, second, second.new_actions, "after resume: ")
+    return ScenarioCheck(loaded.name, tuple(runs), tuple(problems))
+
+
+def scenario_table() -> Table:
+    """The shipped scenarios: name, task, faults, expected stop."""
+    rows = []
+    for s in list_controller_scenarios():
+        expected = f"{s.expect.status} ({s.expect.code})"
+        if s.resume is not None:
+            expected += f" → {s.resume.expect.status}"
+        faults = "; ".join(f.describe() for f in s.faults) or "-"
+        rows.append((s.name, s.task.type, clip(faults, 48), expected, clip(s.title, 60)))
+    return Table.build("Controller scenarios", ["name", "task", "faults", "expected stop", "title"], rows)

@@ -1,0 +1,274 @@
+"""Task state, kept outside the transcript: what is done, what is missing, what failed.
+
+The transcript is a log; the task state is the answer to "what is still
+missing?". The controller updates it from tool results — never from what the
+model says — and sends a compact rendering of it to the model every turn, so
+a model that cannot find an old result in a long context still knows that
+city A has been looked up.
+
+Every change increases :attr:`TaskState.version`. The version is part of an
+action's fingerprint (:mod:`agentloops.controller.progress`): the same call
+at the same version cannot bring anything new. Once a task has stopped, every
+mutator raises :class:`~agentloops.controller.errors.TaskFinishedError`; late
+and duplicate events are refused earlier, by the ledger in
+:mod:`agentloops.controller.parallel`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agentloops.controller.errors import TaskFinishedError
+
+ItemStatus = Literal["open", "done", "missing"]
+"""``open``: still to do; ``done``: a verified fact with a source; ``missing``: given up, with a reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A verified piece of the answer and where it came from.
+
+    Attributes:
+        item: the work item it settles, e.g. ``weather:Beijing``.
+        value: the data (JSON-compatible).
+        summary: one short line for people and for the model.
+        source: the source pointer: service, tool and call id.
+        turn: the turn that produced it.
+        ref: where the full output is stored when it was kept out of the context.
+    """
+
+    item: str
+    value: Any
+    summary: str
+    source: str
+    turn: int
+    ref: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"item": self.item, "value": self.value, "summary": self.summary, "source": self.source,
+                "turn": self.turn, "ref": self.ref}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Fact:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**data)
+
+
+@dataclass(frozen=True, slots=True)
+class StateDelta:
+    """What one turn changed in the task state, and why it changed nothing when it did not.
+
+    Attributes:
+        version_before: state version when the turn began.
+        version_after: state version when it ended.
+        changes: one line per change (``+fact``, ``missing``, ``failure``, ``input``…).
+        unchanged: why an observation changed nothing (``already known…``).
+        progress: a fact, an item status or a user input was added (failures alone are not progress).
+    """
+
+    version_before: int
+    version_after: int
+    changes: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    progress: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """True when the version moved."""
+        return self.version_after != self.version_before
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"version_before": self.version_before, "version_after": self.version_after,
+                "changes": list(self.changes), "unchanged": list(self.unchanged), "progress": self.progress}
+
+    def __str__(self) -> str:
+        if not self.changes:
+            why = "; ".join(self.unchanged) or "nothing observed"
+            return f"no change (v{self.version_before}): {why}"
+        return f"v{self.version_before}→v{self.version_after}: " + "; ".join(self.changes)
+
+
+class TaskState:
+    """The task's working memory, owned by the controller.
+
+    Attributes:
+        task: task type name.
+        goal: the goal in one sentence.
+        constraints: hard constraints that no step and no compaction may drop.
+        items: work item → status.
+        reasons: missing item → why it was given up.
+        facts: done item → its verified fact.
+        inputs: what the user supplied (for example ``order_id``).
+        waiting_for: the open question while the task waits for the user.
+        failures: failed tool attempts (tool, status, summary, turn), the "already tried" list.
+        version: increases on every change.
+        progress_count: how many changes were progress (a fact, an item settled, a user input).
+        finished: the stop status once the task has stopped, else ``None``.
+    """
+
+    def __init__(self, task: str, goal: str, constraints: tuple[str, ...], items: tuple[str, ...]) -> None:
+        self.task = task
+        self.goal = goal
+        self.constraints = tuple(constraints)
+        self.items: dict[str, ItemStatus] = {item: "open" for item in items}
+        self.reasons: dict[str, str] = {}
+        self.facts: dict[str, Fact] = {}
+        self.inputs: dict[str, str] = {}
+        self.waiting_for: dict[str, str] | None = None
+        self.failures: list[dict[str, Any]] = []
+        self.version = 0
+        self.progress_count = 0
+        self.finished: str | None = None
+        self._start = 0
+        self._changes: list[str] = []
+        self._unchanged: list[str] = []
+        self._progress = False
+
+    # -- turn bookkeeping ---------------------------------------------------------------
+    def begin_turn(self) -> None:
+        """Start collecting the changes of one turn."""
+        self._start, self._changes, self._unchanged, self._progress = self.version, [], [], False
+
+    def end_turn(self) -> StateDelta:
+        """The delta since :meth:`begin_turn`."""
+        return StateDelta(self._start, self.version, tuple(self._changes), tuple(self._unchanged), self._progress)
+
+    def _guard(self, change: str) -> None:
+        if self.finished is not None:
+            raise TaskFinishedError(f"task already stopped ({self.finished}); refused change: {change}")
+
+    def _bump(self, change: str, progress: bool) -> None:
+        self._guard(change)
+        self.version += 1
+        self.progress_count += int(progress)
+        self._changes.append(change)
+        self._progress = self._progress or progress
+
+    # -- mutators -------------------------------------------------------------------------
+    def add_fact(self, fact: Fact) -> bool:
+        """Record a verified fact; returns False (and says why) when it adds nothing."""
+        self._guard(f"fact {fact.item}")
+        known = self.facts.get(fact.item)
+        if known is not None:
+            same = "same value" if known.value == fact.value else "a different value; the first verified one is kept"
+            self._unchanged.append(f"{fact.item} already known from turn {known.turn} ({same}, source {known.source})")
+            return False
+        if fact.item not in self.items:
+            self._unchanged.append(f"{fact.item} is not an item of this task")
+            return False
+        self._bump(f"+fact {fact.item} = {fact.summary} [{fact.source}]", progress=True)
+        self.facts[fact.item] = fact
+        self.items[fact.item] = "done"
+        self.reasons.pop(fact.item, None)
+        return True
+
+    def mark_missing(self, item: str, reason: str) -> bool:
+        """Give up an open item, keeping the reason for the user and the record."""
+        self._guard(f"missing {item}")
+        if self.items.get(item) != "open":
+            return False
+        self._bump(f"missing {item}: {reason}", progress=True)
+        self.items[item] = "missing"
+        self.reasons[item] = reason
+        return True
+
+    def record_failure(self, tool: str, status: str, summary: str, turn: int) -> None:
+        """Remember a failed attempt so later turns (and compactions) know it was tried."""
+        self._bump(f"failure {tool}: {status}", progress=False)
+        self.failures.append({"tool": tool, "status": status, "summary": summary, "turn": turn})
+
+    def add_input(self, name: str, value: str) -> None:
+        """Record what the user supplied and stop waiting."""
+        self._bump(f"input {name} = {value!r}", progress=True)
+        self.inputs[name] = value
+        self.waiting_for = None
+
+    def set_waiting(self, name: str, question: str) -> None:
+        """Remember the one question the task is waiting on."""
+        self._bump(f"waiting for {name}", progress=False)
+        self.waiting_for = {"input": name, "question": question}
+
+    def note(self, text: str) -> None:
+        """Explain an observation that changed nothing (shown in the trace's state delta)."""
+        self._unchanged.append(text)
+
+    def finish(self, status: str) -> None:
+        """Freeze the task: from now on every mutator raises."""
+        if self.finished is not None:
+            raise TaskFinishedError(f"task already stopped ({self.finished}); cannot stop again as {status}")
+        self.finished = status
+
+    # -- views ------------------------------------------------------------------------------
+    def open_items(self) -> list[str]:
+        """Items still to do, in task order."""
+        return [item for item, status in self.items.items() if status == "open"]
+
+    def done_items(self) -> list[str]:
+        """Items settled by a verified fact."""
+        return [item for item, status in self.items.items() if status == "done"]
+
+    def missing_items(self) -> dict[str, str]:
+        """Given-up items and why."""
+        return {item: self.reasons.get(item, "") for item, status in self.items.items() if status == "missing"}
+
+    def failure_summary(self) -> list[str]:
+        """The "already tried" list: tool, status and count, in first-seen order."""
+        counts: dict[tuple[str, str], int] = {}
+        for failure in self.failures:
+            key = (failure["tool"], failure["status"])
+            counts[key] = counts.get(key, 0) + 1
+        return [f"{tool}: {status}" + (f" ×{n}" if n > 1 else "") for (tool, status), n in counts.items()]
+
+    def for_model(self, budget_left: dict[str, float | None] | None = None) -> str:
+        """The compact rendering sent to the model each turn (``TASK STATE`` + JSON)."""
+        data: dict[str, Any] = {
+            "version": self.version,
+            "goal": self.goal,
+            "constraints": list(self.constraints),
+            "done": {item: f"{fact.summary} [{fact.source}]" for item, fact in self.facts.items()},
+            "open": self.open_items(),
+            "missing": self.missing_items(),
+            "inputs": dict(self.inputs),
+            "tried": self.failure_summary(),
+        }
+        if budget_left is not None:
+            data["budget_left"] = {k: v for k, v in budget_left.items() if v is not None and k != "context_tokens"}
+        return "TASK STATE\n" + json.dumps(data, ensure_ascii=False)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything, JSON-compatible: for traces, stop records and saved runs."""
+        return {
+            "task": self.task,
+            "goal": self.goal,
+            "constraints": list(self.constraints),
+            "items": dict(self.items),
+            "reasons": dict(self.reasons),
+            "facts": [fact.to_dict() for fact in self.facts.values()],
+            "inputs": dict(self.inputs),
+            "waiting_for": dict(self.waiting_for) if self.waiting_for else None,
+            "failures": [dict(f) for f in self.failures],
+            "version": self.version,
+            "finished": self.finished,
+        }
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any]) -> TaskState:
+        """Rebuild a state from :meth:`snapshot` (used to resume a waiting task)."""
+        state = cls(data["task"], data["goal"], tuple(data["constraints"]), tuple(data["items"]))
+        state.items = dict(data["items"])
+        state.reasons = dict(data["reasons"])
+        state.facts = {f["item"]: Fact.from_dict(f) for f in data["facts"]}
+        state.inputs = dict(data["inputs"])
+        state.waiting_for = dict(data["waiting_for"]) if data["waiting_for"] else None
+        state.failures = [dict(f) for f in data["failures"]]
+        state.version = int(data["version"])
+        state.finished = data["finished"]
+        return state
+
+    def __repr__(self) -> str:
+        return (f"<TaskState {self.task} v{self.version}: done {self.done_items()} open {self.open_items()} "
+                f"missing {list(self.missing_items())}{' finished ' + self.finished if self.finished else ''}>")

@@ -1,0 +1,383 @@
+"""Tool results with meaning: a status class, retryable or not, data or a safe error, a source.
+
+A tool that answers ``""`` leaves the loop guessing: no results? bad
+arguments? a timeout? a broken parser? If every failure comes back as "no
+result, try again", the model's easiest move is to call the same tool again.
+Here every execution ends in a :class:`ToolResult` whose ``status`` says which
+of nine things happened, and the error policy routes on it.
+
+Three layers run in order, each able to answer without the next:
+
+1. :func:`validate` — schema validation *before* the tool runs (wrong type,
+   unknown argument, a required parameter only the user can supply);
+2. fault injection (:mod:`agentloops.controller.faults`) — the stub backend
+   times out, returns nothing, denies, changes its output format…;
+3. the handler itself; any exception it raises becomes a short, safe summary
+   (the exception class only) — an internal traceback never reaches the context.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentloops.controller.errors import ConfigError, ProcessKilled
+
+if TYPE_CHECKING:
+    from agentloops.controller.faults import FaultInjector
+
+ToolStatus = Literal[
+    "ok", "empty", "invalid_arguments", "missing_parameter", "timeout", "rate_limited",
+    "permission_denied", "not_found", "permanent_error",
+]
+"""What happened when a tool was asked to run.
+
+- ``ok``: data came back and passed the output check.
+- ``empty``: the tool ran and found nothing (which may or may not answer the task).
+- ``invalid_arguments``: the arguments broke the schema or the service rejected them.
+- ``missing_parameter``: a required value only the user can supply is missing or ambiguous.
+- ``timeout`` / ``rate_limited``: transient; the same call may succeed later.
+- ``permission_denied``: the caller may not do this; no rewording or other tool changes that.
+- ``not_found``: the named resource does not exist.
+- ``permanent_error``: the service failed in a way retrying will not fix (includes a changed output format).
+"""
+
+TOOL_STATUSES: tuple[ToolStatus, ...] = (
+    "ok", "empty", "invalid_arguments", "missing_parameter", "timeout", "rate_limited",
+    "permission_denied", "not_found", "permanent_error",
+)
+TRANSIENT: frozenset[str] = frozenset({"timeout", "rate_limited"})
+"""Statuses that are retryable by nature."""
+
+ASK_USER = "ask_user"
+"""The control action a model calls to ask the user a question; the controller handles it, no tool runs."""
+
+ParamType = Literal["string", "integer", "number", "boolean", "object", "array"]
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "object": (dict,), "array": (list,),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The outcome of one tool execution (or of a rejection before it).
+
+    Attributes:
+        status: which of the nine outcomes (see :data:`ToolStatus`).
+        data: the payload when ``ok`` (or the empty value when ``empty``).
+        error: a short, safe summary for the model and the user — never a traceback.
+        source: where the data came from (service name), for source pointers.
+        retryable: whether repeating the same call may succeed.
+        latency_s: simulated seconds the attempt took.
+        hint: the next step the tool suggests, if any.
+        ran: False when validation or the permission gate answered and nothing ran.
+        deliveries: how many times the result is delivered (2 simulates a duplicate delivery).
+        detail: internal detail for engineers; written to the trace, never sent to the model.
+        question: for ``missing_parameter``, the smallest question that unblocks the call.
+        parameter: for ``missing_parameter``, the parameter the question asks for.
+    """
+
+    status: ToolStatus
+    data: Any = None
+    error: str | None = None
+    source: str = ""
+    retryable: bool = False
+    latency_s: float = 0.0
+    hint: str = ""
+    ran: bool = True
+    deliveries: int = 1
+    detail: str | None = None
+    question: str | None = None
+    parameter: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the status is ``ok``."""
+        return self.status == "ok"
+
+    def observation(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """What the model is shown: status, data or safe error, source — no ``detail``."""
+        out: dict[str, Any] = {"tool": tool, "args": dict(args), "status": self.status}
+        if self.status in ("ok", "empty"):
+            out["data"] = self.data
+        if self.error:
+            out["error"] = self.error
+        if self.status not in ("ok", "empty"):
+            out["retryable"] = self.retryable
+        if self.source:
+            out["source"] = self.source
+        if self.hint:
+            out["hint"] = self.hint
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (for traces and replay)."""
+        return {name: getattr(self, name) for name in _RESULT_FIELDS}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**dict(data))
+
+
+_RESULT_FIELDS: tuple[str, ...] = tuple(ToolResult.__dataclass_fields__)
+
+
+class ToolFailure(Exception):
+    """Raised by a stub tool's handler to report a classified failure (not a bug).
+
+    Attributes:
+        status: the :data:`ToolStatus` to report.
+        message: the safe summary shown to the model.
+    """
+
+    def __init__(self, status: ToolStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One parameter of a tool's schema.
+
+    Attributes:
+        type: JSON type.
+        required: whether the call is invalid without it.
+        enum: allowed values, if restricted.
+        pattern: a regular expression a string must match.
+        ask_user: the question to ask when the value is missing: only the user can supply it,
+            so the model must not guess (``None`` means a missing value is the model's mistake).
+        description: one line for the model.
+    """
+
+    type: ParamType = "string"
+    required: bool = True
+    enum: tuple[Any, ...] | None = None
+    pattern: str | None = None
+    ask_user: str | None = None
+    description: str = ""
+
+
+Handler = Callable[[dict[str, Any]], Any]
+"""A stub tool's body: arguments in, data out; raises :class:`ToolFailure` for classified failures."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: schema, behaviour and the operational facts the policy routes on.
+
+    Attributes:
+        name: the name the model calls.
+        description: one line for the model.
+        params: parameter name → :class:`Param`.
+        handler: the stub implementation.
+        side_effects: it changes the world; such a call is never retried blindly.
+        capability: the permission it needs (``None``: none).
+        checks_permission: the backend checks the capability itself. With the
+            ``tool_only`` gate, a tool that does not is a hole another tool can route through.
+        risk: ``high`` actions go to a human under the default policy.
+        latency_s: simulated seconds of a normal call.
+        timeout_s: seconds before a call is given up as a timeout.
+        backend: the downstream service; two tools on the same backend fail together.
+        fallback: a tool to switch to after transient or permanent failures.
+        source: the source label written into facts.
+        output_fields: fields a successful output must have (the output format check).
+    """
+
+    name: str
+    description: str
+    params: Mapping[str, Param]
+    handler: Handler
+    side_effects: bool = False
+    capability: str | None = None
+    checks_permission: bool = False
+    risk: Literal["low", "high"] = "low"
+    latency_s: float = 0.4
+    timeout_s: float = 5.0
+    backend: str = ""
+    fallback: str | None = None
+    source: str = ""
+    output_fields: tuple[str, ...] = ()
+
+    def signature(self) -> str:
+        """``name(param, [optional])`` for prompts and tables."""
+        parts = [p if spec.required else f"[{p}]" for p, spec in self.params.items()]
+        return f"{self.name}({', '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class Toolbox:
+    """The tools offered to the model for one task, by name."""
+
+    tools: Mapping[str, ToolSpec] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, specs: Iterable[ToolSpec]) -> Toolbox:
+        """Build from specs (names must be unique)."""
+        out: dict[str, ToolSpec] = {}
+        for spec in specs:
+            if spec.name in out or spec.name == ASK_USER:
+                raise ConfigError(f"tool name {spec.name!r} is used twice or reserved")
+            out[spec.name] = spec
+        for spec in out.values():
+            if spec.fallback is not None and spec.fallback not in out:
+                raise ConfigError(f"tool {spec.name!r} falls back to {spec.fallback!r}, which is not in the toolbox")
+        return cls(out)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.tools
+
+    def __getitem__(self, name: str) -> ToolSpec:
+        return self.tools[name]
+
+    def names(self) -> list[str]:
+        """Tool names in definition order."""
+        return list(self.tools)
+
+    def describe(self) -> str:
+        """One line per tool, plus the ask_user action, for the system message."""
+        lines = [f"- {spec.signature()}: {spec.description}" for spec in self.tools.values()]
+        lines.append(f"- {ASK_USER}(question): ask the user for information only they have")
+        return "\n".join(lines)
+
+    def with_tool(self, spec: ToolSpec) -> Toolbox:
+        """A copy with ``spec`` added or replaced."""
+        return Toolbox({**self.tools, spec.name: spec})
+
+
+def is_empty(data: Any) -> bool:
+    """True for ``None`` and empty strings, lists and dicts."""
+    return data is None or (isinstance(data, (str, list, dict, tuple)) and len(data) == 0)
+
+
+def validate(spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult | None:
+    """Check arguments against the schema before anything runs; ``None`` when they pass.
+
+    A missing value that only the user can supply (``Param.ask_user``) is
+    ``missing_parameter`` with the question to ask; every other problem is
+    ``invalid_arguments`` with a one-line reason the model can act on.
+    """
+    def reject(reason: str) -> ToolResult:
+        return ToolResult("invalid_arguments", error=f"{spec.name}: {reason}", ran=False,
+                          hint="fix the arguments and call again")
+
+    for key in args:
+        if key not in spec.params:
+            expected = ", ".join(spec.params) or "no arguments"
+            return reject(f"unexpected argument {key!r} (expected: {expected})")
+    for key, param in spec.params.items():
+        value = args.get(key)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if not param.required:
+                continue
+            if param.ask_user:
+                return ToolResult("missing_parameter", error=f"{spec.name} needs {key}, which only the user can give",
+                                  ran=False, question=param.ask_user, parameter=key)
+            return reject(f"missing required argument {key!r}")
+        types = _PY_TYPES[param.type]
+        if (isinstance(value, bool) and param.type != "boolean") or not isinstance(value, types):
+            return reject(f"{key} must be a {param.type}; got {type(value).__name__} {value!r}")
+        if param.enum is not None and value not in param.enum:
+            return reject(f"{key} must be one of {list(param.enum)}; got {value!r}")
+        if param.pattern is not None and not re.fullmatch(param.pattern, str(value)):
+            return reject(f"{key} does not look right ({value!r}); expected the pattern {param.pattern}")
+    return None
+
+
+def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector | None = None,
+            granted: frozenset[str] = frozenset()) -> ToolResult:
+    """Run one attempt of a tool (arguments already validated) and classify the outcome.
+
+    Args:
+        spec: the tool.
+        args: validated arguments.
+        injector: declarative faults to apply to this attempt, if any.
+        granted: the caller's capabilities, for backends that check permissions themselves.
+    """
+    from agentloops.controller.faults import fault_result
+
+    args = dict(args)
+    fault = injector.effect(spec.name, args) if injector is not None else None
+    latency = spec.latency_s
+    deliveries = 1
+    reshape = False
+    if fault is not None:
+        if fault.kind == "crash":
+            raise ProcessKilled(f"simulated kill inside {spec.name}")
+        if fault.kind == "slow":
+            latency = fault.latency_s or spec.timeout_s
+        elif fault.kind == "duplicate":
+            deliveries = 2
+        elif fault.kind == "format_change":
+            reshape = True
+        else:
+            return fault_result(fault, spec)
+    if latency > spec.timeout_s:  # slower than its timeout: the caller gives up at the timeout
+        return ToolResult("timeout", error=f"{spec.name} gave no answer within {spec.timeout_s:g} s",
+                          source=spec.source, retryable=True, latency_s=spec.timeout_s,
+                          hint="transient: the same call may succeed later")
+    if spec.checks_permission and spec.capability and spec.capability not in granted:
+        return ToolResult("permission_denied", error=f"{spec.name}: the caller lacks {spec.capability}",
+                          source=spec.source, latency_s=latency)
+    try:
+        data = spec.handler(args)
+    except ToolFailure as failure:
+        return ToolResult(failure.status, error=failure.message, source=spec.source, latency_s=latency,
+                          retryable=failure.status in TRANSIENT, deliveries=deliveries)
+    except Exception as exc:  # a bug in the backend: keep the class, hide the rest from the model
+        return ToolResult("permanent_error", error=f"{spec.name} failed with an internal error ({type(exc).__name__})",
+                          source=spec.source, latency_s=latency, detail=f"{type(exc).__name__}: {str(exc)[:200]}",
+                          hint="do not retry the same call; the failure is on the tool's side")
+    if reshape and isinstance(data, dict):
+        data = {f"v2_{key}": value for key, value in data.items()}
+    if is_empty(data):
+        return ToolResult("empty", data=data, source=spec.source, latency_s=latency, deliveries=deliveries,
+                          hint="nothing matched; decide whether 'not found' answers the task")
+    if spec.output_fields:
+        missing = [name for name in spec.output_fields if not isinstance(data, dict) or name not in data]
+        if missing:
+            return ToolResult("permanent_error",
+                              error=f"{spec.name}: the output format changed (no {', '.join(missing)})",
+                              source=spec.source, latency_s=latency, deliveries=deliveries,
+                              hint="the output cannot be used as it is; do not retry the same call")
+    return ToolResult("ok", data=data, source=spec.source, latency_s=latency, deliveries=deliveries)
+
+
+def call_tool(toolbox: Toolbox, name: str, args: Mapping[str, Any] | None, *,
+              injector: FaultInjector | None = None, granted: frozenset[str] = frozenset()) -> ToolResult:
+    """Validate then execute, as a naive loop's tool wrapper would (no gate, no policy)."""
+    if name not in toolbox:
+        return ToolResult("invalid_arguments", error=f"there is no tool named {name!r}", ran=False)
+    if args is None:
+        return ToolResult("invalid_arguments", error=f"the arguments of {name} are not a JSON object", ran=False)
+    spec = toolbox[name]
+    return validate(spec, args) or execute(spec, args, injector=injector, granted=granted)
+
+
+def as_plain_tools(toolbox: Toolbox, *, injector: FaultInjector | None = None,
+                   granted: frozenset[str] = frozenset()) -> dict[str, Callable[[dict[str, Any]], str]]:
+    """The same stub tools as text functions for the core :func:`agentloops.run_loop`.
+
+    The cap-only baseline sees exactly the observations the controller's model
+    sees (JSON with status and data); it just has no state, policy or budgets.
+    """
+    def make(name: str) -> Callable[[dict[str, Any]], str]:
+        def run(args: dict[str, Any]) -> str:
+            result = call_tool(toolbox, name, args, injector=injector, granted=granted)
+            return json.dumps(result.observation(name, args), ensure_ascii=False)
+        run.__name__ = name
+        return run
+
+    tools = {name: make(name) for name in toolbox.names()}
+    tools[ASK_USER] = lambda args: json.dumps({"tool": ASK_USER, "status": "ok", "data": "(no user is listening)"})
+    return tools
+
+
+def with_latency(result: ToolResult, seconds: float) -> ToolResult:
+    """A copy of ``result`` with another latency."""
+    return replace(result, latency_s=seconds)

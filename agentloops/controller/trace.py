@@ -1,0 +1,415 @@
+"""Traces: one structured JSON line per turn, written and flushed as the turn finishes.
+
+A trace records decisions, not hidden reasoning: for each turn the trace id,
+turn number, state version, pending goal, the action and an argument summary,
+the tool status, a short observation, the state delta, the budgets left and
+the decision — plus, for replay, every tool result in full and the model's
+visible reply. Because each line is flushed when its turn ends, a process
+killed mid-run leaves every finished turn on disk, readable (the test raises a
+simulated kill inside a tool and reads the file back).
+
+Line kinds: ``start`` (configuration), ``turn``, ``event`` (late or duplicate
+results, written when they arrive), ``resume`` (a user answer) and ``stop``
+(the stop's system record).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agentloops.controller.errors import TraceError
+from agentloops.controller.render import clip, html_table
+from agentloops.errors import describe_validation_error
+from agentloops.tables import text_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TRACE_SCHEMA = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """One turn of the loop, as written to the trace.
+
+    Attributes:
+        trace_id: the run's id.
+        turn: 1-based turn number.
+        at_s: simulated time when the turn ended.
+        state_version: state version when the turn began.
+        pending_goal: the first open item (what the turn was for).
+        action: what was done, in one line.
+        args_summary: the arguments, normalised.
+        tool_status: the tool status (``a→b`` when retried; a list for a parallel batch).
+        observation: a short summary of what came back.
+        state_delta: the state delta (see :class:`~agentloops.controller.state.StateDelta`).
+        budget_left: what remained of each budget after the turn.
+        decision: continue (and why) or ``stop:<status>``.
+        context_tokens: size of the request sent to the model this turn.
+        open_items: items still open after the turn.
+        missing_items: items given up after the turn.
+        progress: the turn added a fact, settled an item or recorded a user input.
+        actions: every tool action of the turn, each with its full result (for replay).
+        response: the model's visible reply (content, tool calls, finish reason).
+        compaction: the compaction done before this turn's request, if any.
+    """
+
+    trace_id: str
+    turn: int
+    at_s: float
+    state_version: int
+    pending_goal: str
+    action: str
+    args_summary: str
+    tool_status: str
+    observation: str
+    state_delta: dict[str, Any]
+    budget_left: dict[str, Any]
+    decision: str
+    context_tokens: int
+    open_items: tuple[str, ...] = ()
+    missing_items: tuple[str, ...] = ()
+    progress: bool = False
+    actions: tuple[dict[str, Any], ...] = ()
+    response: dict[str, Any] | None = None
+    compaction: dict[str, Any] | None = None
+
+    @property
+    def state_version_after(self) -> int:
+        """State version when the turn ended."""
+        return int(self.state_delta.get("version_after", self.state_version))
+
+    def delta_text(self) -> str:
+        """The state delta in one line (why nothing changed, when nothing did)."""
+        changes = self.state_delta.get("changes") or []
+        if changes:
+            return "; ".join(changes)
+        unchanged = self.state_delta.get("unchanged") or []
+        return "no change: " + ("; ".join(unchanged) if unchanged else "nothing new observed")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON line (``kind`` = ``turn``); built by hand because ``asdict`` deep-copies (slow)."""
+        data: dict[str, Any] = {"kind": "turn"}
+        for name in _TURN_FIELDS:
+            data[name] = getattr(self, name)
+        data["open_items"] = list(self.open_items)
+        data["missing_items"] = list(self.missing_items)
+        data["actions"] = [dict(a) for a in self.actions]
+        return data
+
+    def to_row(self) -> dict[str, Any]:
+        """A flat row for tables and pandas."""
+        return {
+            "turn": self.turn, "at_s": self.at_s, "state_version": self.state_version,
+            "state_version_after": self.state_version_after, "pending_goal": self.pending_goal,
+            "action": self.action, "tool_status": self.tool_status, "observation": self.observation,
+            "state_delta": self.delta_text(), "progress": self.progress, "open_items": len(self.open_items),
+            "missing_items": len(self.missing_items), "context_tokens": self.context_tokens,
+            "decision": self.decision,
+            **{f"left_{k}": v for k, v in self.budget_left.items()},
+        }
+
+
+_TURN_FIELDS: tuple[str, ...] = tuple(TurnRecord.__dataclass_fields__)
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StartLine(_Line):
+    """The first line: how the run was configured (enough to replay it)."""
+
+    kind: Literal["start"]
+    schema_version: int
+    trace_id: str
+    label: str
+    at_s: float
+    task: dict[str, Any]
+    policy: dict[str, Any]
+    budget: dict[str, Any]
+    context: dict[str, Any]
+    send_state: bool
+    model_latency_s: float
+    scenario: dict[str, Any] | None = None
+
+
+class TurnLine(_Line):
+    """A ``turn`` line (validated, then turned into a :class:`TurnRecord`)."""
+
+    kind: Literal["turn"]
+    trace_id: str
+    turn: int
+    at_s: float
+    state_version: int
+    pending_goal: str
+    action: str
+    args_summary: str
+    tool_status: str
+    observation: str
+    state_delta: dict[str, Any]
+    budget_left: dict[str, Any]
+    decision: str
+    context_tokens: int
+    open_items: list[str] = []
+    missing_items: list[str] = []
+    progress: bool = False
+    actions: list[dict[str, Any]] = []
+    response: dict[str, Any] | None = None
+    compaction: dict[str, Any] | None = None
+
+
+class EventLine(_Line):
+    """A result the ledger did not apply: late (after a cancel or the stop) or a duplicate."""
+
+    kind: Literal["event"]
+    trace_id: str
+    turn: int
+    at_s: float
+    call_id: str
+    verdict: str
+    status: str
+    note: str
+
+
+class ResumeLine(_Line):
+    """The user answered; the task continues from saved state."""
+
+    kind: Literal["resume"]
+    trace_id: str
+    turn: int
+    at_s: float
+    parameter: str
+    answer: str
+    state_version: int
+
+
+class StopLine(_Line):
+    """The stop's system record."""
+
+    kind: Literal["stop"]
+    trace_id: str
+    record: dict[str, Any]
+
+
+_LINE_TYPES: dict[str, type[_Line]] = {"start": StartLine, "turn": TurnLine, "event": EventLine,
+                                       "resume": ResumeLine, "stop": StopLine}
+
+
+class TraceWriter:
+    """Appends JSON lines to a file, flushing after each one.
+
+    Flushing hands the line to the operating system, so it survives the
+    process dying; ``fsync=True`` also forces it to the disk (to survive a
+    power cut), at a cost per turn.
+    """
+
+    def __init__(self, path: str | Path, *, append: bool = False, fsync: bool = False) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        try:
+            self.file = self.path.open("a" if append else "w", encoding="utf-8")
+        except OSError as exc:
+            why = exc.strerror or exc.__class__.__name__
+            raise TraceError(f"{self.path}: cannot open for writing ({why})") from None
+
+    def write(self, data: Mapping[str, Any]) -> None:
+        """Write one line and flush it."""
+        self.file.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+        self.file.flush()
+        if self.fsync:
+            import os
+
+            os.fsync(self.file.fileno())
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        if not self.file.closed:
+            self.file.close()
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A trace read back (from a file or from a run in memory).
+
+    Attributes:
+        start: the configuration line.
+        turns: every finished turn.
+        events: late and duplicate results.
+        resumes: user answers that resumed the task.
+        stop: the stop record, or ``None`` when the run died before stopping.
+        path: the file it came from, if any.
+        truncated_tail: the last line was cut off mid-write and was skipped.
+    """
+
+    start: StartLine
+    turns: tuple[TurnRecord, ...]
+    events: tuple[EventLine, ...] = ()
+    resumes: tuple[ResumeLine, ...] = ()
+    stop: dict[str, Any] | None = None
+    path: Path | None = None
+    truncated_tail: bool = False
+
+    @property
+    def trace_id(self) -> str:
+        """The run's id."""
+        return self.start.trace_id
+
+    @property
+    def complete(self) -> bool:
+        """True when the run reached a stop (a killed run has no stop line)."""
+        return self.stop is not None
+
+    @property
+    def status(self) -> str | None:
+        """The stop status, if the run stopped."""
+        return None if self.stop is None else str(self.stop.get("status"))
+
+    @property
+    def actions(self) -> list[str]:
+        """Every action label, in order."""
+        return [a["label"] for t in self.turns for a in t.actions]
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every recorded tool execution: tool, normalised args and the full result (for replay)."""
+        return [a for t in self.turns for a in t.actions if a.get("result") is not None and a["result"].get("ran")]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per turn (imports pandas on first use)."""
+        import pandas as pd
+
+        return pd.DataFrame([t.to_row() for t in self.turns]).set_index("turn")
+
+    def table(self) -> str:
+        """The turns as a text table: version, goal, action, status, state delta, decision."""
+        rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", clip(t.pending_goal, 22), clip(t.action, 40),
+                 clip(t.tool_status, 26), clip(t.delta_text(), 60), clip(t.decision, 44)] for t in self.turns]
+        return text_table(["turn", "state", "pending goal", "action", "tool status", "state delta", "decision"], rows)
+
+    def __str__(self) -> str:
+        head = f"trace {self.trace_id} ({self.start.label}, task {self.start.task.get('type')}, " \
+               f"policy {self.start.policy.get('name')}): {len(self.turns)} turns"
+        tail = f"stop: {self.stop['status']} ({self.stop['code']}): {self.stop['reason']}" if self.stop else \
+            "no stop line: the run did not finish (killed?)"
+        events = "".join(f"\nevent at {e.at_s:g} s: {e.call_id} {e.verdict} ({e.note})" for e in self.events)
+        return f"{head}\n{self.table()}{events}\n{tail}"
+
+    def _repr_html_(self) -> str:
+        rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", t.pending_goal, t.action, t.tool_status,
+                 t.delta_text(), t.decision] for t in self.turns]
+        changed = [t.state_version_after != t.state_version for t in self.turns]
+        note = (f"stop: {self.stop['status']} ({self.stop['code']}): {self.stop['reason']}" if self.stop
+                else "no stop line: the run did not finish")
+        return html_table(f"trace {self.trace_id}", ["turn", "state", "pending goal", "action", "tool status",
+                                                     "state delta", "decision"], rows, note, highlight=changed)
+
+
+def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, truncated_tail: bool = False,
+                where: str = "trace", validate: bool = True) -> Trace:
+    """Build a :class:`Trace` from already-decoded lines (validated one by one unless ``validate=False``,
+    which is for lines the controller itself just produced)."""
+    start: StartLine | None = None
+    turns: list[TurnRecord] = []
+    events: list[EventLine] = []
+    resumes: list[ResumeLine] = []
+    stop: dict[str, Any] | None = None
+    for number, data in enumerate(lines, start=1):
+        if not isinstance(data, Mapping):
+            raise TraceError(f"{where}:{number}: expected a JSON object; got {type(data).__name__}")
+        kind = data.get("kind")
+        model = _LINE_TYPES.get(str(kind))
+        if model is None:
+            raise TraceError(f"{where}:{number}: kind: expected one of {', '.join(_LINE_TYPES)}; got {kind!r}")
+        if not validate:
+            line = model.model_construct(**data)
+        else:
+            try:
+                line = model.model_validate(data)
+            except ValidationError as exc:
+                raise TraceError(f"{where}:{number}: {describe_validation_error(exc)}") from None
+        if number == 1 and not isinstance(line, StartLine):
+            raise TraceError(f"{where}:1: a trace starts with a 'start' line; got {kind!r}")
+        if isinstance(line, StartLine):
+            if start is not None:
+                raise TraceError(f"{where}:{number}: a second 'start' line")
+            start = line
+        elif isinstance(line, TurnLine):
+            fields = {name: getattr(line, name) for name in _TURN_FIELDS}
+            fields["open_items"] = tuple(fields["open_items"])
+            fields["missing_items"] = tuple(fields["missing_items"])
+            fields["actions"] = tuple(dict(a) for a in fields["actions"])
+            turns.append(TurnRecord(**fields))
+        elif isinstance(line, EventLine):
+            events.append(line)
+        elif isinstance(line, ResumeLine):
+            resumes.append(line)
+        else:
+            stop = dict(line.record)
+    if start is None:
+        raise TraceError(f"{where}: empty; a trace starts with a 'start' line")
+    return Trace(start, tuple(turns), tuple(events), tuple(resumes), stop, path, truncated_tail)
+
+
+def read_trace(path: str | Path) -> Trace:
+    """Read and validate a JSON Lines trace; errors name the file, the line and the field.
+
+    A last line cut off mid-write (no newline, not JSON) is skipped and flagged
+    in ``truncated_tail``: everything before it is still a valid trace.
+
+    Raises:
+        TraceError: missing file, a line that is not JSON, or a line of the wrong shape.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such trace file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+    raw = text.split("\n")
+    truncated = False
+    if raw and raw[-1] == "":
+        raw.pop()
+    elif raw:
+        try:
+            json.loads(raw[-1])
+        except ValueError:
+            raw.pop()
+            truncated = True
+    decoded = []
+    for number, line in enumerate(raw, start=1):
+        try:
+            decoded.append(json.loads(line))
+        except ValueError as exc:
+            raise TraceError(f"{path}:{number}: not valid JSON ({exc})") from None
+    return parse_lines(decoded, path, truncated, where=str(path))
+
+
+@dataclass
+class TraceSink:
+    """Where a run's lines go: kept in memory always, and written to a file when one is given."""
+
+    writer: TraceWriter | None = None
+    lines: list[dict[str, Any]] = field(default_factory=list)
+
+    def write(self, data: Mapping[str, Any]) -> None:
+        """Keep and (if a file is open) write one line."""
+        self.lines.append(dict(data))
+        if self.writer is not None:
+            self.writer.write(data)
+
+    def close(self) -> None:
+        """Close the file, if any."""
+        if self.writer is not None:
+            self.writer.close()
+
+    def trace(self) -> Trace:
+        """The lines so far as a :class:`Trace`."""
+        path = self.writer.path if self.writer is not None else None
+        return parse_lines(self.lines, path, where=str(path) if path else "trace", validate=False)

@@ -1,0 +1,46 @@
+"""The controller's public surface: a deliberate __all__, light imports, renderings."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+import agentloops
+import agentloops.controller as controller
+from agentloops.controller import run_scenario
+
+
+def test_all_is_exactly_the_public_names_and_each_one_loads():
+    assert set(controller.__all__) == set(controller._EXPORTS)
+    assert controller.__all__ == sorted(controller.__all__, key=lambda n: (not n.isupper(), n))
+    for name in controller.__all__:
+        value = getattr(controller, name)
+        assert type(value).__name__ != "module", name  # no submodule shadows a public name
+        if isinstance(value, type) or inspect.isfunction(value):
+            assert value.__module__ == f"agentloops.controller.{controller._EXPORTS[name]}", name
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        controller.nope  # noqa: B018
+    assert set(controller.__all__) <= set(dir(controller))
+
+
+def test_importing_the_controller_loads_no_heavy_libraries_and_the_core_does_not_load_it():
+    code = ("import sys, agentloops; assert 'agentloops.controller' not in sys.modules; "
+            "import agentloops.controller; assert 'agentloops.controller.controller' not in sys.modules; "
+            "from agentloops.controller import run_scenario; run_scenario('weather-normal'); "
+            "heavy = [m for m in ('pandas', 'matplotlib', 'ipywidgets') if m in sys.modules]; "
+            "assert not heavy, heavy")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert "controller" not in agentloops.__all__
+
+
+def test_results_render_as_text_and_html():
+    run = run_scenario("weather-timeout-once")
+    assert "weather-timeout-once" in str(run) and "<table>" in run._repr_html_()
+    assert "[succeeded]" in str(run.stop) and "<pre" in run.stop._repr_html_()
+    assert "<table>" in run.trace._repr_html_() and "trace weather-timeout-once" in str(run.trace)
+    assert repr(run).startswith("<ControllerRun weather-timeout-once")
+    table = controller.stop_statuses()
+    assert "<table>" in table._repr_html_() and table.to_frame().shape[0] == 8

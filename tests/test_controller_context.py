@@ -1,0 +1,90 @@
+"""Context control: out-of-context storage, compaction that keeps what matters, and the check."""
+
+from __future__ import annotations
+
+import json
+
+from agentloops.controller import (
+    ContextPolicy,
+    ContextStore,
+    Controller,
+    Fact,
+    TaskPlanner,
+    TaskState,
+    check_compaction,
+    make_task,
+    memory_from_state,
+    run_scenario,
+)
+from agentloops.controller.context import observe, summarize
+from agentloops.controller.tools import execute
+from agentloops.controller.world import TOOLS
+
+
+def state() -> TaskState:
+    s = TaskState("research", "summarise the topic", ("cite every claim", "only listed sources"),
+                  ("source:s1", "source:s2"))
+    s.add_fact(Fact("source:s1", {"title": "T"}, "T (2024)", "library via fetch (c1)", 1, ref="ref:1"))
+    s.record_failure("fetch", "timeout", "slow", 1)
+    return s
+
+
+def test_large_outputs_become_a_reference_and_a_summary():
+    store = ContextStore()
+    result = execute(TOOLS["fetch"], {"source_id": "s1"})
+    observation, ref = observe(result, "fetch", {"source_id": "s1"}, store, ContextPolicy())
+    assert ref == "ref:1" and "data" not in observation and observation["stored_tokens"] > 150
+    assert store.get(ref)["text"] == result.data["text"]
+    assert len(observation["summary"]) <= 160
+    small, none = observe(execute(TOOLS["get_weather"], {"city": "Beijing"}), "get_weather", {"city": "Beijing"},
+                          store, ContextPolicy())
+    assert none is None and small["data"]["temp_c"] == 18
+    assert summarize("x" * 500, 20).endswith("…") and len(summarize("x" * 500, 20)) == 20
+
+
+def test_offloading_keeps_the_context_small_turn_after_turn():
+    task = make_task("research", sources=["s1", "s2", "s3", "s4"], minimum=4).with_budget(steps=6, model_calls=6)
+    stored = Controller(task, TaskPlanner(task)).run()
+    pasted = Controller(task, TaskPlanner(task), context=ContextPolicy(offload_over_tokens=None)).run()
+    sizes_stored = [t.context_tokens for t in stored.turns]
+    sizes_pasted = [t.context_tokens for t in pasted.turns]
+    assert stored.status == "succeeded" and sizes_stored == sorted(sizes_stored)
+    growth_stored = sizes_stored[3] - sizes_stored[2]
+    growth_pasted = sizes_pasted[3] - sizes_pasted[2]
+    assert growth_pasted > 4 * growth_stored
+    assert stored.stop.facts[0].ref == "ref:1"
+
+
+def test_the_safe_memory_keeps_goal_constraints_facts_sources_and_open_items():
+    s = state()
+    memory = memory_from_state(s)
+    assert check_compaction(memory, s).ok
+    payload = json.loads(memory.partition("\n")[2])
+    assert payload["constraints"] == ["cite every claim", "only listed sources"]
+    assert payload["facts"][0]["source"] == "library via fetch (c1)" and payload["open"] == ["source:s2"]
+
+
+def test_a_compaction_that_drops_a_constraint_is_caught():
+    s = state()
+    memory = memory_from_state(s)
+    dropped = memory.replace('"only listed sources"', '"any source is fine"')
+    check = check_compaction(dropped, s)
+    assert not check.ok and check.dropped == ("constraint: only listed sources",)
+    assert str(check) == "compaction dropped: constraint: only listed sources"
+    without_source = memory.replace("library via fetch (c1)", "somewhere")
+    assert check_compaction(without_source, s).dropped == ("fact: source:s1 [library via fetch (c1)]",)
+
+
+def test_a_careless_compaction_sends_the_loop_down_an_old_path_and_the_check_prevents_it():
+    careless = run_scenario("research-compaction-careless")
+    assert careless.status == "no_progress"
+    assert careless.actions[3:5] == ["fetch(source_id=s1)", "fetch(source_id=s2)"]  # finished work, redone
+    event = careless.compactions[0]
+    assert (event.used, event.check.ok) == ("compactor", False)
+    assert "constraint: use only the listed sources" in event.check.dropped
+    checked = run_scenario("research-compaction-checked")
+    assert checked.status == "succeeded" and len(set(checked.actions)) == len(checked.actions)
+    assert {c.used for c in checked.compactions} == {"safe_memory"}
+    assert all(c.tokens_after < c.tokens_before for c in checked.compactions)
+    assert checked.turns[3].compaction is not None
+    assert any("compaction refused" in note for note in checked.turns[3].state_delta["unchanged"])

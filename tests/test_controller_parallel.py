@@ -1,0 +1,132 @@
+"""Parallel calls: ids and states, join rules, cancellation, late and duplicate events."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentloops.controller import (
+    CALL_STATES,
+    Controller,
+    Controls,
+    Fact,
+    Fault,
+    JoinRule,
+    Ledger,
+    TaskPlanner,
+    TaskState,
+    ToolResult,
+    make_task,
+    run_scenario,
+)
+from agentloops.controller.parallel import Arrival
+
+OK = ToolResult("ok", data={"x": 1}, source="svc")
+FAIL = ToolResult("permanent_error", error="down", source="svc")
+
+
+def test_join_rules():
+    assert JoinRule(kind="all").satisfied(3, 3) and not JoinRule(kind="all").satisfied(2, 3)
+    assert JoinRule(kind="any").satisfied(1, 4)
+    rule = JoinRule(kind="minimum", minimum=2)
+    assert rule.satisfied(2, 4) and rule.impossible(1, 0, 4) and not rule.impossible(1, 1, 4)
+    assert rule.describe() == "minimum 2"
+    with pytest.raises(ValueError, match="a 'minimum' join needs minimum"):
+        JoinRule(kind="minimum")
+
+
+def test_the_ledger_applies_once_and_refuses_late_and_foreign_results():
+    ledger = Ledger("task-1")
+    ledger.open("c1", "fetch", "{}", 1, 0.0)
+    ledger.open("c2", "fetch", "{}", 1, 0.0)
+    assert ledger.deliver(Arrival(1.0, "c1", OK, 1, "task-1"), True) == "applied"
+    assert ledger.deliver(Arrival(1.1, "c1", OK, 2, "task-1"), True) == "duplicate"
+    assert ledger.deliver(Arrival(1.2, "c9", OK), True) == "unknown"
+    assert ledger.deliver(Arrival(1.3, "c2", OK, 1, "task-0"), True) == "stale"
+    assert ledger.cancel_running(2.0, "join satisfied") == ["c2"]
+    assert ledger.deliver(Arrival(5.0, "c2", OK, 1, "task-1"), True) == "late"
+    assert ledger.deliver(Arrival(5.1, "c2", OK, 2, "task-1"), True) == "duplicate"
+    states = {r.call_id: (r.state, r.ended_at, r.arrived_at) for r in ledger.records()}
+    assert states == {"c1": ("succeeded", 1.0, 1.0), "c2": ("ignored", 2.0, 5.0)}
+    assert [e.verdict for e in ledger.events] == ["duplicate", "unknown", "stale", "late", "duplicate"]
+    with pytest.raises(ValueError, match="already in use"):
+        ledger.open("c1", "fetch", "{}", 2, 3.0)
+
+
+events = st.lists(st.tuples(st.sampled_from(["deliver", "cancel", "finish"]), st.integers(0, 5),
+                            st.booleans(), st.sampled_from(["task", "other"])), min_size=1, max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(events)
+def test_no_finished_task_is_ever_reopened_by_a_late_or_duplicate_event(sequence):
+    ledger = Ledger("task")
+    state = TaskState("t", "goal", (), tuple(f"item:{i}" for i in range(6)))
+    for i in range(5):
+        ledger.open(f"c{i}", "tool", "{}", 1, 0.0)
+    applied: list[str] = []
+    frozen = None
+    for n, (kind, index, ok, owner) in enumerate(sequence):
+        if kind == "finish" and state.finished is None:
+            state.finish("succeeded")
+            ledger.close()
+            frozen = state.snapshot()
+        elif kind == "cancel":
+            ledger.cancel_running(float(n), "cancelled")
+        elif kind == "deliver":
+            verdict = ledger.deliver(Arrival(float(n), f"c{index}", OK if ok else FAIL, 1, owner), ok)
+            if verdict == "applied":
+                assert state.finished is None  # only an open task can receive results
+                applied.append(f"c{index}")
+                if ok:
+                    state.add_fact(Fact(f"item:{index}", n, "x", "svc", n))
+        if frozen is not None:
+            assert state.snapshot() == frozen and state.finished == "succeeded"
+    assert len(applied) == len(set(applied))  # a result delivered twice is handled once
+    assert all(r.state in CALL_STATES for r in ledger.records())
+
+
+def test_research_timeline_has_ids_states_and_the_late_arrival():
+    run = run_scenario("research-parallel")
+    calls = {c.args: c for c in run.calls}
+    s1, s2, s3, s4 = (calls[f'{{"source_id":"s{i}"}}'] for i in range(1, 5))
+    assert (s1.state, s1.deliveries) == ("succeeded", 2)
+    assert (s2.state, s2.status) == ("failed", "permanent_error")
+    assert (s3.state, s3.arrived_at) == ("succeeded", 3.5)
+    assert (s4.state, s4.ended_at, s4.arrived_at) == ("ignored", 3.5, 13.0)
+    assert all(c.parallel and c.started_at == 1.0 for c in run.calls)
+    assert run.stop.at_s < s4.arrived_at  # it arrived after the task had finished …
+    assert run.stop.state["finished"] == "succeeded" and run.status == "succeeded"  # … and changed nothing
+    assert [e.verdict for e in run.events] == ["duplicate", "late"]
+    assert "already stopped" in run.events[-1].note
+    frame = run.calls_frame()
+    assert list(frame["state"]) == ["succeeded", "failed", "succeeded", "ignored"]
+    late_lines = [e for e in run.trace.events if e.verdict == "late"]
+    assert late_lines and late_lines[0].at_s == 13.0
+
+
+def test_cancelling_mid_batch_cancels_running_calls_and_ignores_their_results():
+    task = make_task("research", sources=["s1", "s2", "s3"], minimum=3)
+    faults = [Fault(tool="fetch", kind="slow", latency_s=6.0, match={"source_id": "s2"}),
+              Fault(tool="fetch", kind="slow", latency_s=9.0, match={"source_id": "s3"})]
+    run = Controller(task, TaskPlanner(task, parallel=True), faults=faults, controls=Controls(cancel_at_s=4.0)).run()
+    assert (run.status, run.code) == ("cancelled", "cancelled_by_user")
+    states = [c.state for c in run.calls]
+    assert states == ["succeeded", "ignored", "ignored"]
+    assert [c.ended_at for c in run.calls] == [2.0, 4.0, 4.0]
+    assert [e.verdict for e in run.events] == ["late", "late"]
+    assert [f.item for f in run.stop.facts] == ["source:s1"]
+
+
+def test_a_join_that_cannot_be_met_stops_waiting():
+    task = make_task("research", sources=["s1", "s2"], minimum=2)
+    faults = [Fault(tool="fetch", kind="permanent_error", match={"source_id": "s1"}),
+              Fault(tool="fetch", kind="slow", latency_s=12.0, match={"source_id": "s2"})]
+    run = Controller(task, TaskPlanner(task, parallel=True), faults=faults).run()
+    assert run.turns[0].observation.startswith("join 'minimum 2 within 10 s' can no longer be satisfied")
+    assert [c.state for c in run.calls] == ["failed", "ignored", "succeeded"]  # s2 fetched again, alone
+    assert (run.status, run.code) == ("partially_completed", "items_unobtainable")
+    assert run.stop.missing[0][0] == "source:s1" and [f.item for f in run.stop.facts] == ["source:s2"]
+    assert [(e.call_id.rsplit("-", 1)[-1], e.verdict, e.at_s) for e in run.events] == [("c2", "late", 13.0)]
+    assert "the call was cancelled" in run.events[0].note  # it landed before the stop, after its cancel

@@ -1,0 +1,122 @@
+"""The error policy as a pure function, and as a swappable value."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentloops.controller import (
+    DEFAULT_POLICY,
+    DEGRADE_POLICY,
+    NAIVE_POLICY,
+    ConfigError,
+    ErrorPolicy,
+    RouteContext,
+    ToolResult,
+    ToolSpec,
+    resolve_policy,
+    route,
+    routing_table,
+)
+from agentloops.controller.policy import (
+    Accept,
+    AcceptNotFound,
+    AskUser,
+    Degrade,
+    Fallback,
+    Repair,
+    Retry,
+    ReturnToModel,
+    StopRun,
+)
+
+READ = ToolSpec("read", "", {}, lambda a: 1, backend="svc-a", fallback="backup")
+BACKUP = ToolSpec("backup", "", {}, lambda a: 1, backend="svc-b")
+MIRROR = ToolSpec("mirror", "", {}, lambda a: 1, backend="svc-a")
+WRITE = ToolSpec("write", "", {}, lambda a: 1, side_effects=True)
+
+
+def result(status: str, **kw) -> ToolResult:
+    return ToolResult(status, retryable=status in ("timeout", "rate_limited"), error=f"({status})", **kw)  # type: ignore[arg-type]
+
+
+def test_transient_failures_retry_with_backoff_then_fall_back_then_stop():
+    assert route(DEFAULT_POLICY, result("timeout"), RouteContext(READ, 1, 3, BACKUP)) == Retry(
+        1.0, "timeout is transient and read has no side effects")
+    assert isinstance(route(DEFAULT_POLICY, result("timeout"), RouteContext(READ, 2, 2, BACKUP)), Fallback)
+    stop = route(DEFAULT_POLICY, result("timeout"), RouteContext(READ, 1, 0, BACKUP))
+    assert isinstance(stop, StopRun) and (stop.status, stop.budget) == ("budget_exhausted", "retries")
+    assert isinstance(route(DEGRADE_POLICY, result("timeout"), RouteContext(READ, 1, 0, BACKUP)), Degrade)
+    assert [DEFAULT_POLICY.backoff(n) for n in (1, 2, 3, 4, 5)] == [1.0, 2.0, 4.0, 8.0, 8.0]
+
+
+def test_a_fallback_on_the_same_backend_is_not_a_fallback():
+    decision = route(DEFAULT_POLICY, result("timeout"), RouteContext(READ, 2, 2, MIRROR))
+    assert isinstance(decision, Retry)  # a new name on the same failing service fixes nothing
+    assert isinstance(route(NAIVE_POLICY, result("timeout"), RouteContext(READ, 3, 2, MIRROR)), Fallback)
+
+
+def test_side_effects_are_never_retried_blindly():
+    decision = route(DEFAULT_POLICY, result("timeout"), RouteContext(WRITE, 1, 3))
+    assert isinstance(decision, StopRun) and decision.status == "handed_off"
+    assert isinstance(route(NAIVE_POLICY, result("timeout"), RouteContext(WRITE, 1, 3)), Retry)
+
+
+def test_invalid_arguments_repair_once_then_stop():
+    assert isinstance(route(DEFAULT_POLICY, result("invalid_arguments"), RouteContext(READ, repairs_used=0)), Repair)
+    stop = route(DEFAULT_POLICY, result("invalid_arguments"), RouteContext(READ, repairs_used=1))
+    assert isinstance(stop, StopRun) and stop.code == "invalid_arguments_repeated"
+
+
+def test_missing_parameters_go_to_the_user_with_the_question():
+    decision = route(DEFAULT_POLICY, result("missing_parameter", question="Which order?", parameter="order_id"),
+                     RouteContext(READ))
+    assert decision == AskUser("Which order?", "order_id", "only the user can supply it; guessing spreads errors")
+    assert isinstance(route(NAIVE_POLICY, result("missing_parameter"), RouteContext(READ)), ReturnToModel)
+
+
+def test_empty_is_an_answer_only_where_the_task_allows_it():
+    assert isinstance(route(DEFAULT_POLICY, result("empty"), RouteContext(READ, allows_not_found=True)),
+                      AcceptNotFound)
+    assert isinstance(route(DEFAULT_POLICY, result("empty"), RouteContext(READ, retries_left=3, fallback=BACKUP)),
+                      Fallback)
+    assert isinstance(route(DEFAULT_POLICY, result("empty"), RouteContext(READ, retries_left=3)), Degrade)
+
+
+def test_permission_denied_stops_and_is_never_routed_around():
+    for fallback in (None, BACKUP):
+        stop = route(DEFAULT_POLICY, result("permission_denied"), RouteContext(READ, 1, 3, fallback))
+        assert isinstance(stop, StopRun) and (stop.status, stop.code) == ("failed_unrecoverable", "permission_denied")
+    handoff = route(DEGRADE_POLICY, result("permission_denied"), RouteContext(READ))
+    assert isinstance(handoff, StopRun) and handoff.status == "handed_off"
+
+
+def test_not_found_and_permanent_errors():
+    assert isinstance(route(DEFAULT_POLICY, result("not_found"), RouteContext(READ)), Degrade)
+    assert isinstance(route(DEGRADE_POLICY, result("not_found"), RouteContext(READ)), AskUser)
+    assert isinstance(route(DEFAULT_POLICY, result("permanent_error"), RouteContext(READ, 1, 3, BACKUP)), Fallback)
+    assert isinstance(route(DEFAULT_POLICY, result("permanent_error"), RouteContext(READ, 1, 3)), Degrade)
+    assert route(DEFAULT_POLICY, result("ok"), RouteContext(READ)) == Accept()
+
+
+def test_routing_table_is_computed_from_route():
+    table = routing_table("default")
+    rows = {(r[0], r[2]): r[3] for r in table.rows}
+    assert rows[("timeout", "retry budget spent")] == "stop:budget_exhausted"
+    assert rows[("permission_denied", "")] == "stop:failed_unrecoverable"
+    assert rows[("empty", "task accepts 'not found'")] == "accept_not_found"
+    naive = {(r[0], r[2]): r[3] for r in routing_table("naive").rows}
+    assert naive[("permission_denied", "")] == "return_to_model"
+
+
+def test_policies_resolve_from_names_dicts_and_values():
+    assert resolve_policy(None) is DEFAULT_POLICY and resolve_policy("naive") is NAIVE_POLICY
+    custom = resolve_policy({"name": "mine", "attempts_per_tool": 3})
+    assert isinstance(custom, ErrorPolicy) and custom.attempts_per_tool == 3
+    with pytest.raises(ConfigError, match=r"^unknown policy 'strict'; expected one of: default, naive, degrade$"):
+        resolve_policy("strict")
+    with pytest.raises(ConfigError, match=r"^policy: attempts_per_tool: expected greater than 0; got 0$"):
+        resolve_policy({"attempts_per_tool": 0})
+    with pytest.raises(ConfigError, match=r"^policy must be a name"):
+        resolve_policy(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="frozen"):
+        DEFAULT_POLICY.attempts_per_tool = 5  # type: ignore[misc]

@@ -1,0 +1,74 @@
+"""Action fingerprints and no-progress detection: a loop is caught, a retry is not."""
+
+from __future__ import annotations
+
+from agentloops.controller import (
+    Controller,
+    Fault,
+    ProgressMonitor,
+    TaskPlanner,
+    fingerprint,
+    make_task,
+    normalize_args,
+    run_scenario,
+)
+
+
+def test_normalized_arguments_ignore_order_case_spacing_and_none():
+    assert normalize_args({"b": 1.0, "a": "  Bei  Jing "}) == normalize_args({"a": "bei jing", "b": 1, "c": None})
+    assert normalize_args({"a": "x"}) != normalize_args({"a": "y"})
+    assert normalize_args(None) == "<unparseable>"
+    assert fingerprint("t", {"a": 1}, 3) != fingerprint("t", {"a": 1}, 4)
+
+
+def test_a_repeat_with_no_new_observation_is_flagged_before_it_runs():
+    monitor = ProgressMonitor()
+    fp = fingerprint("get_weather", {"city": "A"}, 1)
+    assert monitor.check(fp) is None
+    monitor.record(fp, 2, "ok", new_observation=False, why="weather:A already known")
+    repeat = monitor.check(fp)
+    assert repeat is not None and repeat.first_turn == 2 and "weather:A already known" in repeat.explain()
+
+
+def test_a_retry_after_a_timeout_is_not_a_loop():
+    monitor = ProgressMonitor()
+    fp = fingerprint("get_weather", {"city": "A"}, 1)
+    monitor.record(fp, 2, "timeout", new_observation=False)
+    assert monitor.check(fp) is None
+    monitor.record(fp, 3, "ok", new_observation=True)
+    assert monitor.check(fp) is None
+
+
+def test_idle_turns_count_and_reset():
+    monitor = ProgressMonitor()
+    assert [monitor.end_turn(p) for p in (False, False, True, False)] == [1, 2, 0, 1]
+    again = ProgressMonitor.from_state(monitor.state())
+    assert again.idle == 1
+
+
+def test_the_controller_stops_a_repeat_long_before_the_cap():
+    run = run_scenario("weather-reask")
+    assert (run.status, run.code, run.steps) == ("no_progress", "repeated_action", 3)
+    assert run.actions[-1] == "blocked:get_weather(city=Shanghai)"
+    assert run.usage["tool_calls"] == 2  # the repeat never ran
+    assert "brought no new observation" in run.stop.reason
+
+
+def test_a_model_driven_retry_after_a_timeout_is_allowed_and_paid_for():
+    task = make_task("weather_compare")
+    # transient faults handed back to the model: the model retries the same call itself
+    policy = {"name": "model-retries", "transient": "return_to_model"}
+    run = Controller(task, TaskPlanner(task), policy=policy,
+                     faults=[Fault(tool="get_weather", kind="timeout", times=1, match={"city": "Beijing"})]).run()
+    assert run.status == "succeeded"
+    assert run.actions == ["get_weather(city=Shanghai)", "get_weather(city=Beijing)",
+                           "retry:get_weather(city=Beijing)", "answer"]
+    assert run.usage["retries"] == 1
+
+
+def test_state_lets_the_same_planner_finish_where_the_stateless_one_loops():
+    with_state = run_scenario("weather-no-state", model=None, send_state=True)
+    assert with_state.status == "no_progress"  # the planner still ignores state (use_state=False)
+    task = make_task("weather_compare")
+    seeing = Controller(task, TaskPlanner(task, use_state=True, window=2)).run()
+    assert (seeing.status, seeing.steps) == ("succeeded", 3)

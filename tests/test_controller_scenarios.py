@@ -1,0 +1,127 @@
+"""Every shipped controller scenario: stop status, reason and action sequence, as its file states."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentloops.controller import (
+    STOP_STATUSES,
+    ConfigError,
+    ControllerScenarioError,
+    ControllerScenarioNotFound,
+    check_scenario,
+    controller_scenario_names,
+    list_controller_scenarios,
+    load_controller_scenario,
+    resume,
+    run_scenario,
+)
+from agentloops.controller.scenarios import controller_scenarios_dir, scenario_from_dict
+
+REQUIRED = {"weather-normal", "weather-reask", "weather-timeout-once", "weather-timeout-always", "weather-early-claim",
+            "order-missing-id", "refund-permission-denied", "document-not-found", "research-parallel"}
+
+
+def test_the_regression_set_covers_the_issue_list_and_every_status():
+    names = set(controller_scenario_names())
+    assert names >= REQUIRED
+    statuses = {s.expect.status for s in list_controller_scenarios()}
+    statuses |= {s.resume.expect.status for s in list_controller_scenarios() if s.resume}
+    assert statuses == set(STOP_STATUSES)
+
+
+@pytest.mark.parametrize("name", controller_scenario_names())
+def test_scenario_stops_as_its_file_expects(name):
+    check = check_scenario(name)
+    assert check.ok, str(check)
+    scenario = load_controller_scenario(name)
+    first = check.runs[0]
+    assert first.status == scenario.expect.status and first.actions == list(scenario.expect.actions)
+    assert first.trace.complete and first.trace.status == first.status
+    for run in check.runs:
+        assert "Traceback" not in run.user_message()
+        record = run.system_record()
+        assert {"status", "code", "tool", "error_class", "budgets_used", "budgets_left", "state"} <= set(record)
+
+
+def test_the_naive_policy_breaks_the_expectations():
+    broken = [check_scenario(name, policy="naive") for name in ("weather-early-claim", "refund-permission-denied")]
+    assert all(not c.ok for c in broken)
+    assert [c.runs[0].status for c in broken] == ["succeeded", "succeeded"]
+    assert [c.runs[0].stop.verified for c in broken] == [False, True]  # the refund went through the back door
+
+
+def test_early_claim_keeps_verified_facts_and_lists_missing_items_with_reasons():
+    run = run_scenario("weather-early-claim")
+    assert [f.item for f in run.stop.facts] == ["weather:Shanghai"]
+    assert run.stop.missing == (("weather:Beijing", "the model declared success without it"),)
+    message = run.user_message()
+    assert "✓ weather:Shanghai" in message and "✗ weather:Beijing" in message and "What you can do" in message
+
+
+def test_permission_denied_never_reaches_the_tempting_tool():
+    run = run_scenario("refund-permission-denied")
+    assert [c.tool for c in run.calls] == []  # the uniform gate answered before any backend ran
+    assert "db_write" not in " ".join(run.actions)
+    assert run.stop.tool == "issue_refund" and run.stop.error_class == "permission_denied"
+
+
+def test_waiting_for_user_asks_the_smallest_question_and_resumes(tmp_path: Path):
+    trace = tmp_path / "order.jsonl"
+    run = run_scenario("order-missing-id", trace=trace)
+    assert run.status == "waiting_for_user"
+    assert run.stop.question == "Which order do you mean? Please send its order id (it looks like A-1042)."
+    saved = run.save(tmp_path / "saved.json")
+    resumed = resume(saved, "A-1042")
+    assert (resumed.status, resumed.new_actions) == ("succeeded", ["lookup_order(order_id=A-1042)", "answer"])
+    assert resumed.trace_id == run.trace_id and resumed.resumed_at_turn == 2
+    assert resumed.usage["steps"] == 3  # budgets continued; nothing was reset
+    assert resumed.stop.state["inputs"] == {"order_id": "A-1042"}
+    lines = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert [line["kind"] for line in lines] == ["start", "turn", "stop", "resume", "turn", "turn", "stop"]
+
+
+def test_only_a_waiting_run_resumes():
+    run = run_scenario("refund-handoff")
+    assert run.saved is not None  # the handover package for the person
+    with pytest.raises(ConfigError, match="cannot be resumed"):
+        run.resume("yes")
+    with pytest.raises(ConfigError, match="cannot be resumed"):
+        run_scenario("weather-normal").resume("yes")
+
+
+@pytest.mark.parametrize(("patch", "message"), [
+    ({"expect": {"status": "done", "code": "x", "actions": []}},
+     r"expect\.status: expected 'succeeded', 'partially_completed'.*; got 'done'$"),
+    ({"task": {"type": "weather", "params": {}}}, r"task: unknown task type 'weather'; expected one of"),
+    ({"task": {"type": "weather_compare", "params": {"towns": ["A"]}}}, r"params\.towns: is not a known field"),
+    ({"faults": [{"tool": "fetch", "kind": "timeout"}]}, r"faults\[0\]\.tool 'fetch' is not a tool of task"),
+    ({"policy": "strict"}, r"unknown policy 'strict'"),
+    ({"model": {}}, r"model: give exactly one of planner or script"),
+    ({"colour": "red"}, r"colour: is not a known field \(check the spelling\)$"),
+    ({"expect": {"status": "waiting_for_user", "code": "x", "actions": []}}, r"must say how the user answers"),
+])
+def test_malformed_scenarios_fail_in_one_line(patch, message):
+    data = json.loads((controller_scenarios_dir() / "01-weather-normal.json").read_text(encoding="utf-8"))
+    data.update(patch)
+    with pytest.raises(ControllerScenarioError, match=message) as caught:
+        scenario_from_dict(data, "mine.json")
+    assert "\n" not in str(caught.value) and str(caught.value).startswith("mine.json: ")
+
+
+def test_files_and_names(tmp_path: Path):
+    with pytest.raises(ControllerScenarioNotFound, match=r"unknown controller scenario 'nope': not a shipped name"):
+        load_controller_scenario("nope")
+    with pytest.raises(ControllerScenarioNotFound, match=r"missing\.json: no such file"):
+        load_controller_scenario(tmp_path / "missing.json")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    with pytest.raises(ControllerScenarioError, match=r"broken\.json: not valid JSON at line 1"):
+        load_controller_scenario(broken)
+    copy = tmp_path / "copy.json"
+    copy.write_text((controller_scenarios_dir() / "04-weather-timeout-once.json").read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    assert check_scenario(copy).ok

@@ -1,0 +1,84 @@
+"""Task state: versions, deltas, the finished-task guard, snapshots."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentloops.controller import Fact, TaskFinishedError, TaskState, make_task
+
+
+def state() -> TaskState:
+    return TaskState("weather_compare", "compare", ("use °C",), ("weather:A", "weather:B"))
+
+
+def test_every_change_bumps_the_version_and_lands_in_the_delta():
+    s = state()
+    s.begin_turn()
+    assert s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 1))
+    s.record_failure("get_weather", "timeout", "slow", 1)
+    delta = s.end_turn()
+    assert (delta.version_before, delta.version_after, s.version) == (0, 2, 2)
+    assert delta.progress and len(delta.changes) == 2
+    assert s.open_items() == ["weather:B"] and s.done_items() == ["weather:A"]
+
+
+def test_a_known_fact_changes_nothing_and_says_why():
+    s = state()
+    s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 1))
+    s.begin_turn()
+    assert not s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 2))
+    delta = s.end_turn()
+    assert not delta.changed and not delta.progress
+    assert "already known from turn 1 (same value" in str(delta)
+
+
+def test_failures_change_the_version_but_are_not_progress():
+    s = state()
+    s.begin_turn()
+    s.record_failure("get_weather", "timeout", "slow", 1)
+    delta = s.end_turn()
+    assert delta.changed and not delta.progress
+    assert s.failure_summary() == ["get_weather: timeout"]
+
+
+def test_a_finished_task_refuses_every_change():
+    s = state()
+    s.finish("succeeded")
+    with pytest.raises(TaskFinishedError, match="already stopped"):
+        s.add_fact(Fact("weather:B", 1, "x", "svc", 3))
+    with pytest.raises(TaskFinishedError, match="already stopped"):
+        s.add_fact(Fact("weather:A", 1, "x", "svc", 3))
+    with pytest.raises(TaskFinishedError, match="already stopped"):
+        s.mark_missing("weather:B", "gone")
+    with pytest.raises(TaskFinishedError, match="cannot stop again"):
+        s.finish("cancelled")
+    assert s.version == 0
+
+
+def test_snapshot_round_trip_and_model_rendering():
+    s = state()
+    s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 1, ref="ref:1"))
+    s.mark_missing("weather:B", "timeout: gave up")
+    s.add_input("order_id", "A-1042")
+    again = TaskState.from_snapshot(s.snapshot())
+    assert again.snapshot() == s.snapshot()
+    text = s.for_model({"steps": 3, "context_tokens": 100})
+    assert text.startswith("TASK STATE\n") and "weather:B" in text and "context_tokens" not in text
+
+
+def test_the_completion_condition_is_a_check_over_state():
+    task = make_task("weather_compare", cities=["Shanghai", "Beijing"])
+    s = task.new_state()
+    assert task.assess(s) == "incomplete"
+    s.add_fact(Fact("weather:Shanghai", 1, "x", "met-service", 1))
+    assert task.assess(s) == "incomplete"
+    s.mark_missing("weather:Beijing", "empty")
+    assert task.assess(s) == "impossible"
+    other = task.new_state()
+    for item in task.items:
+        other.add_fact(Fact(item, 1, "x", "met-service", 1))
+    assert task.assess(other) == "complete"
+    unsourced = task.new_state()
+    for item in task.items:
+        unsourced.add_fact(Fact(item, 1, "x", "", 1))
+    assert task.assess(unsourced) != "complete"  # a fact without a source is not evidence
