@@ -27,10 +27,10 @@ lab: install
 
 ## make test: install with test tools, then run every test (notebooks included)
 test: install-dev
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 bench: install-dev
-	$(BIN)/python benchmarks/bench_loop.py
+	for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 lint: install-dev
 	$(BIN)/python -m ruff check agentloops tests benchmarks

@@ -29,6 +29,8 @@ def cell(record: RunRecord) -> str:
     if record.hit_cap:
         steps += " (cap)"
     parts = [steps, f"tools[{compact(record.tools_executed)}]"]
+    if record.wasted_calls:
+        parts.append(f"{record.wasted_calls} wasted call{'' if record.wasted_calls == 1 else 's'}")
     if record.error:
         parts.append(f"raises {record.error}" + ("" if record.hit_cap else f" at call {record.steps}"))
     elif record.outcome not in ("answer", "hit_cap"):

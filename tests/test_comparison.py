@@ -21,7 +21,7 @@ def test_wide_table_reads_like_the_article():
     table = compare(["normal", "talk-and-call", "truncated", "talk-only"]).table()
     assert list(table.columns) == ["by content", "by finish_reason", "by tool_calls", "correct loop"]
     truncated = table.loc["a round cut off by max_tokens"]
-    assert truncated["by content"] == "8 steps (cap)  tools[]"
+    assert truncated["by content"] == "8 steps (cap)  tools[]  7 wasted calls"
     assert truncated["by tool_calls"] == "1 step  tools[]  empty answer"
     assert truncated["correct loop"] == "1 step  tools[]  raises truncated at call 1"
     assert table.loc["a round that talks and calls a tool"]["by content"].startswith("1 step  tools[read_file]")
