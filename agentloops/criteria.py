@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
 from typing_extensions import assert_never
 
@@ -59,13 +59,13 @@ class Abort:
     reason: str
 
 
-Decision = Union[Continue, Finish, Abort]
+Decision = Continue | Finish | Abort
 """What a criterion says about one round."""
 
 AtCap = Literal["return_last", "raise"]
 """What the loop does when the step cap is reached: hand back the last text, or raise."""
 
-CriterionFunction = Callable[[Response], Union[Decision, bool]]
+CriterionFunction = Callable[[Response], Decision | bool]
 """A plain function a learner can pass: ``True`` means done, ``False`` means go on."""
 
 
@@ -149,7 +149,8 @@ def correct(response: Response) -> Decision:
         case "length":
             return Abort("truncated", _said("finish_reason is length: the output hit the token limit", response))
         case "content_filter":
-            return Abort("content_filter", _said("finish_reason is content_filter: the provider withheld output", response))
+            return Abort("content_filter",
+                         _said("finish_reason is content_filter: the provider withheld output", response))
         case "refusal":
             return Abort("refusal", _said("the model refused", response))
         case "malformed_tool_call":

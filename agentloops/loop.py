@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, Union
+from typing import Any
 
 from agentloops.criteria import Abort, Criterion, CriterionFunction, Finish, resolve_criterion
 from agentloops.errors import ERROR_CLASSES, ModelError, RunError, UsageError
@@ -36,10 +36,10 @@ MAX_STEPS_LIMIT = 1000
 """The largest cap accepted: every call's request is recorded, so memory grows with its square."""
 
 ToolFunction = Callable[[dict[str, Any]], str]
-Tools = Mapping[str, Union[str, ToolFunction]]
+Tools = Mapping[str, str | ToolFunction]
 """Tool name → a canned result, or a function of the parsed arguments that returns text."""
 
-CriterionLike = Union[str, Criterion, CriterionFunction]
+CriterionLike = str | Criterion | CriterionFunction
 
 
 def execute(tools: Tools, call: ToolCall) -> tuple[str, bool]:

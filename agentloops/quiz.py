@@ -124,7 +124,8 @@ class Question:
         if ok:
             return CheckResult("correct", explanation or f"{response!r} is right.")
         if self.options and key not in {_norm(o) for o in self.options}:
-            return CheckResult("incorrect", f"{response!r} is not one of the options: {', '.join(map(repr, self.options))}")
+            options = ", ".join(map(repr, self.options))
+            return CheckResult("incorrect", f"{response!r} is not one of the options: {options}")
         return CheckResult("incorrect", explanation or f"{response!r} is not it.", self._next_hint())
 
     def hint(self) -> Note:
@@ -138,7 +139,8 @@ class Question:
     def solution(self) -> Note:
         """The answer, with its explanation."""
         expected = self.expected()
-        return Note("Solution", self.solution_text or f"{expected!r}. {self.explanations.get(str(expected), '')}".strip())
+        explanation = self.explanations.get(str(expected), "")
+        return Note("Solution", self.solution_text or f"{expected!r}. {explanation}".strip())
 
     def _next_hint(self) -> str:
         if not self.hints:

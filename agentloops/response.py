@@ -12,8 +12,7 @@ import re
 from functools import cached_property
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator
-from pydantic import model_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator, model_validator
 
 FinishReason = Literal[
     "stop",
@@ -136,7 +135,7 @@ class Response(BaseModel):
             and len(self.tool_calls) == len(other.tool_calls)
             and all(
                 a.name == b.name and a.arguments == b.arguments
-                for a, b in zip(self.tool_calls, other.tool_calls)
+                for a, b in zip(self.tool_calls, other.tool_calls, strict=False)
             )
         )
 
@@ -180,9 +179,8 @@ def _is_json_prefix(text: str) -> bool:
             in_string = True
         elif char in "{[":
             stack.append("}" if char == "{" else "]")
-        elif char in "}]":
-            if not stack or stack.pop() != char:
-                return False
+        elif char in "}]" and (not stack or stack.pop() != char):
+            return False
     if not stack:
         return False
     head = (text[:-1] if escaped else text) + ('"' if in_string else "")

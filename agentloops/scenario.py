@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, Union, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -116,7 +116,7 @@ def _convert_raw(data: Any) -> Any:
     return {**data, "responses": converted, "raw_responses": tuple(providers.as_plain(b) for b in bodies)}
 
 
-ScenarioLike = Union[Scenario, str, Path, dict]
+ScenarioLike = Scenario | str | Path | dict
 """A :class:`Scenario`, a shipped scenario's name, a path to a scenario file, or its dict."""
 
 

@@ -8,7 +8,7 @@ was sent, which is how repeated calls and context growth are measured.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -16,7 +16,7 @@ from agentloops.errors import UsageError, describe_validation_error
 from agentloops.messages import Message
 from agentloops.response import Response
 
-ResponseLike = Union[Response, Mapping[str, Any]]
+ResponseLike = Response | Mapping[str, Any]
 """A :class:`Response`, or a dict with the same fields."""
 
 

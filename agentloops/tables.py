@@ -23,7 +23,7 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """A space-aligned table with a rule under the header."""
     cells = [[str(h) for h in headers]] + [[str(v) for v in row] for row in rows]
     widths = [max(display_width(row[i]) for row in cells) for i in range(len(headers))]
-    lines = ["  ".join(_pad(v, w) for v, w in zip(row, widths)).rstrip() for row in cells]
+    lines = ["  ".join(_pad(v, w) for v, w in zip(row, widths, strict=False)).rstrip() for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

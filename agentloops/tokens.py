@@ -11,8 +11,8 @@ accepted to replace it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 Tokenizer = Callable[[str], int]
 """Anything that turns text into a token count."""

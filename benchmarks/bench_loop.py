@@ -20,13 +20,20 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 
 from agentloops import CRITERION_NAMES, Response, Scenario, load_scenario, run
 
 SCENARIO = load_scenario("normal")
 PLAIN = [r.model_dump() for r in SCENARIO.responses]  # the same script as plain dicts
 TOOLS = dict(SCENARIO.tools)
-BARE_TOOLS = {name: (lambda text: lambda **_: text)(text) for name, text in TOOLS.items()}
+
+
+def _canned(text: str) -> Callable[..., str]:
+    return lambda **_: text
+
+
+BARE_TOOLS = {name: _canned(text) for name, text in TOOLS.items()}
 
 
 def bare_loop(script: list[dict], tools: dict[str, Callable[..., str]], max_steps: int = 8,
@@ -63,7 +70,7 @@ def paired_us(first: Callable[[], object], second: Callable[[], object],
             for _ in range(number):
                 fn()
             times.append((time.perf_counter() - start) / number * 1e6)
-    ratios = [b / a for a, b in zip(a_times, b_times)]
+    ratios = [b / a for a, b in zip(a_times, b_times, strict=False)]
     return min(a_times), min(b_times), statistics.median(ratios)
 
 
@@ -87,8 +94,8 @@ def main() -> None:
     assert bare_loop(PLAIN, BARE_TOOLS) == run(SCENARIO, "correct").answer  # same work, same answer
     print("tool → tool → answer, correct criterion (fastest batch of 21, µs per run; ratio = median of paired batches)")
     for label, decode in (("bare loop, canned results", False), ("bare loop, decoding arguments", True)):
-        bare, measured, ratio = paired_us(lambda: bare_loop(PLAIN, BARE_TOOLS, decode=decode),
-                                          lambda: run(SCENARIO, "correct"))
+        bare, measured, ratio = paired_us(partial(bare_loop, PLAIN, BARE_TOOLS, decode=decode),
+                                          partial(run, SCENARIO, "correct"))
         print(f"  {label:32s} {bare:7.2f}   agentloops.run {measured:7.2f}   ratio {ratio:5.1f}×"
               "   (target ≤ 10×, stretch ≤ 5×)")
 
@@ -98,7 +105,7 @@ def main() -> None:
     rng = random.Random(11)
     criteria = [rng.choice(CRITERION_NAMES) for _ in pool]
     start = time.perf_counter()
-    for scenario, criterion in zip(pool, criteria):
+    for scenario, criterion in zip(pool, criteria, strict=False):
         run(scenario, criterion)
     ran = time.perf_counter() - start
     bare_equiv = bare * 10_000 / 1e6

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from agentloops import (
     ContentFilterError,
-    ModelError,
-    load_scenario,
     Criterion,
     FunctionModel,
     MaxStepsError,
+    ModelError,
     Response,
     ScriptedModel,
     TruncatedError,
     UsageError,
+    load_scenario,
     run,
     run_loop,
 )
@@ -71,7 +73,7 @@ def test_talk_and_call_under_content_runs_the_tool_but_never_shows_the_result():
 
 def test_context_grows_with_every_spinning_call():
     tokens = run("truncated", "content").context_tokens
-    assert all(later > earlier for earlier, later in zip(tokens, tokens[1:]))
+    assert all(later > earlier for earlier, later in itertools.pairwise(tokens))
     assert run("truncated", "content").billed_prompt_tokens == sum(tokens)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,6 +90,6 @@ def test_naive_criteria_never_raise_and_hand_back_text_at_the_cap(scenario, cap,
 def test_context_only_grows_and_billing_adds_up(scenario, cap, criterion):
     record = run(scenario, criterion, cap)
     tokens = record.context_tokens
-    assert all(b > a for a, b in zip(tokens, tokens[1:]))
+    assert all(b > a for a, b in itertools.pairwise(tokens))
     assert record.billed_prompt_tokens == sum(tokens)
     assert record.wasted_calls <= max(0, record.steps - 1)
