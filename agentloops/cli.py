@@ -1,4 +1,5 @@
-"""The ``agentloops`` command: compare, run, list scenarios, open the notebooks, and the controller group.
+"""The ``agentloops`` command: compare, run, list scenarios, open the notebooks, serve the app pages,
+render instructor solutions, and the controller group.
 
 Every mistake a user can make on the command line (an unknown scenario or
 criterion, a malformed file, a bad number) ends in one line on stderr and
@@ -48,6 +49,29 @@ def _positive(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number from 1 to 65535; got {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number from 1 to 65535; got {value}")
+    return value
+
+
+APP_PAGES: dict[str, str] = {"criteria": "criteria-explorer.ipynb", "controller": "controller-explorer.ipynb"}
+"""App page name → its notebook under ``notebooks/app/``."""
+
+DEFAULT_APP_PORT = 8866
+"""Voilà's own default port."""
+
+
+def app_command(voila: str, notebook: Path, port: int = DEFAULT_APP_PORT, no_browser: bool = False) -> list[str]:
+    """The Voilà invocation that serves ``notebook`` as a page with no code cells shown."""
+    command = [voila, str(notebook), f"--port={port}", "--strip_sources=True", "--show_tracebacks=False"]
+    return command + (["--no-browser"] if no_browser else [])
+
+
 def _csv_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -75,6 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", type=Path, default=None,
                    help="where to copy the notebooks when installed from a wheel (default: ./agentloops-notebooks)")
     p.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
+
+    p = sub.add_parser("app", help="serve an explorer as a page with no code shown (Voilà), for projecting")
+    p.add_argument("page", nargs="?", choices=list(APP_PAGES), default="criteria",
+                   help="criteria: the criteria explorer (default); controller: the controller explorer")
+    p.add_argument("--port", type=_port, default=DEFAULT_APP_PORT, help=f"default: {DEFAULT_APP_PORT}")
+    p.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
+
+    p = sub.add_parser("solutions", help="instructors: the exercise notebooks with the reference solutions filled in")
+    p.add_argument("--out", type=Path, required=True, help="the folder to write the instructor copies into")
+    p.add_argument("--force", action="store_true", help="overwrite copies already in that folder")
 
     from agentloops.controller.cli import add_controller_commands
 
@@ -104,7 +138,7 @@ def _lab(args: argparse.Namespace) -> str:
         folder = (args.dir or Path("agentloops-notebooks")).resolve()
         copied = copy_notebooks(folder)
         print(f"copied {len(copied)} notebook(s) into {folder}", file=sys.stderr)
-    jupyter = shutil.which("jupyter", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    jupyter = _find_tool("jupyter")
     if jupyter is None:
         raise _CommandError("JupyterLab is not installed in this environment; run: pip install jupyterlab")
     command = [jupyter, "lab", str(folder)] + (["--no-browser"] if args.no_browser else [])
@@ -114,13 +148,40 @@ def _lab(args: argparse.Namespace) -> str:
     return ""
 
 
+def _find_tool(name: str) -> str | None:
+    """``name`` next to this Python first (the same environment), then on the PATH."""
+    return shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+
+
+def _app(args: argparse.Namespace) -> str:
+    notebook = notebooks_dir() / "app" / APP_PAGES[args.page]
+    if not notebook.is_file():
+        raise _CommandError(f"{notebook}: the {args.page} page is missing from this installation")
+    voila = _find_tool("voila")
+    if voila is None:
+        raise _CommandError("Voilà is not installed in this environment; run: pip install 'agentloops[app]'")
+    print(f"serving the {args.page} page on port {args.port} with Voilà; press Ctrl-C to stop", file=sys.stderr)
+    return_code = subprocess.call(app_command(voila, notebook, args.port, args.no_browser))
+    if return_code:
+        raise _CommandError(f"voila exited with status {return_code}")
+    return ""
+
+
+def _solutions(args: argparse.Namespace) -> str:
+    from agentloops.exercises.notebooks import render_solutions
+
+    written = render_solutions(args.out, force=args.force)
+    return f"wrote {len(written)} instructor notebook(s) into {args.out}:\n" + "\n".join(f"  {p}" for p in written)
+
+
 def _controller(args: argparse.Namespace) -> str | tuple[str, int]:
     from agentloops.controller.cli import dispatch
 
     return dispatch(args)
 
 
-_COMMANDS = {"compare": _compare, "run": _run, "scenarios": _scenarios, "lab": _lab, "controller": _controller}
+_COMMANDS = {"compare": _compare, "run": _run, "scenarios": _scenarios, "lab": _lab, "app": _app,
+             "solutions": _solutions, "controller": _controller}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,501 @@
+"""Exercise set 2 — control the loop: repeated actions, error routes, a completion condition.
+
+Three exercises on the production controller (:mod:`agentloops.controller`),
+each judged against the controller's own code rather than against a
+hand-written answer key wherever the controller has one:
+
+- ``q4`` — decide whether an action repeats an earlier, fruitless one, with an
+  action fingerprint that still lets a retry after a timeout through
+  (judged by :class:`~agentloops.controller.progress.ProgressMonitor`);
+- ``q5`` — route each tool result to the next move
+  (judged by :func:`~agentloops.controller.policy.route` under the default policy);
+- ``q6`` — write the business completion condition of a new task type over
+  :class:`~agentloops.controller.state.TaskState` (judged by a table of task
+  states, each with the reason for its expected answer).
+
+In a notebook::
+
+    from agentloops.exercises.controlling import q4, q5, q6, Action, Attempt, PRICE_TASK, price_state
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Literal, get_args
+
+from agentloops.controller.policy import DEFAULT_POLICY, Route, RouteContext, route, route_name
+from agentloops.controller.progress import ProgressMonitor, fingerprint
+from agentloops.controller.state import Fact, TaskState
+from agentloops.controller.tools import TRANSIENT, ToolResult, ToolSpec, ToolStatus
+from agentloops.errors import UsageError
+from agentloops.exercises.checking import Case, LearnerError, Verdict, describe_exception, type_name
+from agentloops.exercises.exercise import Exercise
+
+# --------------------------------------------------------------------------- q4: is this action a repeat?
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """An action the model asks for: a tool, its arguments, and the state version it was asked at.
+
+    Attributes:
+        tool: the tool's name.
+        args: the arguments as the model sent them (spelling and key order vary).
+        state_version: :attr:`TaskState.version` when the action was chosen.
+    """
+
+    tool: str
+    args: Mapping[str, Any]
+    state_version: int
+
+    def __str__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+        return f"{self.tool}({args}) at v{self.state_version}"
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """An earlier action and how it went.
+
+    Attributes:
+        action: what was done.
+        status: the tool result's status (``ok``, ``timeout``, ``permission_denied``…).
+        new_observation: it added something to the task state (a fact, an item settled).
+        turn: the turn it happened in.
+    """
+
+    action: Action
+    status: ToolStatus
+    new_observation: bool
+    turn: int = 0
+
+    def __str__(self) -> str:
+        news = "something new" if self.new_observation else "nothing new"
+        return f"turn {self.turn}: {self.action} → {self.status}, {news}"
+
+
+def controller_repeat(action: Action, history: Sequence[Attempt]) -> tuple[bool, str]:
+    """What the controller's :class:`ProgressMonitor` says about ``action`` after ``history``, and why."""
+    monitor = ProgressMonitor()
+    for attempt in history:
+        a = attempt.action
+        monitor.record(fingerprint(a.tool, a.args, a.state_version), attempt.turn, attempt.status,
+                       attempt.new_observation)
+    fp = fingerprint(action.tool, action.args, action.state_version)
+    verdict = monitor.check(fp)
+    if verdict is not None:
+        return True, f"a repeat: {verdict.explain()}"
+    seen = monitor.sightings.get(fp)
+    if seen is None:
+        return False, f"not a repeat: nothing was done with fingerprint {fp} before"
+    if seen.new_observation:
+        return False, f"not a repeat: the last attempt with {fp} (turn {seen.turn}) brought something new"
+    assert seen.status in TRANSIENT
+    return False, (f"not a repeat: the last attempt with {fp} (turn {seen.turn}) ended in {seen.status}, so "
+                   "this is a retry — the retry budget, not the fingerprint, bounds it")
+
+
+def _act(tool: str, version: int, **args: Any) -> Action:
+    return Action(tool, args, version)
+
+
+_BJ = _act("get_weather", 2, city="Beijing")
+_SH = _act("get_weather", 1, city="Shanghai")
+
+REPEAT_CASES: tuple[tuple[str, Action, tuple[Attempt, ...]], ...] = (
+    ("first call", _BJ, ()),
+    ("asked again, nothing new", _BJ, (Attempt(_SH, "ok", True, 1), Attempt(_BJ, "ok", False, 2))),
+    ("same call, spelled differently", _act("get_weather", 2, city="  beijing "),
+     (Attempt(_BJ, "ok", False, 2),)),
+    ("same call, arguments in another order", _act("get_weather", 2, units="c", city="Beijing"),
+     (Attempt(_act("get_weather", 2, city="Beijing", units="c"), "ok", False, 2),)),
+    ("the state moved on", _act("get_weather", 3, city="Beijing"), (Attempt(_BJ, "ok", False, 2),)),
+    ("retry after a timeout", _BJ, (Attempt(_BJ, "timeout", False, 2),)),
+    ("retry after a rate limit", _BJ, (Attempt(_BJ, "rate_limited", False, 2),)),
+    ("timeout, then a fruitless retry", _BJ, (Attempt(_BJ, "timeout", False, 2), Attempt(_BJ, "ok", False, 3))),
+    ("a second timeout", _BJ, (Attempt(_BJ, "timeout", False, 2), Attempt(_BJ, "timeout", False, 3))),
+    ("another tool, same arguments", _act("weather_backup", 2, city="Beijing"), (Attempt(_BJ, "ok", False, 2),)),
+    ("another city", _act("get_weather", 2, city="Shanghai"), (Attempt(_BJ, "ok", False, 2),)),
+    ("asked again after a denial", _BJ, (Attempt(_BJ, "permission_denied", False, 2),)),
+    ("asked again after an empty result", _BJ, (Attempt(_BJ, "empty", False, 2),)),
+    ("a repeat among other calls", _BJ, (Attempt(_SH, "ok", True, 1), Attempt(_BJ, "ok", False, 2),
+                                         Attempt(_act("weather_backup", 2, city="Beijing"), "timeout", False, 3))),
+)
+"""Named situations: (name, the action asked for, the attempts before it, oldest first)."""
+
+RANDOM_CASES = 24
+RANDOM_SEED = 20240611
+
+_TOOLS = ("get_weather", "weather_backup")
+_CITIES = ("Beijing", " beijing", "Shanghai", "SHANGHAI ")
+_STATUSES: tuple[ToolStatus, ...] = ("ok", "ok", "ok", "timeout", "rate_limited", "empty", "permission_denied")
+
+
+def random_history(rng: random.Random) -> tuple[Action, tuple[Attempt, ...]]:
+    """A coherent random history: a new observation moves the state version, as in the controller."""
+    version = rng.randint(0, 2)
+    history = []
+    for turn in range(1, rng.randint(1, 6) + 1):
+        action = Action(rng.choice(_TOOLS), {"city": rng.choice(_CITIES)}, version)
+        status = rng.choice(_STATUSES)
+        new = status == "ok" and rng.random() < 0.4
+        history.append(Attempt(action, status, new, turn))
+        version += int(new)
+    last = history[-1].action
+    if rng.random() < 0.6:  # most often, ask again for something already tried
+        action = Action(last.tool if rng.random() < 0.8 else rng.choice(_TOOLS), {"city": rng.choice(_CITIES)},
+                        version)
+    else:
+        action = Action(rng.choice(_TOOLS), {"city": rng.choice(_CITIES)}, version)
+    return action, tuple(history)
+
+
+def repeat_situations() -> list[tuple[str, Action, tuple[Attempt, ...]]]:
+    """Every situation ``q4`` is checked on: the named ones, then seeded random histories."""
+    rng = random.Random(RANDOM_SEED)
+    randoms = [(f"random history {i + 1}", *random_history(rng)) for i in range(RANDOM_CASES)]
+    return [*REPEAT_CASES, *randoms]
+
+
+def _history_text(history: Sequence[Attempt]) -> str:
+    return "; ".join(str(a) for a in history) or "nothing yet"
+
+
+def judge_repeat(function: Callable[[Action, list[Attempt]], Any], action: Action,
+                 history: tuple[Attempt, ...]) -> Verdict:
+    """Compare the learner's answer with the controller's progress monitor."""
+    expected, why = controller_repeat(action, history)
+    try:
+        value = function(action, list(history))
+    except Exception as exc:
+        raise LearnerError(f"your function raised {describe_exception(exc)} on {action} after: "
+                           f"{_history_text(history)}") from None
+    if not isinstance(value, bool):
+        raise LearnerError(f"your function returned {type_name(value)}; expected True (a repeat: stop before "
+                           "running it) or False (let it run)")
+    if value == expected:
+        return True, f"{value} — {why}"
+    return False, f"you said {value} for {action} after: {_history_text(history)}; expected {expected} — {why}"
+
+
+def _repeat_cases(function: Callable[..., Any]) -> list[Case]:
+    return [Case(name, partial(judge_repeat, function, action, history))
+            for name, action, history in repeat_situations()]
+
+
+q4 = Exercise(
+    id="action-fingerprint",
+    number=4,
+    set_name="controlling",
+    title="catch a repeated action, let a retry through",
+    variable="is_repeat",
+    arguments=("action", "history"),
+    noun="situations",
+    hints=(
+        "Two calls are 'the same action' when the tool, the arguments (however they are spelled) and the state "
+        "version all match. Then ask how the latest such attempt went.",
+        "fingerprint(tool, args, state_version) from agentloops.controller normalises the arguments for you "
+        "(case, spaces, key order). Find the most recent attempt in history with an equal fingerprint.",
+        "No such attempt → False. It brought something new → False. Its status is in TRANSIENT (timeout, "
+        "rate_limited) → False: that is a retry. Otherwise → True.",
+    ),
+    build_cases=_repeat_cases,
+)
+
+
+# --------------------------------------------------------------------------- q5: route each tool result
+
+Move = Literal["accept", "accept_not_found", "ask_user", "repair", "retry", "fallback", "degrade", "stop"]
+"""The next moves a learner may return for ``q5``."""
+
+MOVES: tuple[str, ...] = get_args(Move)
+
+
+def _noop(args: dict[str, Any]) -> Any:
+    return None
+
+
+READ_TOOL = ToolSpec("read_tool", "a read-only lookup", {}, _noop, backend="svc-a", fallback="backup_tool")
+BACKUP_TOOL = ToolSpec("backup_tool", "an independent fallback", {}, _noop, backend="svc-b")
+MIRROR_TOOL = ToolSpec("mirror_tool", "a fallback on the same service", {}, _noop, backend="svc-a")
+WRITE_TOOL = ToolSpec("write_tool", "a tool that changes the world (a refund)", {}, _noop, side_effects=True)
+
+
+_ERRORS: dict[str, str | None] = {
+    "ok": None,
+    "empty": None,
+    "invalid_arguments": "read_tool: order_id must be a string; got int 1042",
+    "missing_parameter": "read_tool needs order_id, which only the user can give",
+    "timeout": "the tool gave no answer within 5 s",
+    "rate_limited": "the tool's service answered: too many requests",
+    "permission_denied": "read_tool: the caller lacks orders:refund",
+    "not_found": "order B-9999 does not exist",
+    "permanent_error": "read_tool: the output format changed (no status field)",
+}
+
+
+def _result(status: ToolStatus) -> ToolResult:
+    return ToolResult(status, data={"status": "shipped"} if status == "ok" else None, error=_ERRORS[status],
+                      retryable=status in TRANSIENT, question="Which order do you mean?", parameter="order_id")
+
+
+ROUTING_CASES: tuple[tuple[str, ToolResult, RouteContext], ...] = (
+    ("ok", _result("ok"), RouteContext(READ_TOOL, retries_left=3)),
+    ("empty · the task accepts 'not found'", _result("empty"),
+     RouteContext(READ_TOOL, retries_left=3, allows_not_found=True)),
+    ("empty · the task needs data, a fallback exists", _result("empty"),
+     RouteContext(READ_TOOL, retries_left=3, fallback=BACKUP_TOOL)),
+    ("empty · the task needs data, no fallback", _result("empty"), RouteContext(READ_TOOL, retries_left=3)),
+    ("invalid_arguments · the first time", _result("invalid_arguments"),
+     RouteContext(READ_TOOL, retries_left=3, repairs_used=0)),
+    ("invalid_arguments · after one repair", _result("invalid_arguments"),
+     RouteContext(READ_TOOL, retries_left=3, repairs_used=1)),
+    ("missing_parameter", _result("missing_parameter"), RouteContext(READ_TOOL, retries_left=3)),
+    ("timeout · 1st attempt, retries left", _result("timeout"), RouteContext(READ_TOOL, 1, 3, BACKUP_TOOL)),
+    ("timeout · 2nd attempt, a fallback exists", _result("timeout"), RouteContext(READ_TOOL, 2, 2, BACKUP_TOOL)),
+    ("timeout · 2nd attempt, the fallback is on the same service", _result("timeout"),
+     RouteContext(READ_TOOL, 2, 2, MIRROR_TOOL)),
+    ("timeout · the shared retry budget is spent", _result("timeout"), RouteContext(READ_TOOL, 1, 0, BACKUP_TOOL)),
+    ("timeout · the tool has side effects", _result("timeout"), RouteContext(WRITE_TOOL, 1, 3)),
+    ("rate_limited · 1st attempt, retries left", _result("rate_limited"), RouteContext(READ_TOOL, 1, 3)),
+    ("rate_limited · the shared retry budget is spent", _result("rate_limited"), RouteContext(READ_TOOL, 1, 0)),
+    ("permission_denied", _result("permission_denied"), RouteContext(READ_TOOL, retries_left=3, fallback=BACKUP_TOOL)),
+    ("not_found", _result("not_found"), RouteContext(READ_TOOL, retries_left=3, fallback=BACKUP_TOOL)),
+    ("permanent_error · a fallback exists", _result("permanent_error"),
+     RouteContext(READ_TOOL, retries_left=3, fallback=BACKUP_TOOL)),
+    ("permanent_error · no fallback", _result("permanent_error"), RouteContext(READ_TOOL, retries_left=3)),
+    ("permanent_error · a fallback exists, the retry budget is spent", _result("permanent_error"),
+     RouteContext(READ_TOOL, retries_left=0, fallback=BACKUP_TOOL)),
+)
+"""Named situations: (name, the tool result, what else the router knows)."""
+
+
+def move_of(decision: Route) -> str:
+    """A route as one of :data:`MOVES`: every ``stop:<status>`` is ``stop``."""
+    name = route_name(decision)
+    return "stop" if name.startswith("stop:") else name
+
+
+def controller_move(result: ToolResult, ctx: RouteContext) -> tuple[str, str]:
+    """The default policy's move for this result, with the route's full name and reason."""
+    decision = route(DEFAULT_POLICY, result, ctx)
+    reason = getattr(decision, "reason", "")
+    return move_of(decision), f"{route_name(decision)}: {reason}" if reason else route_name(decision)
+
+
+def describe_context(ctx: RouteContext) -> str:
+    """What the router knew, in words: tool, attempts, retries left, fallback, repairs, 'not found' allowed."""
+    parts = [f"tool {ctx.spec.name}" + (" (side effects)" if ctx.spec.side_effects else "")]
+    parts.append(f"attempt {ctx.attempts_on_tool}")
+    parts.append("retries left: unlimited" if ctx.retries_left is None else f"retries left: {ctx.retries_left:g}")
+    if ctx.fallback is not None:
+        same = " (same service)" if ctx.fallback.backend and ctx.fallback.backend == ctx.spec.backend else ""
+        parts.append(f"fallback {ctx.fallback.name}{same}")
+    if ctx.repairs_used:
+        parts.append(f"repairs used: {ctx.repairs_used}")
+    if ctx.allows_not_found:
+        parts.append("'not found' is an answer")
+    return ", ".join(parts)
+
+
+def judge_move(function: Callable[[ToolResult, RouteContext], Any], result: ToolResult,
+               ctx: RouteContext) -> Verdict:
+    """Compare the learner's move with the controller's route."""
+    expected, why = controller_move(result, ctx)
+    try:
+        value = function(result, ctx)
+    except Exception as exc:
+        raise LearnerError(f"your function raised {describe_exception(exc)} on status {result.status} "
+                           f"({describe_context(ctx)})") from None
+    if not isinstance(value, str):
+        try:
+            value = move_of(value)  # a route value such as Retry(...) is fine too
+        except Exception:
+            raise LearnerError(f"your function returned {type_name(value)}; expected one of: "
+                               f"{', '.join(map(repr, MOVES))}") from None
+    if value not in MOVES:
+        raise LearnerError(f"your function returned {value!r}, which is not a move; expected one of: "
+                           f"{', '.join(map(repr, MOVES))}")
+    if value == expected:
+        return True, f"{value} — {why}"
+    return False, f"you said {value!r} ({describe_context(ctx)}); the controller says {expected!r} — {why}"
+
+
+def _routing_cases(function: Callable[..., Any]) -> list[Case]:
+    return [Case(name, partial(judge_move, function, result, ctx)) for name, result, ctx in ROUTING_CASES]
+
+
+q5 = Exercise(
+    id="error-routing",
+    number=5,
+    set_name="controlling",
+    title="route each tool result to the right move",
+    variable="next_move",
+    arguments=("result", "ctx"),
+    noun="situations",
+    hints=(
+        "Whose fault is it, and can it recover? Only the user can supply a missing detail; the model may fix "
+        "its arguments once; a transient failure may be retried within the shared budget; a denial never goes "
+        "away by trying again; a missing resource does not appear by asking twice.",
+        "Start from result.status. Use ctx.retries_left (None = unlimited), ctx.attempts_on_tool, ctx.fallback "
+        "(and its .backend: a fallback on the same service fails with it), ctx.spec.side_effects, "
+        "ctx.repairs_used and ctx.allows_not_found.",
+        "ok → accept; empty → accept_not_found if allowed, else fallback or degrade; invalid_arguments → repair "
+        "once, then stop; missing_parameter → ask_user; timeout/rate_limited → stop if side effects or no "
+        "retries left, fallback after 2 attempts, else retry; permission_denied → stop; not_found → degrade; "
+        "permanent_error → fallback if usable and retries left, else degrade.",
+    ),
+    build_cases=_routing_cases,
+)
+
+
+# --------------------------------------------------------------------------- q6: a completion condition
+
+Assessment = Literal["complete", "incomplete", "impossible"]
+ASSESSMENTS: tuple[str, ...] = get_args(Assessment)
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTaskSpec:
+    """A new task type, ``price_compare``: find a product's price at several shops.
+
+    Attributes:
+        name: the task type's name.
+        product: what is priced.
+        shops: where to look; each is one work item ``price:<shop>``.
+        minimum: how many shops must give a usable price.
+        currency: the currency the user wants; a price in another one does not count.
+    """
+
+    name: str = "price_compare"
+    product: str = "kettle-k9"
+    shops: tuple[str, ...] = ("shop-a", "shop-b", "shop-c")
+    minimum: int = 2
+    currency: str = "EUR"
+
+    @property
+    def condition(self) -> str:
+        """The completion condition in words."""
+        return (f"a price in {self.currency}, with its source, from at least {self.minimum} of the "
+                f"{len(self.shops)} shops")
+
+    @property
+    def items(self) -> tuple[str, ...]:
+        """The work items, one per shop."""
+        return tuple(f"price:{shop}" for shop in self.shops)
+
+
+PRICE_TASK = PriceTaskSpec()
+"""The task type of ``q6``."""
+
+PriceEntry = tuple[float, str, str] | str
+
+
+def price_state(prices: Mapping[str, PriceEntry], task: PriceTaskSpec = PRICE_TASK) -> TaskState:
+    """A task state for ``price_compare``, built through the controller's own API.
+
+    Args:
+        prices: shop → ``(amount, currency, source)`` for a price found, or a reason (text) for a shop
+            given up. Shops not named stay open.
+        task: the task type.
+
+    Raises:
+        UsageError: an unknown shop or a malformed entry.
+    """
+    state = TaskState(task.name, f"compare the price of {task.product}", (f"prices in {task.currency}",), task.items)
+    for turn, (shop, value) in enumerate(prices.items(), 1):
+        if shop not in task.shops:
+            raise UsageError(f"price_state: unknown shop {shop!r}; expected one of: {', '.join(task.shops)}")
+        item = f"price:{shop}"
+        if isinstance(value, str):
+            state.mark_missing(item, value)
+            continue
+        if not (isinstance(value, tuple) and len(value) == 3):
+            raise UsageError(f"price_state: {shop}: expected (amount, currency, source) or a reason; got {value!r}")
+        amount, currency, source = value
+        state.add_fact(Fact(item, {"amount": amount, "currency": currency}, f"{amount} {currency}", source, turn))
+    return state
+
+
+_A = (19.9, "EUR", "shop-a/prices#call_1")
+_B = (21.5, "EUR", "shop-b/prices#call_2")
+_C = (18.0, "EUR", "shop-c/prices#call_3")
+
+COMPLETION_CASES: tuple[tuple[str, dict[str, PriceEntry], Assessment, str], ...] = (
+    ("nothing found yet", {}, "incomplete", "no price yet, and all three shops are still open"),
+    ("one price", {"shop-a": _A}, "incomplete", "1 of the 2 prices needed; two shops are still open"),
+    ("two prices", {"shop-a": _A, "shop-b": _B}, "complete", "two sourced EUR prices: the condition holds"),
+    ("all three prices", {"shop-a": _A, "shop-b": _B, "shop-c": _C}, "complete", "three sourced EUR prices"),
+    ("two prices, one without a source", {"shop-a": _A, "shop-b": (21.5, "EUR", "")}, "incomplete",
+     "shop-b's price names no source, so it does not count; shop-c is still open"),
+    ("two prices, one in USD", {"shop-a": _A, "shop-b": (23.0, "USD", "shop-b/prices#call_2")}, "incomplete",
+     "a USD price does not answer a EUR question; shop-c is still open"),
+    ("two prices and a shop given up", {"shop-a": _A, "shop-b": _B, "shop-c": "timed out twice"}, "complete",
+     "two sourced EUR prices are enough; the third shop is not needed"),
+    ("one price, one shop given up, one open", {"shop-a": _A, "shop-b": "not found"}, "incomplete",
+     "shop-c is still open and could give the second price"),
+    ("one price, two shops given up", {"shop-a": _A, "shop-b": "not found", "shop-c": "permission denied"},
+     "impossible", "only 1 usable price and no shop left to ask"),
+    ("EUR, USD and a shop given up", {"shop-a": _A, "shop-b": (23.0, "USD", "shop-b/prices#call_2"),
+                                      "shop-c": "not found"}, "impossible",
+     "the USD price does not count and a settled item is not looked up again; nothing is left open"),
+    ("no price, two shops given up", {"shop-b": "not found", "shop-c": "not found"}, "impossible",
+     "even a price from shop-a would be only 1 of 2"),
+    ("a sourceless price, a shop given up", {"shop-a": (19.9, "EUR", ""), "shop-b": _B, "shop-c": "not found"},
+     "impossible", "only shop-b's price counts and no shop is left open"),
+)
+"""Named task states: (name, shop → price or reason, the expected assessment, why)."""
+
+
+def _entry_text(entry: PriceEntry) -> str:
+    if isinstance(entry, str):
+        return f"given up ({entry})"
+    amount, currency, source = entry
+    return f"{amount} {currency} from {source or 'no source'}"
+
+
+def judge_completion(function: Callable[[TaskState], Any], prices: Mapping[str, PriceEntry],
+                     expected: Assessment, why: str) -> Verdict:
+    """Compare the learner's assessment of one task state with the expected one."""
+    state = price_state(prices)
+    shown = ", ".join(f"{shop}: {_entry_text(v)}" for shop, v in prices.items()) or "an empty state"
+    try:
+        value = function(state)
+    except Exception as exc:
+        raise LearnerError(f"your function raised {describe_exception(exc)} on the state {shown}") from None
+    if not isinstance(value, str) or value not in ASSESSMENTS:
+        raise LearnerError(f"your function returned {type_name(value)}; expected one of "
+                           f"{', '.join(map(repr, ASSESSMENTS))}")
+    if value == expected:
+        return True, f"{value} — {why}"
+    return False, f"you said {value!r} for {shown}; expected {expected!r} — {why}"
+
+
+def _completion_cases(function: Callable[..., Any]) -> list[Case]:
+    return [Case(name, partial(judge_completion, function, prices, expected, why))
+            for name, prices, expected, why in COMPLETION_CASES]
+
+
+q6 = Exercise(
+    id="completion-condition",
+    number=6,
+    set_name="controlling",
+    title="write the completion condition of a new task type",
+    variable="price_compare_done",
+    arguments=("state",),
+    noun="task states",
+    hints=(
+        "A model that stops calling tools is a signal, not a success. Look only at the task state: which items "
+        "are done, with what evidence, and which are still open.",
+        "A fact counts only when it names its source (fact.source) and is in the task's currency "
+        "(fact.value['currency'] == PRICE_TASK.currency). Compare the count with PRICE_TASK.minimum.",
+        "complete when counted >= PRICE_TASK.minimum; impossible when counted + len(state.open_items()) < "
+        "PRICE_TASK.minimum (a done or given-up item is not looked up again); otherwise incomplete.",
+    ),
+    build_cases=_completion_cases,
+)
+
+__all__ = ["MOVES", "PRICE_TASK", "Action", "Attempt", "price_state", "q4", "q5", "q6"]

@@ -1,0 +1,186 @@
+"""Which exercises a learner has passed in this kernel session, and which remain.
+
+Every ``q.check()`` records its verdict here. The record lives in the kernel's
+memory only: restart the kernel and it starts empty, like Kaggle's. Once an
+exercise has passed it stays passed for the session, even if a later edit
+breaks it — the summary says so, so the learner can go back.
+
+:func:`summary` returns a widget that redraws itself whenever a check runs,
+so the summary at the end of a notebook stays current while the learner works
+above it. Executed headless, it prints the same table as text
+(:func:`progress_text`).
+"""
+
+from __future__ import annotations
+
+import html
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentloops.exercises.results import BADGES, Status
+from agentloops.tables import text_table
+
+if TYPE_CHECKING:
+    from agentloops.exercises.exercise import Exercise
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What the session knows about one exercise.
+
+    Attributes:
+        last: the verdict of the latest check.
+        passed: some check in this session said correct.
+        checks: how many times it was checked.
+        solution_viewed: ``q.solution()`` was called.
+    """
+
+    last: Status = "not attempted"
+    passed: bool = False
+    checks: int = 0
+    solution_viewed: bool = False
+
+
+_RECORD: dict[str, Entry] = {}
+_LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def record(exercise_id: str, status: Status) -> None:
+    """Remember the verdict of one check and redraw every live summary."""
+    entry = _RECORD.get(exercise_id, Entry())
+    _RECORD[exercise_id] = Entry(status, entry.passed or status == "correct", entry.checks + 1,
+                                 entry.solution_viewed)
+    _redraw()
+
+
+def record_solution_viewed(exercise_id: str) -> None:
+    """Remember that the learner looked at the solution."""
+    entry = _RECORD.get(exercise_id, Entry())
+    _RECORD[exercise_id] = Entry(entry.last, entry.passed, entry.checks, True)
+    _redraw()
+
+
+def entry(exercise_id: str) -> Entry:
+    """The session's record for one exercise (empty when it was never checked)."""
+    return _RECORD.get(exercise_id, Entry())
+
+
+def reset() -> None:
+    """Forget everything (a fresh start without restarting the kernel)."""
+    _RECORD.clear()
+    _redraw()
+
+
+def _state(item: Entry) -> str:
+    if item.passed and item.last != "correct":
+        return "passed earlier; the latest check did not"
+    if item.passed:
+        return "passed"
+    if item.last == "incorrect":
+        return "not yet"
+    return "to do"
+
+
+def rows(set_name: str | None = None) -> list[list[Any]]:
+    """One row per exercise: ``q1``, title, state, checks run, solution viewed."""
+    from agentloops.exercises.registry import all_exercises
+
+    table = []
+    for exercise in all_exercises(set_name):
+        item = entry(exercise.id)
+        table.append([f"q{exercise.number}", exercise.title, _state(item), item.checks,
+                      "yes" if item.solution_viewed else ""])
+    return table
+
+
+HEADERS = ("", "exercise", "state", "checks", "solution viewed")
+
+
+def counts(set_name: str | None = None) -> tuple[int, int]:
+    """(passed, total) for the set (or every exercise)."""
+    from agentloops.exercises.registry import all_exercises
+
+    exercises = all_exercises(set_name)
+    return sum(entry(e.id).passed for e in exercises), len(exercises)
+
+
+def progress_text(set_name: str | None = None) -> str:
+    """The summary as plain text: a headline and one row per exercise."""
+    done, total = counts(set_name)
+    remaining = [f"q{e.number}" for e in _remaining(set_name)]
+    tail = f"remaining: {', '.join(remaining)}" if remaining else "all done"
+    return f"Progress this session: {done} of {total} passed ({tail})\n{text_table(HEADERS, rows(set_name))}"
+
+
+def _remaining(set_name: str | None) -> list[Exercise]:
+    from agentloops.exercises.registry import all_exercises
+
+    return [e for e in all_exercises(set_name) if not entry(e.id).passed]
+
+
+_CELL = "padding:3px 10px;border-bottom:1px solid #ddd;text-align:left"
+_COLOURS = {"passed": BADGES["correct"][1], "not yet": BADGES["incorrect"][1], "to do": BADGES["not attempted"][1]}
+
+
+def progress_html(set_name: str | None = None) -> str:
+    """The summary as HTML: a headline, a bar and one coloured row per exercise."""
+    done, total = counts(set_name)
+    width = 0 if not total else round(100 * done / total)
+    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in HEADERS)
+    body = []
+    for row in rows(set_name):
+        colour = _COLOURS.get(row[2], BADGES["incorrect"][1])
+        cells = [f"<b>{html.escape(row[0])}</b>", html.escape(row[1]),
+                 f"<span style='color:{colour};font-weight:bold'>{html.escape(row[2])}</span>",
+                 str(row[3]), html.escape(row[4])]
+        body.append("<tr>" + "".join(f"<td style='{_CELL}'>{c}</td>" for c in cells) + "</tr>")
+    bar = (f"<div style='width:320px;height:10px;background:#eaeef2;border-radius:5px;margin:4px 0'>"
+           f"<div style='width:{width}%;height:10px;background:{BADGES['correct'][1]};border-radius:5px'></div></div>")
+    return (f"<div><b>Progress this session: {done} of {total} passed</b>{bar}"
+            f"<table style='border-collapse:collapse'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _redraw() -> None:
+    for widget in list(_LIVE):
+        widget.refresh()
+
+
+def summary(set_name: str | None = None) -> Any:
+    """A live progress widget for one exercise set (or all); its text form is :func:`progress_text`.
+
+    Raises:
+        UsageError: ``set_name`` is not a known set.
+    """
+    import ipywidgets as widgets
+
+    from agentloops.exercises.registry import all_exercises
+
+    all_exercises(set_name)  # validates the name before a widget is built
+
+    class ProgressSummary(widgets.VBox):
+        """The summary widget; redrawn by every check in this kernel."""
+
+        def __init__(self) -> None:
+            self.set_name = set_name
+            self.view = widgets.HTML()
+            self.view.add_class("agentloops-progress-table")
+            super().__init__([self.view])
+            self.add_class("agentloops-progress")
+            self.refresh()
+
+        def refresh(self) -> None:
+            self.view.value = progress_html(self.set_name)
+
+        def text(self) -> str:
+            return progress_text(self.set_name)
+
+        def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+            data = super()._repr_mimebundle_(**kwargs) or {}
+            data["text/plain"] = self.text()
+            return data
+
+    widget = ProgressSummary()
+    _LIVE.add(widget)
+    return widget

@@ -1,0 +1,91 @@
+"""Every exercise by id, grouped into sets — one set per learner notebook.
+
+The registry is what the progress summary lists, what the solutions command
+walks, and how a notebook cell tagged ``exercise:<id>`` finds its reference
+solution. Exercise modules register themselves on import;
+:func:`all_exercises` imports them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agentloops.errors import UsageError
+
+if TYPE_CHECKING:
+    from agentloops.exercises.exercise import Exercise
+
+
+@dataclass(frozen=True, slots=True)
+class ExerciseSet:
+    """One notebook's worth of exercises.
+
+    Attributes:
+        name: the module under ``agentloops.exercises`` that defines them.
+        title: the notebook's title.
+        notebook: the learner notebook's file name under ``notebooks/exercises/``.
+    """
+
+    name: str
+    title: str
+    notebook: str
+
+
+SETS: dict[str, ExerciseSet] = {
+    s.name: s
+    for s in (
+        ExerciseSet("stopping", "Stop the loop: the criterion, the cap, the wasted calls", "01-stop-the-loop.ipynb"),
+        ExerciseSet("controlling", "Control the loop: repeats, error routes, completion", "02-control-the-loop.ipynb"),
+    )
+}
+"""The exercise sets in teaching order."""
+
+EXERCISES: dict[str, Exercise] = {}
+"""Exercise id → exercise, filled as the set modules are imported."""
+
+
+def register(exercise: Exercise) -> Exercise:
+    """Add ``exercise`` to the registry (its id must be new and its set known)."""
+    if exercise.set_name not in SETS:
+        raise UsageError(f"exercise {exercise.id!r}: unknown set {exercise.set_name!r}; expected one of: "
+                         f"{', '.join(SETS)}")
+    known = EXERCISES.get(exercise.id)
+    if known is not None and known is not exercise:
+        raise UsageError(f"exercise id {exercise.id!r} is registered twice")
+    EXERCISES[exercise.id] = exercise
+    return exercise
+
+
+def load_all() -> None:
+    """Import every set module, so that every exercise is registered."""
+    for name in SETS:
+        importlib.import_module(f"agentloops.exercises.{name}")
+
+
+def all_exercises(set_name: str | None = None) -> list[Exercise]:
+    """Every exercise in teaching order, or only those of one set.
+
+    Raises:
+        UsageError: ``set_name`` is not a known set.
+    """
+    if set_name is not None and set_name not in SETS:
+        raise UsageError(f"unknown exercise set {set_name!r}; expected one of: {', '.join(SETS)}")
+    load_all()
+    chosen = [e for e in EXERCISES.values() if set_name is None or e.set_name == set_name]
+    return sorted(chosen, key=lambda e: e.number)
+
+
+def get_exercise(exercise_id: str) -> Exercise:
+    """The exercise called ``exercise_id``.
+
+    Raises:
+        UsageError: no such exercise (the message lists them).
+    """
+    load_all()
+    try:
+        return EXERCISES[exercise_id]
+    except KeyError:
+        known = ", ".join(e.id for e in all_exercises())  # teaching order, whatever the import order was
+        raise UsageError(f"unknown exercise {exercise_id!r}; expected one of: {known}") from None

@@ -1,0 +1,170 @@
+"""What a check says: a verdict per case and one for the exercise, as HTML and as text.
+
+A learner reads the verdict in JupyterLab (HTML: a coloured badge and a table
+of cases); tests, CI logs and executed notebooks read the ``text/plain`` form.
+Both say the same thing: which cases passed, which failed, and why, in the
+words of the scenario or situation — never a traceback.
+
+The badges match :class:`agentloops.quiz.CheckResult`, so a self-check
+question and an exercise look alike on the page.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Literal
+
+Status = Literal["correct", "incorrect", "not attempted"]
+"""The verdict on an exercise, as in Kaggle's learntools."""
+
+CaseStatus = Literal["passed", "failed", "timeout", "error", "skipped"]
+"""The verdict on one case.
+
+- ``passed`` / ``failed``: the learner's code ran and was judged.
+- ``timeout``: it did not finish within the time limit and was stopped.
+- ``error``: the checker itself failed (not the learner's fault; the message says so).
+- ``skipped``: not run, because earlier cases already ran out of time.
+"""
+
+BADGES: dict[Status, tuple[str, str]] = {
+    "correct": ("✓ Correct", "#1a7f37"),
+    "incorrect": ("✗ Not yet", "#b35900"),
+    "not attempted": ("… Not attempted", "#57606a"),
+}
+
+CASE_MARKS: dict[CaseStatus, tuple[str, str]] = {
+    "passed": ("✓", "#1a7f37"),
+    "failed": ("✗", "#b35900"),
+    "timeout": ("⏱", "#b35900"),
+    "error": ("!", "#cf222e"),
+    "skipped": ("–", "#57606a"),
+}
+
+OUTPUT_LIMIT = 2000
+"""Characters of the learner's printed output shown under a verdict."""
+
+_CELL = "padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """The verdict on one case (one scenario, one situation, one task state).
+
+    Plain strings only, so a forked checker process can send it back to the notebook.
+
+    Attributes:
+        name: the case, as the learner would name it (``truncated``, ``timeout · 1st attempt``…).
+        status: see :data:`CaseStatus`.
+        message: what happened and, when it failed, what was expected and why.
+    """
+
+    name: str
+    status: CaseStatus
+    message: str
+
+    @property
+    def passed(self) -> bool:
+        """True when the case passed."""
+        return self.status == "passed"
+
+    def line(self) -> str:
+        """``✗ truncated: …`` — one line of the text form."""
+        return f"{CASE_MARKS[self.status][0]} {self.name}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ExerciseResult:
+    """The verdict on one exercise; renders as HTML in JupyterLab and as text elsewhere.
+
+    Attributes:
+        exercise: the exercise's title.
+        status: correct, incorrect or not attempted.
+        message: one or two sentences: the count of passing cases, or what to do next.
+        cases: the per-case verdicts, in the order they ran.
+        hint: where to get help next (for example ``q1.hint()``).
+        output: what the learner's code printed during the check (trimmed).
+    """
+
+    exercise: str
+    status: Status
+    message: str
+    cases: tuple[CaseResult, ...] = ()
+    hint: str = ""
+    output: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """True when every case passed."""
+        return self.status == "correct"
+
+    @property
+    def failures(self) -> tuple[CaseResult, ...]:
+        """The cases that did not pass."""
+        return tuple(case for case in self.cases if not case.passed)
+
+    def case(self, name: str) -> CaseResult:
+        """The verdict of the case called ``name`` (for tests and curious learners)."""
+        for case in self.cases:
+            if case.name == name:
+                return case
+        raise KeyError(f"no case named {name!r}; cases: {', '.join(c.name for c in self.cases)}")
+
+    def __str__(self) -> str:
+        lines = [f"{BADGES[self.status][0]} — {self.exercise}: {self.message}"]
+        lines += [f"  {case.line()}" for case in self.cases]
+        if self.output:
+            lines.append(f"Your code printed:\n{_trim(self.output)}")
+        if self.hint:
+            lines.append(self.hint)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        label, colour = BADGES[self.status]
+        rows = "".join(
+            f"<tr><td style='{_CELL};color:{CASE_MARKS[c.status][1]};font-weight:bold'>{CASE_MARKS[c.status][0]}</td>"
+            f"<td style='{_CELL};white-space:nowrap'><code>{html.escape(c.name)}</code></td>"
+            f"<td style='{_CELL}'>{html.escape(c.message)}</td></tr>"
+            for c in self.cases
+        )
+        table = f"<table style='border-collapse:collapse;margin:4px 0'>{rows}</table>" if rows else ""
+        output = (f"<details><summary>Your code printed</summary><pre>{html.escape(_trim(self.output))}</pre>"
+                  "</details>" if self.output else "")
+        hint = f"<div style='color:#57606a'>{html.escape(self.hint)}</div>" if self.hint else ""
+        return (
+            f"<div class='agentloops-check' style='border-left:4px solid {colour};padding:4px 8px'>"
+            f"<b style='color:{colour}'>{label}</b> — {html.escape(self.exercise)}: {html.escape(self.message)}"
+            f"{table}{output}{hint}</div>"
+        )
+
+
+@dataclass(frozen=True)
+class Note:
+    """A hint or a solution: a title, prose and optionally code; renders as HTML and as text."""
+
+    title: str
+    text: str = ""
+    code: str = ""
+
+    def __str__(self) -> str:
+        parts = [f"{self.title}: {self.text}" if self.text else f"{self.title}:"]
+        if self.code:
+            parts.append(self.code.rstrip())
+        return "\n".join(parts)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        text = f": {html.escape(self.text)}" if self.text else ""
+        code = f"<pre style='margin:4px 0'>{html.escape(self.code.rstrip())}</pre>" if self.code else ""
+        return f"<div class='agentloops-note'><b>{html.escape(self.title)}</b>{text}{code}</div>"
+
+
+def _trim(text: str) -> str:
+    if len(text) <= OUTPUT_LIMIT:
+        return text
+    return text[:OUTPUT_LIMIT] + f"\n… ({len(text) - OUTPUT_LIMIT} more characters)"

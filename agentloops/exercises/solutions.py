@@ -1,0 +1,125 @@
+"""Reference solutions, one function per exercise, named as the learner's function is.
+
+Instructors get them filled into copies of the learner notebooks with
+``agentloops solutions --out DIR``; a learner sees one with ``q.solution()``.
+Each function's source is pasted into a notebook cell as it is, so it uses
+only names the exercise notebook's setup cell defines (``al``, the helpers
+imported from the exercise set, the controller names) — the tests execute the
+rendered notebooks to keep it that way.
+"""
+
+from __future__ import annotations
+
+import agentloops as al
+from agentloops.controller import Fingerprint, RouteContext, TaskState, ToolResult, fingerprint
+from agentloops.controller.tools import TRANSIENT
+from agentloops.exercises.controlling import PRICE_TASK, Action, Attempt
+from agentloops.exercises.stopping import run_tool, tool_results
+
+# -- set 1: stop the loop ----------------------------------------------------------------------
+
+
+def stop_criterion(response: al.Response) -> al.Decision:
+    """First: how did the round end? Then: is there work left?"""
+    if response.finish_reason == "length":
+        return al.Abort("truncated", "cut off by the token limit: raise the limit, do not retry in place")
+    if response.finish_reason == "content_filter":
+        return al.Abort("content_filter", "the provider withheld the output: change the input")
+    if response.finish_reason == "refusal":
+        return al.Abort("refusal", "the model refused")
+    for call in response.tool_calls:
+        if call.parsed_arguments is None:  # a call that cannot run: cut off mid-JSON, or not JSON at all
+            code = "truncated" if call.is_cut_off else "malformed_tool_call"
+            return al.Abort(code, f"the arguments of {call.name} cannot be parsed")
+    if response.tool_calls:
+        return al.Continue("tool calls to run")
+    return al.Finish(response.content, "no tool calls and a normal stop")
+
+
+def capped_loop(model: al.Model, tools: dict[str, str], max_steps: int = 8) -> str | None:
+    """The naive loop with one line changed: at the cap it raises instead of returning the last text."""
+    messages = [al.Message("user", "How many lines does notes.txt have?")]
+    for _step in range(max_steps):
+        response = model(messages)
+        messages.append(al.Message.from_response(response))
+        if not response.tool_calls:  # no tool calls: this is the answer
+            return response.content
+        for call in response.tool_calls:
+            messages.append(al.Message("tool", run_tool(tools, call), tool_call_id=call.id, name=call.name))
+    raise al.MaxStepsError(f"reached max_steps={max_steps} without a final answer")
+
+
+def count_wasted(rounds: tuple[al.Round, ...]) -> int:
+    """Calls that repeat the previous response when nothing new was sent in between."""
+    wasted = 0
+    for i in range(1, len(rounds)):
+        before, now = rounds[i - 1], rounds[i]
+        same = now.response.same_as(before.response)
+        sent_since = now.request[now.new_from:]
+        new = set(tool_results(sent_since)) - set(tool_results(before.request))
+        if same and not new:
+            wasted += 1
+    return wasted
+
+
+# -- set 2: control the loop -------------------------------------------------------------------
+
+
+def is_repeat(action: Action, history: list[Attempt]) -> bool:
+    """A repeat: the latest attempt with the same fingerprint brought nothing new and was not a transient failure."""
+    def fp(a: Action) -> Fingerprint:
+        return fingerprint(a.tool, a.args, a.state_version)  # tool, normalised arguments, state version
+
+    same = [attempt for attempt in history if fp(attempt.action) == fp(action)]
+    if not same:
+        return False
+    last = same[-1]
+    if last.new_observation:
+        return False
+    return last.status not in TRANSIENT  # after a timeout or a rate limit, trying again is a retry
+
+
+def next_move(result: ToolResult, ctx: RouteContext) -> str:
+    """Route one tool result: the move depends on whose fault it is and whether it can recover."""
+    fallback = ctx.fallback
+    usable_fallback = fallback is not None and not (fallback.backend and fallback.backend == ctx.spec.backend)
+    can_retry = ctx.retries_left is None or ctx.retries_left >= 1
+    status = result.status
+    if status == "ok":
+        return "accept"
+    if status == "empty":
+        if ctx.allows_not_found:
+            return "accept_not_found"
+        return "fallback" if usable_fallback and can_retry else "degrade"
+    if status == "invalid_arguments":
+        return "repair" if ctx.repairs_used < 1 else "stop"  # the model may repair once
+    if status == "missing_parameter":
+        return "ask_user"  # only the user has it; never let the model guess
+    if status in ("timeout", "rate_limited"):
+        if ctx.spec.side_effects:
+            return "stop"  # did the write happen? a person must check before anything is repeated
+        if not can_retry:
+            return "stop"  # the shared retry budget is spent
+        if ctx.attempts_on_tool >= 2 and usable_fallback:
+            return "fallback"
+        return "retry"
+    if status == "permission_denied":
+        return "stop"  # never route around a denial through another tool
+    if status == "not_found":
+        return "degrade"  # the resource does not exist: give the item up, with the reason
+    if status == "permanent_error":
+        return "fallback" if usable_fallback and can_retry else "degrade"
+    raise ValueError(f"unknown status {status!r}")
+
+
+def price_compare_done(state: TaskState) -> str:
+    """Complete when enough shops have a sourced price in the task's currency; impossible when that cannot happen."""
+    counted = 0
+    for fact in state.facts.values():
+        if fact.source and fact.value.get("currency") == PRICE_TASK.currency:
+            counted += 1
+    if counted >= PRICE_TASK.minimum:
+        return "complete"
+    if counted + len(state.open_items()) < PRICE_TASK.minimum:
+        return "impossible"  # settled items cannot be redone: too few are left open to reach the minimum
+    return "incomplete"

@@ -1,0 +1,376 @@
+"""Exercise set 1 — stop the loop: the stop criterion, the cap, the wasted calls.
+
+Three exercises on the core loop (:mod:`agentloops.loop`), each checked by
+running the learner's function on the shipped scenarios and comparing with
+what the package measures:
+
+- ``q1`` — write a stop criterion that ends every article and extra scenario
+  the way the correct loop does (:func:`agentloops.criteria.correct` is the judge);
+- ``q2`` — make a naive loop raise :class:`~agentloops.errors.MaxStepsError`
+  at the cap instead of returning its last text;
+- ``q3`` — write the wasted-call detector and match
+  :attr:`agentloops.record.RunRecord.wasted_calls` on every run.
+
+In a notebook::
+
+    from agentloops.exercises.stopping import q1, q2, q3, run_tool, tool_results
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from agentloops.comparison import cell
+from agentloops.criteria import CRITERION_NAMES, Abort, Continue, Criterion, Finish, by_tool_calls
+from agentloops.errors import ERROR_CLASSES, MaxStepsError, RunError
+from agentloops.exercises.checking import Case, LearnerError, Verdict, describe_exception, type_name
+from agentloops.exercises.exercise import Exercise
+from agentloops.loop import Tools, execute, run, run_loop
+from agentloops.messages import Message
+from agentloops.record import OUTCOME_LABELS, Round, RunRecord
+from agentloops.response import Response, ToolCall, show_content
+from agentloops.scenario import Scenario, list_scenarios, load_scenario
+from agentloops.stubs import ScriptedModel
+
+SCENARIO_GROUPS = ("article", "extra")
+"""The scenarios a stop criterion must handle: the article's four and the rounds it leaves out."""
+
+
+# --------------------------------------------------------------------------- helpers the learner may use
+
+
+def run_tool(tools: Tools, call: ToolCall) -> str:
+    """Run one tool call and return the text to send back, as the package's loop does.
+
+    Args:
+        tools: tool name → canned text (the scenario's ``tools``).
+        call: the call the model made.
+    """
+    return execute(tools, call)[0]
+
+
+def tool_results(messages: Sequence[Message]) -> list[tuple[str, str, str | None]]:
+    """Each tool result in ``messages`` as (tool name, the call's arguments, the text sent back).
+
+    A tool message carries only the call's id; the arguments live in the
+    assistant message that made the call, so this pairs them up. A result
+    whose call is not among ``messages`` gets ``"?"`` for its arguments.
+    """
+    arguments: dict[str, str] = {}
+    found = []
+    for message in messages:
+        if message.role == "assistant":
+            arguments.update({call.id: call.arguments for call in message.tool_calls})
+        elif message.role == "tool":
+            found.append((message.name or "?", arguments.get(message.tool_call_id or "", "?"), message.content))
+    return found
+
+
+# --------------------------------------------------------------------------- q1: a stop criterion
+
+
+def describe_ending(record: RunRecord) -> str:
+    """How a run ended, in the words of a verdict: ``raised truncated at call 1``, ``answered "…" at call 3``."""
+    if record.error == "max_steps" and record.wasted_calls:
+        return f"spun to the cap and raised max_steps at call {record.steps} ({record.wasted_calls} calls wasted)"
+    if record.error:
+        return f"raised {record.error} at call {record.steps}"
+    if record.outcome == "answer":
+        return f"answered {show_content(record.answer, 40)} at call {record.steps}"
+    return f"{OUTCOME_LABELS[record.outcome]} at call {record.steps} (returned {show_content(record.answer, 40)})"
+
+
+def tool_list(names: Sequence[str]) -> str:
+    """``read_file, count_lines`` or ``read_page ×8``; ``no tool`` when empty."""
+    groups: list[list[Any]] = []
+    for name in names:
+        if groups and groups[-1][0] == name:
+            groups[-1][1] += 1
+        else:
+            groups.append([name, 1])
+    return ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in groups) or "no tool"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 model call``, ``3 model calls``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _why(got: RunRecord, expected: RunRecord) -> str:
+    """Why the learner's ending is wrong, in one clause."""
+    if expected.error:
+        reason = (expected.error_message or "").split(": ", 1)[-1]
+        return reason
+    if got.error == "max_steps":
+        return f"{got.wasted_calls} of the {got.steps} calls repeated the same response until the cap"
+    if got.error:
+        return f"that round was fine to act on ({(got.error_message or '').split(': ', 1)[-1]})"
+    if got.outcome == "premature_answer":
+        return f"{got.wasted_tool_runs} tool result(s) ran but never reached the model"
+    if got.outcome == "empty_answer":
+        return "an empty round is not an answer"
+    if got.outcome == "abnormal_answer":
+        return f"the round ended with finish_reason {got.rounds[-1].response.finish_reason}, not a normal stop"
+    return "the run should take the same path as the correct loop"
+
+
+def _criterion_guard(function: Callable[[Response], Any]) -> Callable[[Response], Any]:
+    """Wrap the learner's criterion: their exceptions and wrong return types become clear verdicts."""
+    calls = [0]
+
+    def guarded(response: Response) -> Any:
+        calls[0] += 1
+        where = f"on call {calls[0]} ({response.summary()})"
+        try:
+            value = function(response)
+        except Exception as exc:
+            raise LearnerError(f"{where} your function raised {describe_exception(exc)}") from None
+        if isinstance(value, Abort) and value.code not in ERROR_CLASSES:
+            raise LearnerError(f"{where} your function aborted with code {value.code!r}; "
+                               f"the codes are: {', '.join(ERROR_CLASSES)}")
+        if not isinstance(value, (bool, Continue, Finish, Abort)):
+            raise LearnerError(f"{where} your function returned {type_name(value)}; return True/False, or "
+                               "al.Continue(), al.Finish(answer), al.Abort(code, reason)")
+        return value
+
+    return guarded
+
+
+def judge_criterion(function: Callable[[Response], Any], scenario: Scenario) -> Verdict:
+    """Run ``scenario`` under the learner's criterion and under the correct one; compare how they end."""
+    expected = run(scenario, "correct")
+    got = run(scenario, Criterion("stop_criterion", _criterion_guard(function), "raise", "yours"))
+    same = (got.outcome, got.error, got.steps, got.answer, got.tools_executed) == (
+        expected.outcome, expected.error, expected.steps, expected.answer, expected.tools_executed)
+    if same:
+        return True, f"{describe_ending(got)} after running {tool_list(got.tools_executed)}, like the correct loop"
+    return False, f"{describe_ending(got)}; expected: {describe_ending(expected)} — {_why(got, expected)}"
+
+
+def _criterion_cases(function: Callable[..., Any]) -> list[Case]:
+    return [Case(s.name, partial(judge_criterion, function, s)) for s in list_scenarios(list(SCENARIO_GROUPS))]
+
+
+q1 = Exercise(
+    id="stop-criterion",
+    number=1,
+    set_name="stopping",
+    title="write a stop criterion that ends every scenario correctly",
+    variable="stop_criterion",
+    arguments=("response",),
+    noun="scenarios",
+    hints=(
+        "Ask two questions, separately: how did the round end (finish_reason), and is there work left "
+        "(the tool calls)? True/False cannot say 'this round ended badly' — some rounds need a third answer.",
+        "Return al.Abort(code, reason) when the round ended abnormally, al.Continue() while there are tool "
+        "calls, and al.Finish(response.content) otherwise. The codes: 'truncated', 'content_filter', "
+        "'refusal', 'malformed_tool_call', 'unknown_stop'.",
+        "if response.finish_reason == 'length': return al.Abort('truncated', 'cut off by the token limit'); "
+        "the same for 'content_filter'. Then: if response.tool_calls: return al.Continue(); "
+        "else: return al.Finish(response.content). Look at the failing scenario's finish_reason.",
+    ),
+    build_cases=_criterion_cases,
+)
+
+
+# --------------------------------------------------------------------------- q2: raise at the cap
+
+
+class _TooManyCalls(BaseException):
+    """Raised by the checker's model when a loop keeps calling far past its cap (not catchable as Exception)."""
+
+
+class CountingModel:
+    """A scripted model that counts its calls and refuses to go on forever."""
+
+    def __init__(self, responses: Sequence[Response], ceiling: int) -> None:
+        self.model = ScriptedModel(responses)
+        self.ceiling = ceiling
+
+    @property
+    def calls(self) -> int:
+        """Model calls so far."""
+        return len(self.model.requests)
+
+    def __call__(self, messages: Sequence[Message]) -> Response:
+        if self.calls >= self.ceiling:
+            raise _TooManyCalls()
+        return self.model(messages)
+
+
+STUCK = Scenario(
+    name="stuck",
+    title="the same tool call forever",
+    teaches="The model asks for the same file again and again; only the cap can end the run.",
+    tools={"read_file": "(notes.txt)"},
+    responses=(Response(content=None, tool_calls=(ToolCall(id="call_1", name="read_file",
+                                                           arguments='{"path": "notes.txt"}'),),
+                        finish_reason="tool_calls"),),
+)
+"""A model that never stops calling the same tool: the cap must end it."""
+
+LOOP_CASES: tuple[tuple[str, Scenario | str, int], ...] = (
+    ("normal", "normal", 8),
+    ("talk-only", "talk-only", 8),
+    ("long-chain, max_steps=8", "long-chain", 8),
+    ("long-chain, max_steps=11", "long-chain", 11),
+    ("long-chain, max_steps=10", "long-chain", 10),
+    ("stuck, max_steps=3", STUCK, 3),
+)
+"""(case name, scenario, cap): answers well inside the cap, exactly at it, and runs the cap must end."""
+
+
+def expected_loop_run(scenario: Scenario | str, max_steps: int) -> RunRecord:
+    """What a correct capped loop does: no tool calls means the answer; the cap raises."""
+    return run(scenario, Criterion("capped_loop", by_tool_calls, "raise", "capped"), max_steps)
+
+
+def judge_loop(function: Callable[..., Any], scenario: Scenario | str, max_steps: int) -> Verdict:
+    """Run the learner's loop on a scripted model; check the answer, the calls made and the exception at the cap."""
+    loaded = load_scenario(scenario)
+    expected = expected_loop_run(loaded, max_steps)
+    model = CountingModel(loaded.responses, ceiling=10 * max_steps + 10)
+    should_raise = expected.error == "max_steps"
+    want = (f"raise al.MaxStepsError after {max_steps} model calls" if should_raise
+            else f"return {show_content(expected.answer, 40)} after {plural(expected.steps, 'model call')}")
+    try:
+        value = function(model, dict(loaded.tools), max_steps)
+    except _TooManyCalls:
+        return False, (f"kept calling the model: stopped at {model.calls} calls with max_steps={max_steps} — "
+                       f"the loop has no working cap; expected to {want}")
+    except MaxStepsError:
+        calls = model.calls
+        if not should_raise:
+            off = " — the last allowed call must still run" if calls == max_steps - 1 else ""
+            return False, f"raised MaxStepsError after {plural(calls, 'model call')}; expected to {want}{off}"
+        if calls != max_steps:
+            return False, (f"raised MaxStepsError after {calls} model calls; max_steps={max_steps} allows exactly "
+                           f"{max_steps}{' — off by one' if abs(calls - max_steps) == 1 else ''}")
+        return True, f"raised MaxStepsError after {calls} model calls"
+    except Exception as exc:
+        hint = (" — raise al.MaxStepsError: it is the RunError (code 'max_steps') callers catch for "
+                "'did not converge', apart from bugs" if should_raise and not isinstance(exc, RunError) else "")
+        return False, (f"raised {describe_exception(exc)} after {plural(model.calls, 'model call')}; "
+                       f"expected to {want}{hint}")
+    calls = model.calls
+    if should_raise:
+        return False, (f"returned {type_name(value)} after {calls} model calls; expected to {want} — a loop that "
+                       "ran out of steps has no answer, and returning its last text lets a spin pass silently")
+    if not isinstance(value, str):
+        return False, f"returned {type_name(value)}; expected the answer text (a str): {want}"
+    if (value, calls) != (expected.answer, expected.steps):
+        return False, f"returned {show_content(value, 40)} after {plural(calls, 'model call')}; expected to {want}"
+    return True, f"returned {show_content(value, 40)} after {plural(calls, 'model call')}"
+
+
+def _loop_cases(function: Callable[..., Any]) -> list[Case]:
+    return [Case(name, partial(judge_loop, function, scenario, cap)) for name, scenario, cap in LOOP_CASES]
+
+
+q2 = Exercise(
+    id="raise-at-cap",
+    number=2,
+    set_name="stopping",
+    title="make a naive loop raise at the cap",
+    variable="capped_loop",
+    arguments=("model", "tools", "max_steps"),
+    noun="runs",
+    hints=(
+        "Look at what the loop does after its last allowed call: it hands back whatever text it has. "
+        "A loop that ran out of steps did not converge; it has no answer.",
+        "Replace the final `return last_text` with raising al.MaxStepsError — keep the loop itself as it is, "
+        "so an answer on the very last allowed call still comes back.",
+        "raise al.MaxStepsError(f'reached max_steps={max_steps} without a final answer')",
+    ),
+    build_cases=_loop_cases,
+)
+
+
+# --------------------------------------------------------------------------- q3: the wasted-call detector
+
+
+def _polling_run() -> RunRecord:
+    """A model that polls a job three times; each poll brings a new status, so no call is wasted."""
+    statuses = iter(["running (1 of 3 steps done)", "running (2 of 3 steps done)", "done"])
+    poll = {"content": None, "tool_calls": [{"id": "call_1", "name": "job_status", "arguments": {"job": 7}}],
+            "finish_reason": "tool_calls"}
+    answer = {"content": "Job 7 is done.", "tool_calls": [], "finish_reason": "stop"}
+    return run_loop(ScriptedModel([poll, poll, poll, answer]),
+                    {"job_status": lambda args: next(statuses, "done")}, label="polling")
+
+
+def _paging_run() -> RunRecord:
+    """Every page returns the same text; asking for page 2 once is new, asking again is not."""
+    def page(number: int) -> dict[str, Any]:
+        return {"content": None, "tool_calls": [{"id": f"call_{number}", "name": "read_page",
+                                                 "arguments": {"page": number}}], "finish_reason": "tool_calls"}
+    answer = {"content": "The report has two pages.", "tool_calls": [], "finish_reason": "stop"}
+    return run_loop(ScriptedModel([page(1), page(2), page(2), page(2), answer]),
+                    {"read_page": "(a page of report.txt)"}, label="paging")
+
+
+CRAFTED_RUNS: dict[str, Callable[[], RunRecord]] = {
+    "polling (new status each time)": _polling_run,
+    "paging (same text, another page)": _paging_run,
+}
+"""Runs where 'the same response' is not enough to call a call wasted."""
+
+
+def _repeats(record: RunRecord) -> str:
+    steps = [str(r.step) for r in record.rounds if r.repeated]
+    return f"call{'s' if len(steps) != 1 else ''} {', '.join(steps)}" if steps else "none"
+
+
+def judge_wasted(function: Callable[[tuple[Round, ...]], Any], records: Sequence[RunRecord]) -> Verdict:
+    """Compare the learner's count with ``RunRecord.wasted_calls`` on each record of one scenario."""
+    counts = []
+    for record in records:
+        where = f"{record.scenario} × {record.criterion}" if len(records) > 1 else record.scenario
+        try:
+            value = function(record.rounds)
+        except Exception as exc:
+            raise LearnerError(f"on {where} your function raised {describe_exception(exc)}") from None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise LearnerError(f"on {where} your function returned {type_name(value)}; "
+                               "expected an int: the number of wasted calls")
+        if value != record.wasted_calls:
+            return False, (f"under {record.criterion}: you counted {value}; RunRecord.wasted_calls is "
+                           f"{record.wasted_calls} (repeats: {_repeats(record)}; {record.steps} calls in all, "
+                           f"{cell(record)})")
+        counts.append(f"{record.criterion} {value}")
+    return True, "matches RunRecord.wasted_calls: " + ", ".join(counts)
+
+
+def _wasted_cases(function: Callable[..., Any]) -> list[Case]:
+    cases = [
+        Case(s.name, partial(lambda s: judge_wasted(function, [run(s, c) for c in CRITERION_NAMES]), s))
+        for s in list_scenarios(list(SCENARIO_GROUPS))
+    ]
+    cases += [Case(name, partial(lambda make: judge_wasted(function, [make()]), make))
+              for name, make in CRAFTED_RUNS.items()]
+    return cases
+
+
+q3 = Exercise(
+    id="wasted-calls",
+    number=3,
+    set_name="stopping",
+    title="write the wasted-call detector",
+    variable="count_wasted",
+    arguments=("rounds",),
+    noun="runs",
+    hints=(
+        "A call is wasted when two things hold: its response says the same as the previous call's, and "
+        "nothing new was sent to the model in between. The first call is never wasted.",
+        "Walk pairs: for before, now in zip(rounds, rounds[1:]). 'Same' is now.response.same_as(before.response). "
+        "What was sent in between is now.request[now.new_from:]; only tool results can be new there.",
+        "new = set(tool_results(now.request[now.new_from:])) - set(tool_results(before.request)) — a result is "
+        "new when that tool never returned that text for those arguments before. Count the pairs with "
+        "same_as and no new result.",
+    ),
+    build_cases=_wasted_cases,
+)
+
+__all__ = ["CountingModel", "q1", "q2", "q3", "run_tool", "tool_results"]

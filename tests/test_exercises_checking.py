@@ -1,0 +1,171 @@
+"""Running learner code safely: every misbehaviour becomes a verdict, in both isolation modes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import partial
+
+import pytest
+
+from agentloops.exercises.checking import (
+    MAX_TIMEOUTS,
+    Case,
+    default_mode,
+    describe_exception,
+    is_learner_frame,
+    run_cases,
+    type_name,
+)
+from agentloops.exercises.results import CaseResult, ExerciseResult, Note
+
+LIMIT = 0.4  # seconds: short, so the infinite-loop cases cost little
+MODES = ["inprocess", *(["fork"] if default_mode() == "fork" else [])]
+
+
+def passes() -> tuple[bool, str]:
+    return True, "fine"
+
+
+def fails() -> tuple[bool, str]:
+    return False, "expected 3, got 4"
+
+
+def divides_by_zero() -> tuple[bool, str]:
+    return 1 / 0, "unreachable"  # type: ignore[return-value]
+
+
+def loops_forever() -> tuple[bool, str]:
+    while True:
+        pass
+
+
+def swallows_everything() -> tuple[bool, str]:
+    while True:
+        try:
+            while True:
+                pass
+        except BaseException:  # a learner who catches everything still gets stopped
+            continue
+
+
+def exits() -> tuple[bool, str]:
+    sys.exit(3)
+
+
+def talks() -> tuple[bool, str]:
+    print("debugging output")
+    return True, "printed something"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_misbehaviour_becomes_a_verdict(mode: str) -> None:
+    cases = [Case("ok", passes), Case("wrong", fails), Case("raises", divides_by_zero), Case("exits", exits),
+             Case("loops", loops_forever), Case("after", passes)]
+    results, _ = run_cases(cases, time_limit=LIMIT, mode=mode)  # type: ignore[arg-type]
+    by_name = {r.name: r for r in results}
+    assert [r.name for r in results] == [c.name for c in cases]
+    assert by_name["ok"] == CaseResult("ok", "passed", "fine")
+    assert by_name["wrong"] == CaseResult("wrong", "failed", "expected 3, got 4")
+    assert by_name["raises"].status == "failed"
+    assert by_name["raises"].message.startswith("your code raised ZeroDivisionError: division by zero (in "
+                                                "divides_by_zero, line ")
+    assert by_name["exits"].message == "your code called sys.exit(3); return a value instead"
+    assert by_name["loops"].status == "timeout"
+    assert f"did not finish within {LIMIT:g} s and was stopped" in by_name["loops"].message
+    assert by_name["after"].passed  # one infinite loop does not stop the cases after it
+
+
+@pytest.mark.skipif(default_mode() != "fork", reason="only a forked child can be stopped whatever it catches")
+def test_a_learner_who_catches_everything_is_still_stopped() -> None:
+    results, _ = run_cases([Case("stubborn", swallows_everything)], time_limit=LIMIT, mode="fork")
+    assert results[0].status == "timeout"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_after_too_many_timeouts_the_rest_is_skipped(mode: str) -> None:
+    cases = [Case(f"loop {i}", loops_forever) for i in range(MAX_TIMEOUTS)] + [Case("later", passes)]
+    results, _ = run_cases(cases, time_limit=LIMIT, mode=mode)  # type: ignore[arg-type]
+    assert [r.status for r in results] == ["timeout"] * MAX_TIMEOUTS + ["skipped"]
+    assert "fix the infinite loop first" in results[-1].message
+
+
+def test_an_exception_is_blamed_on_the_learner_only_when_their_code_raised_it() -> None:
+    def learner_bug() -> tuple[bool, str]:
+        return {}["missing"]  # raised in a test file: learner code
+
+    results, _ = run_cases([Case("theirs", learner_bug), Case("ours", partial(int, "x"))], mode="inprocess")
+    assert results[0].status == "failed" and results[0].message.startswith("your code raised KeyError: 'missing'")
+    assert results[1].status == "error"
+    assert results[1].message.startswith("the checker itself failed (ValueError: invalid literal for int()")
+    assert results[1].message.endswith("this is not your fault — please report it")
+
+
+@pytest.mark.skipif(default_mode() != "fork", reason="forked isolation is used on Linux only")
+def test_fork_mode_captures_printing_and_survives_a_crash() -> None:
+    def crashes() -> tuple[bool, str]:
+        os._exit(7)
+
+    results, printed = run_cases([Case("talks", talks), Case("crashes", crashes), Case("after", passes)],
+                                 time_limit=LIMIT, mode="fork")
+    assert printed == "debugging output\n"
+    assert results[1] == CaseResult("crashes", "failed",
+                                    "your code crashed the checker's worker process (exit status 7)")
+    assert results[2].passed
+
+
+def test_describe_exception_points_at_the_learners_line() -> None:
+    try:
+        divides_by_zero()
+    except ZeroDivisionError as exc:
+        text = describe_exception(exc)
+    assert text.startswith("ZeroDivisionError: division by zero (in divides_by_zero, line ")
+    assert "`return 1 / 0, \"unreachable\"" in text
+
+
+def test_learner_frames_exclude_the_package_and_the_standard_library() -> None:
+    import json
+
+    import agentloops
+
+    assert is_learner_frame(__file__)
+    assert is_learner_frame("/tmp/ipykernel_123/456.py")
+    assert not is_learner_frame(agentloops.__file__)
+    assert not is_learner_frame(json.__file__)
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (None, "None"), ("done", "str ('done')"), (True, "bool (True)"), (3, "int (3)"), ([1, 2], "list of 2"),
+    (object(), "object"),
+])
+def test_type_names_read_like_a_sentence(value: object, shown: str) -> None:
+    assert type_name(value) == shown
+
+
+def test_results_render_as_text_and_html() -> None:
+    result = ExerciseResult("q1 · demo", "incorrect", "1 of 2 cases pass; first to fix: b.",
+                            (CaseResult("a", "passed", "ok"), CaseResult("b", "timeout", "<stopped>")),
+                            hint="Stuck? q1.hint()", output="x" * 3000)
+    text = str(result)
+    assert text.splitlines()[:3] == ["✗ Not yet — q1 · demo: 1 of 2 cases pass; first to fix: b.",
+                                     "  ✓ a: ok", "  ⏱ b: <stopped>"]
+    assert "(1000 more characters)" in text and text.endswith("Stuck? q1.hint()")
+    page = result._repr_html_()
+    assert "&lt;stopped&gt;" in page and "✗ Not yet" in page and "<details>" in page
+    assert result.failures == (result.cases[1],) and result.case("a").passed
+    with pytest.raises(KeyError, match="no case named 'c'; cases: a, b"):
+        result.case("c")
+    note = Note("Solution", "one way", "def f():\n    return 1\n")
+    assert str(note) == "Solution: one way\ndef f():\n    return 1"
+    assert "<pre" in note._repr_html_()
+
+
+def test_when_fork_fails_the_cases_run_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentloops.exercises.checking as checking
+
+    def no_fork() -> int:
+        raise OSError("Resource temporarily unavailable")
+
+    monkeypatch.setattr(checking.os, "fork", no_fork)
+    results, _ = run_cases([Case("ok", passes), Case("wrong", fails)], mode="fork")
+    assert [r.status for r in results] == ["passed", "failed"]
