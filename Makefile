@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: lab test install install-dev bench lint clean
+.PHONY: lab app test install install-app install-dev bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "agentloops needs Python 3.10 or newer"'
@@ -16,14 +16,23 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,record,app,browser]'
+	touch $(VENV)/.installed $(VENV)/.installed-app $@
+
+$(VENV)/.installed-app: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[app]'
 	touch $(VENV)/.installed $@
 
 install: $(VENV)/.installed
+install-app: $(VENV)/.installed-app
 install-dev: $(VENV)/.installed-dev
 
 ## make lab: install, then open the notebooks in JupyterLab
 lab: install
 	$(BIN)/agentloops lab
+
+## make app [PAGE=controller]: serve an explorer as a page with no code shown, for projecting in a room
+app: install-app
+	$(BIN)/agentloops app $(PAGE)
 
 ## make test: install with test tools, then run every test (notebooks included)
 test: install-dev

@@ -1,0 +1,79 @@
+"""The README's tables are the code's output, and every notebook is listed.
+
+Run ``python tests/test_readme.py`` to rewrite the generated blocks after a change.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+
+def generated_blocks() -> dict[str, str]:
+    """The README blocks computed from the package."""
+    from agentloops import compare
+    from agentloops.controller import evidence_index
+
+    evidence = evidence_index().to_markdown()
+    return {
+        "compare": compare().render("markdown"),
+        "evidence": evidence[evidence.index("|"):],
+    }
+
+
+def _block(text: str, name: str) -> re.Match[str]:
+    match = re.search(rf"(<!-- {name}:start[^>]*-->\n)(.*?)(<!-- {name}:end -->)", text, re.S)
+    assert match, f"README.md has no {name} block"
+    return match
+
+
+def test_generated_blocks_match_the_code():
+    text = README.read_text(encoding="utf-8")
+    for name, expected in generated_blocks().items():
+        assert _block(text, name).group(2).strip() == expected.strip(), (
+            f"README's {name} block is stale: run `python tests/test_readme.py`")
+
+
+def test_every_notebook_is_listed():
+    block = _block(README.read_text(encoding="utf-8"), "notebooks").group(2)
+    notebooks = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").rglob("*.ipynb")
+                       if ".ipynb_checkpoints" not in p.parts)
+    missing = [n for n in notebooks if n not in block]
+    assert not missing, f"README lists no line for {missing}"
+
+
+def test_python_example_prints_what_it_says():
+    """Lines of the README's Python block ending in ``# <literal>`` evaluate to that literal."""
+    import ast
+
+    text = README.read_text(encoding="utf-8")
+    code = re.search(r"## In Python\n\n```python\n(.*?)```", text, re.S).group(1)
+    namespace: dict[str, object] = {}
+    checked = 0
+    for statement in ast.parse(code).body:
+        line = ast.get_source_segment(code, statement)
+        comment = code.splitlines()[statement.end_lineno - 1].partition("#")[2].strip()
+        if isinstance(statement, ast.Expr) and comment:
+            try:
+                expected = ast.literal_eval(comment)
+            except (ValueError, SyntaxError):
+                continue  # prose, not a value
+            assert eval(line, namespace) == expected, line
+            checked += 1
+        else:
+            exec(compile(ast.Module([statement], []), "README", "exec"), namespace)
+    assert checked >= 4
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    text = README.read_text(encoding="utf-8")
+    for name, body in generated_blocks().items():
+        match = _block(text, name)
+        text = text[: match.start(2)] + body.strip() + "\n" + text[match.end(2):]
+    README.write_text(text, encoding="utf-8")
+    print("README.md blocks rewritten")
