@@ -40,7 +40,16 @@ def test_results_render_as_text_and_html():
     run = run_scenario("weather-timeout-once")
     assert "weather-timeout-once" in str(run) and "<table>" in run._repr_html_()
     assert "[succeeded]" in str(run.stop) and "<pre" in run.stop._repr_html_()
-    assert "<table>" in run.trace._repr_html_() and "trace weather-timeout-once" in str(run.trace)
+    assert "<table>" in run.trace._repr_html_() and f"trace {run.trace_id} (weather-timeout-once" in str(run.trace)
     assert repr(run).startswith("<ControllerRun weather-timeout-once")
     table = controller.stop_statuses()
     assert "<table>" in table._repr_html_() and table.to_frame().shape[0] == 8
+
+
+def test_every_run_has_its_own_id_and_keeps_the_scenario_name_as_its_label():
+    first, second = run_scenario("weather-normal"), run_scenario("weather-normal")
+    assert first.trace_id != second.trace_id and first.label == second.label == "weather-normal"
+    assert len(first.trace_id) == 12 and int(first.trace_id, 16) >= 0  # uuid-like, not the scenario name
+    assert all(c.call_id.startswith(first.trace_id) for c in first.calls)
+    seeded = [run_scenario("weather-normal", trace_id=controller.new_trace_id(7)).trace_id for _ in range(2)]
+    assert seeded[0] == seeded[1] != controller.new_trace_id(8)  # a seed gives a reproducible id

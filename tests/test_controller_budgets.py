@@ -79,6 +79,18 @@ def test_a_budget_stop_names_the_budget():
     assert run.usage["steps"] == 2
 
 
+def test_budget_stop_reasons_read_as_sentences_with_units():
+    faults = [Fault(tool="get_weather", kind="timeout", match={"city": "Beijing"}),
+              Fault(tool="weather_backup", kind="timeout", match={"city": "Beijing"})]
+    task = make_task("weather_compare").with_budget(wall_time_s=12)
+    run = Controller(task, TaskPlanner(task), faults=faults).run()
+    assert (run.status, run.code) == ("budget_exhausted", "budget:wall_time_s")
+    assert run.stop.reason == ("the wall-time budget would run out: 7.4 s used + 6 s for the next step > 12 s "
+                               "allowed")
+    steps = run_scenario("weather-normal", budget=TASK_TYPES["weather_compare"].budget.with_values(steps=2))
+    assert steps.stop.reason == "the steps budget would be exceeded: 2 used + 1 needed > 2 allowed"
+
+
 def limits() -> st.SearchStrategy[dict]:
     return st.fixed_dictionaries({
         "steps": st.integers(1, 8), "model_calls": st.integers(1, 8), "tool_calls": st.integers(1, 10),

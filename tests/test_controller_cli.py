@@ -39,7 +39,7 @@ def test_run_prints_the_trace_the_stop_and_both_renderings(capsys, tmp_path: Pat
     diff = json.loads(out)
     assert code == 0 and diff["served_from_trace"] == 3 and diff["after"]["stop"][1] == "model_said_done"
     code, out, _ = cli(capsys, "show", str(trace))
-    assert code == 0 and out.startswith("trace weather-timeout-once") and "stop: succeeded" in out
+    assert code == 0 and out.startswith("trace ") and "(weather-timeout-once, task weather_compare" in out and "stop: succeeded" in out
 
 
 def test_run_json_contract(capsys):
@@ -114,3 +114,71 @@ def test_the_core_commands_still_work(capsys):
     code = main(["run", "normal", "--json"])
     out, _ = capsys.readouterr()
     assert code == 0 and json.loads(out)["steps"] == 3
+
+
+def _edit(lines: list[dict], where: str) -> None:
+    if where == "task":
+        lines[0]["task"] = {"params": {}}
+    elif where == "policy":
+        lines[0]["policy"]["attempts_per_tool"] = 0
+    elif where == "result":
+        lines[2]["actions"][0]["result"]["status"] = "kaput"
+    elif where == "response":
+        lines[1]["response"]["tool_calls"] = [{"id": 1}]
+    else:
+        lines[-1]["record"] = {"status": "succeeded", "reason": "x"}
+
+
+@pytest.mark.parametrize(("where", "message"), [
+    ("task", ":1: task: type: missing; this field is required"),
+    ("policy", ":1: policy: attempts_per_tool: expected greater than 0; got 0"),
+    ("result", ":3: actions: item 0: result.status: expected 'ok', "),
+    ("response", ":2: response: tool_calls[0].id: expected a valid string; got 1"),
+    ("stop", ":5: record: code: missing; this field is required"),
+])
+def test_a_trace_with_a_malformed_field_is_one_line_and_status_2(capsys, tmp_path: Path, where, message):
+    path = tmp_path / "t.jsonl"
+    cli(capsys, "run", "weather-timeout-once", "--trace", str(path))
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    _edit(lines, where)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    for command in ("replay", "show"):
+        code, out, err = cli(capsys, command, str(path))
+        assert code == 2 and not out and err.count("\n") == 1, err
+        assert err.startswith(f"agentloops: error: {path}{message}"), err
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d["task"].pop("type"), "task.type: missing; this field is required"),
+    (lambda d: d["state"].pop("version"), "state.version: missing; this field is required"),
+    (lambda d: d["meter"].update(used="lots"), "meter.used: expected an object; got str"),
+    (lambda d: d["head"][0].update(role="robot"), "head[0].role: expected 'system', 'user', 'assistant' or 'tool'"),
+    (lambda d: d["turns"][0].update(turn="first"), "turns[0].turn: expected a valid integer"),
+    (lambda d: d["budget"]["steps"].update(value=-1), "budget.steps.value"),
+    (lambda d: d.pop("paused_at_version"), "paused_at_version: missing; this field is required"),
+])
+def test_a_malformed_saved_run_is_one_line_and_status_2(capsys, tmp_path: Path, edit, message):
+    saved = tmp_path / "saved.json"
+    cli(capsys, "run", "order-missing-id", "--save", str(saved))
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    edit(data)
+    saved.write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = cli(capsys, "resume", str(saved), "--answer", "A-1042")
+    assert code == 2 and not out and err.count("\n") == 1, err
+    assert err.startswith(f"agentloops: error: {saved}: {message}"), err
+
+
+def test_resuming_the_same_saved_file_twice_is_refused(capsys, tmp_path: Path):
+    saved = tmp_path / "saved.json"
+    cli(capsys, "run", "order-missing-id", "--save", str(saved))
+    code, out, _ = cli(capsys, "resume", str(saved), "--answer", "A-1042")
+    assert code == 0 and "succeeded" in out
+    code, out, err = cli(capsys, "resume", str(saved), "--answer", "A-1042")
+    assert code == 2 and not out and "already resumed" in err and err.count("\n") == 1
+
+
+def test_compare_options_are_explained(capsys):
+    with pytest.raises(SystemExit):
+        main(["controller", "compare", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "how many random cases to draw" in out and "cases use seeds SEED … SEED+RUNS-1" in out

@@ -26,6 +26,7 @@ def state() -> TaskState:
                   ("source:s1", "source:s2"))
     s.add_fact(Fact("source:s1", {"title": "T"}, "T (2024)", "library via fetch (c1)", 1, ref="ref:1"))
     s.record_failure("fetch", "timeout", "slow", 1)
+    s.add_input("order_id", "A-1042")
     return s
 
 
@@ -61,6 +62,7 @@ def test_the_safe_memory_keeps_goal_constraints_facts_sources_and_open_items():
     assert check_compaction(memory, s).ok
     payload = json.loads(memory.partition("\n")[2])
     assert payload["constraints"] == ["cite every claim", "only listed sources"]
+    assert payload["inputs"] == {"order_id": "A-1042"} and payload["tried"] == ["fetch: timeout"]
     assert payload["facts"][0]["source"] == "library via fetch (c1)" and payload["open"] == ["source:s2"]
 
 
@@ -73,6 +75,24 @@ def test_a_compaction_that_drops_a_constraint_is_caught():
     assert str(check) == "compaction dropped: constraint: only listed sources"
     without_source = memory.replace("library via fetch (c1)", "somewhere")
     assert check_compaction(without_source, s).dropped == ("fact: source:s1 [library via fetch (c1)]",)
+
+
+def test_a_compaction_that_drops_a_user_input_or_misreports_an_attempt_is_caught():
+    s = state()
+    memory = memory_from_state(s)
+    assert check_compaction(memory.replace('"A-1042"', '"A-1043"'), s).dropped == ("input: order_id = A-1042",)
+    assert check_compaction(memory.replace("fetch: timeout", "fetch: ok"), s).dropped == ("tried: fetch: timeout",)
+
+
+def test_a_user_answer_survives_compaction_so_nobody_asks_twice():
+    task = make_task("order_status")
+    first = Controller(task, TaskPlanner(task, use_state=False), send_state=False,
+                       context=ContextPolicy(compact_over_tokens=150, keep_recent_turns=0)).run()
+    done = first.resume("A-1042", model=TaskPlanner(task, use_state=False, bad_arguments=1))
+    # the repair turn pushes the request over the limit: the USER ANSWER message is compacted away,
+    # and only the memory still says which order the user meant
+    assert done.compactions and all(c.check.ok for c in done.compactions)
+    assert (done.status, done.new_actions[-2:]) == ("succeeded", ["lookup_order(order_id=A-1042)", "answer"])
 
 
 def test_a_careless_compaction_sends_the_loop_down_an_old_path_and_the_check_prevents_it():

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 
 from agentloops import ScriptedModel
 from agentloops.controller import (
+    TASK_TYPES,
     ConfigError,
     Controller,
+    Controls,
     Fault,
     Param,
     TaskPlanner,
@@ -17,7 +21,9 @@ from agentloops.controller import (
     ToolSpec,
     make_task,
     read_trace,
+    run_scenario,
 )
+from agentloops.controller.world import TOOLS
 
 
 def call(tool: str, args: dict, content: str | None = None) -> dict:
@@ -119,3 +125,105 @@ def test_a_controller_runs_once():
 def test_faults_must_name_a_tool_of_the_task():
     with pytest.raises(ConfigError, match=r"fault on 'fetch': no such tool in this task's toolbox"):
         Controller(WEATHER, TaskPlanner(WEATHER), faults=[Fault(tool="fetch", kind="timeout")])
+
+
+BEIJING_DOWN = [Fault(tool="get_weather", kind="timeout", match={"city": "Beijing"}),
+                Fault(tool="weather_backup", kind="timeout", match={"city": "Beijing"})]
+
+
+def test_a_fallback_that_needs_a_missing_permission_never_runs():
+    locked = dataclasses.replace(TOOLS["weather_backup"], name="weather_admin", capability="weather:admin")
+    tools = Toolbox.of([dataclasses.replace(TOOLS["get_weather"], fallback="weather_admin"), locked])
+    run = Controller(WEATHER, TaskPlanner(WEATHER), tools=tools,
+                     faults=[Fault(tool="get_weather", kind="permanent_error", match={"city": "Beijing"})]).run()
+    assert "weather_admin" not in {c.tool for c in run.calls}
+    assert (run.status, run.code) == ("partially_completed", "items_unobtainable")
+    assert run.stop.missing[0][0] == "weather:Beijing"
+
+
+def test_a_fallback_goes_through_the_task_rules_before_it_runs():
+    kind = dataclasses.replace(TASK_TYPES["weather_compare"], rules=lambda tool, args, p: (
+        "the backup provider is not approved for this customer" if tool == "weather_backup" else None))
+    task = make_task(kind)
+    run = Controller(task, TaskPlanner(task), faults=[Fault(tool="get_weather", kind="format_change",
+                                                            match={"city": "Beijing"})]).run()
+    assert "weather_backup" not in {c.tool for c in run.calls}  # refused before it ran …
+    assert run.turns[1].actions[0]["route"] == "degrade"  # … and the item was given up instead
+    assert "not approved" in dict(run.stop.missing)["weather:Beijing"]
+
+
+def test_a_timed_out_side_effect_is_never_repeated_even_when_timeouts_go_back_to_the_model():
+    task = make_task("refund", granted=["orders:read", "payments:refund"]).with_budget(retries=2)
+    script = [call("issue_refund", {"order_id": "A-1042", "amount": 25.0})]  # the model would repeat it
+    run = Controller(task, ScriptedModel(script),
+                     policy={"name": "hand-back", "high_risk": "allow", "transient": "return_to_model"},
+                     faults=[Fault(tool="issue_refund", kind="timeout")]).run()
+    assert (run.status, run.code) == ("handed_off", "unknown_outcome_side_effect")
+    assert run.usage["tool_calls"] == 1 and run.usage["retries"] == 0
+    assert run.actions == ["issue_refund(order_id=A-1042, amount=25.0)"]
+
+
+@pytest.mark.parametrize("retries", [2, 1])
+def test_parallel_re_attempts_of_failed_calls_pay_from_the_shared_retry_budget(retries):
+    # s2 and s3 are rate limited once; the join (3 of 4) then cannot be met, and the model fetches again
+    task = make_task("research", sources=["s1", "s2", "s3", "s4"], minimum=3).with_budget(retries=retries)
+    faults = [Fault(tool="fetch", kind="rate_limited", times=1, match={"source_id": s}) for s in ("s2", "s3")]
+    run = Controller(task, TaskPlanner(task, parallel=True), faults=faults).run()
+    assert all(run.within_budget.values())
+    if retries == 2:
+        assert run.status == "succeeded" and run.usage["retries"] == 2
+        assert run.turns[1].actions[1]["label"] == "retry:fetch(source_id=s2)"
+        assert [c.kind for c in run.calls][4:] == ["call", "retry", "retry", "call"]
+    else:  # one retry left for two re-attempts: the second is blocked, and nothing is started for free
+        assert (run.status, run.code) == ("budget_exhausted", "budget:retries")
+        assert [a["label"] for a in run.turns[1].actions] == ["blocked:fetch(source_id=s3)"]
+        assert run.usage["retries"] == 0 and run.usage["tool_calls"] == 4
+
+
+@pytest.mark.parametrize(("cancel_at", "stopped_at", "late"), [(5.0, 5.0, ["late"]), (7.9, 7.9, [])],
+                         ids=["while-a-call-runs", "during-the-back-off"])
+def test_cancelling_between_retry_attempts_stops_at_the_cancel_time(cancel_at, stopped_at, late):
+    run = Controller(WEATHER, TaskPlanner(WEATHER), faults=BEIJING_DOWN, controls=Controls(cancel_at_s=cancel_at)).run()
+    assert (run.status, run.code) == ("cancelled", "cancelled_by_user")
+    assert run.stop.at_s == stopped_at and run.usage["retries"] == 0
+    assert run.actions == ["get_weather(city=Shanghai)", "get_weather(city=Beijing)"]
+    assert [e.verdict for e in run.events] == late  # a call cut off by the cancel lands late, and is ignored
+    assert run.calls[-1].state == ("ignored" if late else "failed")
+
+
+def test_a_model_that_raises_is_a_stop_with_a_reason_not_a_traceback(tmp_path: Path):
+    def broken(messages):
+        raise ConnectionError("upstream 503 at https://internal.example/v1 (secret detail)")
+
+    path = tmp_path / "t.jsonl"
+    run = Controller(WEATHER, broken, trace=path).run()
+    assert (run.status, run.code, run.stop.error_class) == ("failed_unrecoverable", "model_error", "ConnectionError")
+    assert "secret" not in run.user_message() and "Traceback" not in run.user_message()
+    assert "What you can do" in run.user_message()
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [line["kind"] for line in lines] == ["start", "turn", "stop"]
+    assert lines[-1]["record"]["code"] == "model_error" and run.usage["model_calls"] == 1
+
+
+def test_giving_up_on_spent_retries_is_a_budget_stop_with_a_structured_code():
+    task = make_task("document_lookup", document_id="A").with_budget(retries=1)
+    policy = {"name": "hand-back-degrade", "transient": "return_to_model", "on_retries_exhausted": "degrade"}
+    run = Controller(task, TaskPlanner(task), policy=policy,
+                     faults=[Fault(tool="read_metadata", kind="timeout")]).run()
+    assert (run.status, run.code, run.stop.budget) == ("budget_exhausted", "budget:retries", "retries")
+    assert run.actions == ["read_metadata(document_id=A)", "retry:read_metadata(document_id=A)",
+                           "blocked:read_metadata(document_id=A)"]
+    assert run.stop.state["codes"] == {"doc:A:published": "budget:retries"}
+
+
+def test_a_value_the_user_gave_that_fails_the_schema_goes_back_to_the_user():
+    first = run_scenario("order-missing-id")
+    again = first.resume("1042")  # not an order id: only the user can fix that
+    assert (again.status, again.code) == ("waiting_for_user", "invalid_user_input")
+    assert again.new_actions == ["held:lookup_order(order_id=1042)"] and again.usage["tool_calls"] == 0
+    assert again.usage["model_calls"] == first.usage["model_calls"] + 1  # the model was not asked to repair it
+    message = again.user_message()
+    assert "'1042' does not look like a valid order id" in message and "A-1042" in message
+    assert "[A-Z]" not in message and "pattern" not in message  # no validation regex in front of the user
+    done = again.resume("A-1042")
+    assert (done.status, done.new_actions) == ("succeeded", ["lookup_order(order_id=A-1042)", "answer"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentloops.controller import (
@@ -130,3 +130,54 @@ def test_a_join_that_cannot_be_met_stops_waiting():
     assert run.stop.missing[0][0] == "source:s1" and [f.item for f in run.stop.facts] == ["source:s2"]
     assert [(e.call_id.rsplit("-", 1)[-1], e.verdict, e.at_s) for e in run.events] == [("c2", "late", 13.0)]
     assert "the call was cancelled" in run.events[0].note  # it landed before the stop, after its cancel
+
+
+SOURCES = ["s1", "s2", "s3", "s4"]
+
+
+@st.composite
+def research_controllers(draw) -> Controller:
+    """The real controller on a parallel research task, with slow, duplicate, failing and cancelled calls."""
+    task = make_task("research", sources=SOURCES, minimum=draw(st.integers(1, 4)),
+                     join_timeout_s=draw(st.sampled_from([3.0, 10.0])))
+    kinds = st.sampled_from(["slow", "slow", "duplicate", "duplicate", "timeout", "rate_limited", "permanent_error",
+                             "empty"])
+    faults = [Fault(tool="fetch", kind=kind, match={"source_id": source}, times=times,
+                    latency_s=latency if kind == "slow" else None)
+              for source, kind, latency, times in draw(st.lists(st.tuples(
+                  st.sampled_from(SOURCES), kinds, st.sampled_from([0.5, 2.5, 6.0, 12.0, 30.0]),
+                  st.sampled_from([None, 1])), max_size=6))]
+    budget = task.budget.with_values(retries=draw(st.integers(0, 3)), tool_calls=draw(st.integers(2, 12)),
+                                     wall_time_s=draw(st.sampled_from([8, 20, 40])))
+    cancel = draw(st.one_of(st.none(), st.sampled_from([1.5, 2.2, 4.0, 9.0])))
+    return Controller(task, TaskPlanner(task, parallel=True), faults=faults, budget=budget,
+                      policy=draw(st.sampled_from(["default", "degrade"])), controls=Controls(cancel_at_s=cancel))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(research_controllers())
+def test_through_the_controller_nothing_changes_state_after_the_stop_and_each_call_applies_once(controller):
+    run = controller.run()
+    lines = controller.sink.lines
+    kinds = [line["kind"] for line in lines]
+    assert kinds.count("stop") == 1
+    after = lines[kinds.index("stop") + 1:]
+    # after the stop line only late or duplicate deliveries are written, and they change nothing
+    assert all(line["kind"] == "event" and line["verdict"] in ("late", "duplicate") for line in after), after
+    assert all(line["at_s"] >= run.stop.at_s for line in after)
+    landed_later = [line for line in lines if line["kind"] == "event" and line["at_s"] > run.stop.at_s]
+    assert all(line in after for line in landed_later)  # the trace is in time order: late results follow the stop
+    assert controller.state.snapshot() == run.stop.state and controller.state.finished == run.status
+    last = run.turns[-1]
+    assert run.stop.state["version"] == last.state_version_after  # the stop's state is the last turn's state
+    # each call id is applied at most once: every other delivery of it is a refused event
+    events: dict[str, list[str]] = {}
+    for event in run.events:
+        events.setdefault(event.call_id, []).append(event.verdict)
+    for call in run.calls:
+        applied = call.state in ("succeeded", "failed")
+        assert len(events.get(call.call_id, [])) == call.deliveries - int(applied), (call, events)
+        assert call.state != "ignored" or call.arrived_at is not None  # ignored = cancelled, then arrived late
+    sources = [f.source.rsplit("(", 1)[-1] for f in run.stop.facts]
+    assert len(sources) == len(set(sources))  # no call produced two facts
+    assert all(run.within_budget.values())

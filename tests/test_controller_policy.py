@@ -61,6 +61,30 @@ def test_side_effects_are_never_retried_blindly():
     assert isinstance(route(NAIVE_POLICY, result("timeout"), RouteContext(WRITE, 1, 3)), Retry)
 
 
+def test_the_side_effect_rule_comes_before_handing_a_timeout_back_to_the_model():
+    # handing it back would invite the model to repeat the write: a person must check first
+    hands_back = DEFAULT_POLICY.model_copy(update={"transient": "return_to_model"})
+    decision = route(hands_back, result("timeout"), RouteContext(WRITE, 1, 3))
+    assert isinstance(decision, StopRun) and (decision.status, decision.code) == (
+        "handed_off", "unknown_outcome_side_effect")
+    assert isinstance(route(hands_back, result("timeout"), RouteContext(READ, 1, 3)), ReturnToModel)
+
+
+@pytest.mark.parametrize("fallback", [
+    ToolSpec("backup_write", "", {}, lambda a: 1, backend="svc-b", side_effects=True),
+    ToolSpec("backup_admin", "", {}, lambda a: 1, backend="svc-b", capability="admin"),
+    ToolSpec("backup_risky", "", {}, lambda a: 1, backend="svc-b", risk="high"),
+], ids=["side-effects", "ungranted-capability", "high-risk"])
+def test_a_fallback_that_would_need_approval_is_never_chosen(fallback):
+    for status, ctx in (("timeout", RouteContext(READ, 2, 2, fallback)),
+                        ("permanent_error", RouteContext(READ, 1, 3, fallback)),
+                        ("empty", RouteContext(READ, 1, 3, fallback))):
+        assert not isinstance(route(DEFAULT_POLICY, result(status), ctx), Fallback), status
+    if fallback.capability:  # granted, it is an ordinary independent fallback
+        granted = RouteContext(READ, 1, 3, fallback, granted=frozenset({"admin"}))
+        assert isinstance(route(DEFAULT_POLICY, result("permanent_error"), granted), Fallback)
+
+
 def test_invalid_arguments_repair_once_then_stop():
     assert isinstance(route(DEFAULT_POLICY, result("invalid_arguments"), RouteContext(READ, repairs_used=0)), Repair)
     stop = route(DEFAULT_POLICY, result("invalid_arguments"), RouteContext(READ, repairs_used=1))
@@ -104,6 +128,7 @@ def test_routing_table_is_computed_from_route():
     assert rows[("timeout", "retry budget spent")] == "stop:budget_exhausted"
     assert rows[("permission_denied", "")] == "stop:failed_unrecoverable"
     assert rows[("empty", "task accepts 'not found'")] == "accept_not_found"
+    assert rows[("permanent_error", "fallback needs a permission the caller lacks")] == "degrade"
     naive = {(r[0], r[2]): r[3] for r in routing_table("naive").rows}
     assert naive[("permission_denied", "")] == "return_to_model"
 

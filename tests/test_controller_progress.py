@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from agentloops import ScriptedModel
 from agentloops.controller import (
     Controller,
     Fault,
@@ -12,6 +15,11 @@ from agentloops.controller import (
     normalize_args,
     run_scenario,
 )
+
+
+def call(tool: str, args: dict) -> dict:
+    return {"content": None, "tool_calls": [{"id": "c", "name": tool, "arguments": args}],
+            "finish_reason": "tool_calls"}
 
 
 def test_normalized_arguments_ignore_order_case_spacing_and_none():
@@ -72,3 +80,37 @@ def test_state_lets_the_same_planner_finish_where_the_stateless_one_loops():
     task = make_task("weather_compare")
     seeing = Controller(task, TaskPlanner(task, use_state=True, window=2)).run()
     assert (seeing.status, seeing.steps) == ("succeeded", 3)
+
+
+@pytest.mark.parametrize(("task", "policy", "action"), [
+    (make_task("weather_compare"), "default", ("get_weather", {"city": "Atlantis"})),  # serves no item: nothing settles
+    (make_task("document_lookup", document_id="B"), {"name": "hand-back", "not_found": "return_to_model"},
+     ("read_metadata", {"document_id": "B"})),
+], ids=["not-an-item", "not-found-handed-back"])
+def test_an_identical_failing_call_repeated_is_stopped_before_the_cap(task, policy, action):
+    # a recorded failure changes the state version but is not progress: the fingerprint must not move
+    run = Controller(task, ScriptedModel([call(*action)]), policy=policy).run()  # the script repeats its last reply
+    label = f"{action[0]}({', '.join(f'{k}={v}' for k, v in action[1].items())})"
+    assert (run.status, run.code) == ("no_progress", "repeated_action")
+    assert run.actions == [label, f"blocked:{label}"]
+    assert run.usage["tool_calls"] == 1 and run.steps == 2 < task.budget.limit("steps")
+    assert run.turns[0].state_version_after > run.turns[0].state_version  # the failure was recorded …
+    assert "not_found" in run.stop.reason  # … and the stop says why the repeat brought nothing
+
+
+def test_timeout_then_a_retry_then_success_is_not_flagged_as_a_repeat():
+    task = make_task("weather_compare")
+    script = [call("get_weather", {"city": "Shanghai"}), call("get_weather", {"city": "Beijing"}),
+              call("get_weather", {"city": "Beijing"}), {"content": "done", "finish_reason": "stop"}]
+    run = Controller(task, ScriptedModel(script), policy={"name": "model-retries", "transient": "return_to_model"},
+                     faults=[Fault(tool="get_weather", kind="timeout", times=1, match={"city": "Beijing"})]).run()
+    assert (run.status, run.code) == ("succeeded", "completion_condition_met")
+    assert run.actions[1:3] == ["get_weather(city=Beijing)", "retry:get_weather(city=Beijing)"]
+    assert run.usage["retries"] == 1
+
+
+def test_identical_invalid_arguments_are_left_to_the_repair_rule():
+    # rejected arguments are bounded by the repair allowance, whose stop names the real problem
+    run = run_scenario("weather-bad-arguments")
+    assert (run.status, run.code) == ("failed_unrecoverable", "invalid_arguments_repeated")
+    assert run.actions == ["get_weather(city=404)", "get_weather(city=404)"]

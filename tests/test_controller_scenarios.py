@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from agentloops import ScriptedModel
 from agentloops.controller import (
     STOP_STATUSES,
     ConfigError,
+    Controller,
     ControllerScenarioError,
     ControllerScenarioNotFound,
+    ProcessKilled,
+    Toolbox,
     check_scenario,
     controller_scenario_names,
     list_controller_scenarios,
     load_controller_scenario,
+    make_task,
+    read_trace,
     resume,
     run_scenario,
 )
 from agentloops.controller.scenarios import controller_scenarios_dir, scenario_from_dict
+from agentloops.controller.world import TOOLS
 
 REQUIRED = {"weather-normal", "weather-reask", "weather-timeout-once", "weather-timeout-always", "weather-early-claim",
             "order-missing-id", "refund-permission-denied", "document-not-found", "research-parallel"}
@@ -82,6 +90,66 @@ def test_waiting_for_user_asks_the_smallest_question_and_resumes(tmp_path: Path)
     assert resumed.stop.state["inputs"] == {"order_id": "A-1042"}
     lines = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     assert [line["kind"] for line in lines] == ["start", "turn", "stop", "resume", "turn", "turn", "stop"]
+
+
+def test_a_paused_task_continues_only_once(tmp_path: Path):
+    trace = tmp_path / "order.jsonl"
+    run = run_scenario("order-missing-id", trace=trace)
+    untouched = json.loads(json.dumps(run.saved))  # a copy made before anything resumed it
+    saved = run.save(tmp_path / "saved.json")
+    assert run.resume("A-1042").status == "succeeded"
+    with pytest.raises(ConfigError, match=r"^saved run: already resumed \(it paused at turn 1, state v2\); a paused "
+                                          r"task continues only once") as caught:
+        run.resume("A-1042")  # the same run object, again
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ConfigError, match=r"saved\.json: trace .*order\.jsonl shows run \S+ already continued after "
+                                          r"turn 1"):
+        resume(saved, "A-1042")  # another copy of the same pause: the trace is the witness
+    with pytest.raises(ConfigError, match="already continued"):
+        resume(untouched, "A-1042")
+    stops = read_trace(trace).stops
+    assert [s["status"] for s in stops] == ["waiting_for_user", "succeeded"]  # one finish per pause, never two
+
+
+def test_a_saved_file_is_marked_when_resumed(tmp_path: Path):
+    run = run_scenario("order-missing-id")  # no trace file: the saved file is the only witness
+    saved = run.save(tmp_path / "saved.json")
+    assert resume(saved, "A-1042").status == "succeeded"
+    assert json.loads(saved.read_text(encoding="utf-8"))["resumed"]["from_version"] == 2
+    with pytest.raises(ConfigError, match=r"saved\.json: already resumed"):
+        resume(saved, "A-1042")
+
+
+def test_a_resumed_run_that_is_killed_is_not_complete(tmp_path: Path):
+    trace = tmp_path / "order.jsonl"
+    run = run_scenario("order-missing-id", trace=trace)
+    with pytest.raises(ProcessKilled):
+        run.resume("A-1042", tools=Toolbox.of([replace(TOOLS["lookup_order"], handler=_killed)]))
+    read = read_trace(trace)
+    assert not read.complete and read.stop is None and read.status is None
+    assert [s["status"] for s in read.stops] == ["waiting_for_user"] and len(read.resumes) == 1
+
+
+def _killed(args: dict) -> dict:
+    raise ProcessKilled("kill -9 while the resumed run looks the order up")
+
+
+def test_stored_outputs_and_custom_tools_survive_a_resume():
+    task = make_task("research", sources=["s1", "s2"], minimum=2)
+    fetch = {"content": None, "finish_reason": "tool_calls"}
+    script = [{**fetch, "tool_calls": [{"id": "a", "name": "fetch", "arguments": {"source_id": "s1"}}]},
+              {**fetch, "tool_calls": [{"id": "b", "name": "ask_user",
+                                        "arguments": {"question": "Which year?", "parameter": "year"}}]}]
+    rest = [{**fetch, "tool_calls": [{"id": "c", "name": "fetch", "arguments": {"source_id": "s2"}}]},
+            {"content": "summary", "finish_reason": "stop"}]
+    louder = replace(TOOLS["fetch"], handler=lambda args: {**TOOLS["fetch"].handler(args), "title": "CUSTOM"})
+    first = Controller(task, ScriptedModel(script), tools=Toolbox.of([louder])).run()
+    assert first.status == "waiting_for_user" and list(first.stored) == ["ref:1"]
+    done = first.resume("2024", model=ScriptedModel(rest))
+    assert done.status == "succeeded"
+    assert [f.ref for f in done.stop.facts] == ["ref:1", "ref:2"]  # refs continue; they never restart and collide
+    assert done.stored["ref:1"]["source_id"] == "s1" and done.stored["ref:2"]["source_id"] == "s2"
+    assert all(f.value["title"] == "CUSTOM" for f in done.stop.facts)  # the run's own toolbox was kept
 
 
 def test_only_a_waiting_run_resumes():

@@ -28,7 +28,7 @@ def test_a_known_fact_changes_nothing_and_says_why():
     s.begin_turn()
     assert not s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 2))
     delta = s.end_turn()
-    assert not delta.changed and not delta.progress
+    assert delta.version_after == delta.version_before and not delta.progress
     assert "already known from turn 1 (same value" in str(delta)
 
 
@@ -37,8 +37,28 @@ def test_failures_change_the_version_but_are_not_progress():
     s.begin_turn()
     s.record_failure("get_weather", "timeout", "slow", 1)
     delta = s.end_turn()
-    assert delta.changed and not delta.progress
+    assert delta.version_after == delta.version_before + 1 and not delta.progress
     assert s.failure_summary() == ["get_weather: timeout"]
+
+
+def test_only_progress_moves_the_progress_version_that_fingerprints_use():
+    s = state()
+    s.record_failure("get_weather", "not_found", "no such city", 1)
+    s.set_waiting("city", "Which city?")
+    assert (s.version, s.progress_version) == (2, 0)  # the state changed, but nothing was learned
+    s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 2))
+    s.add_input("city", "B")
+    s.mark_missing("weather:B", "not_found: no such city", code="not_found")
+    assert (s.version, s.progress_version) == (5, 3)
+    assert TaskState.from_snapshot(s.snapshot()).progress_version == 3
+
+
+def test_a_missing_item_keeps_its_reason_code_apart_from_the_sentence():
+    s = state()
+    s.mark_missing("weather:A", "retry budget spent", code="budget:retries")
+    s.mark_missing("weather:B", "nobody knows: why")
+    assert s.missing_codes() == {"weather:A": "budget:retries", "weather:B": None}
+    assert TaskState.from_snapshot(s.snapshot()).missing_codes() == s.missing_codes()
 
 
 def test_a_finished_task_refuses_every_change():

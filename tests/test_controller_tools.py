@@ -23,7 +23,9 @@ def test_a_value_only_the_user_has_is_a_missing_parameter_with_a_question():
     result = validate(TOOLS["lookup_order"], {})
     assert result is not None and result.status == "missing_parameter"
     assert result.parameter == "order_id" and "order id" in (result.question or "")
-    assert validate(TOOLS["lookup_order"], {"order_id": "42"}).status == "invalid_arguments"  # type: ignore[union-attr]
+    bad = validate(TOOLS["lookup_order"], {"order_id": "42"})
+    assert bad is not None and (bad.status, bad.parameter) == ("invalid_arguments", "order_id")
+    assert "[A-Z]" not in (bad.error or "") and r"[A-Z]-\d{4}" in bad.hint  # the regex is for the model only
 
 
 def test_a_missing_value_the_model_should_know_is_invalid_arguments():

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -51,6 +54,39 @@ def test_a_kill_inside_a_tool_leaves_every_finished_turn_on_disk(tmp_path: Path)
     assert trace.actions == ["fetch(source_id=s1)", "fetch(source_id=s2)"]
     assert trace.turns[-1].state_version_after == 2
     assert "did not finish" in str(trace)
+
+
+KILLED_PROCESS = textwrap.dedent("""
+    import os, sys
+    from dataclasses import replace
+    from agentloops.controller import Controller, TaskPlanner, Toolbox, make_task
+    from agentloops.controller.world import TOOLS
+
+    def fetch(args):
+        if args["source_id"] == "s3":
+            os._exit(137)  # like kill -9: no finally, no atexit, no buffer flush at exit
+        return TOOLS["fetch"].handler(args)
+
+    task = make_task("research", sources=["s1", "s2", "s3", "s4"], minimum=4)
+    tools = Toolbox.of([replace(TOOLS["fetch"], handler=fetch)])
+    Controller(task, TaskPlanner(task), tools=tools, trace=sys.argv[1]).run()
+    print("not reached")
+""")
+
+
+def test_a_process_killed_inside_a_tool_leaves_every_finished_turn_on_disk(tmp_path: Path):
+    # a real process that dies without unwinding: only lines flushed as each turn ended can survive
+    path = tmp_path / "killed.jsonl"
+    done = subprocess.run([sys.executable, "-c", KILLED_PROCESS, str(path)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 137 and "not reached" not in done.stdout, done.stderr
+    raw = path.read_text(encoding="utf-8")
+    assert raw.endswith("\n") and all(json.loads(line) for line in raw.splitlines())  # every line is whole JSON
+    trace = read_trace(path)
+    assert not trace.complete and not trace.truncated_tail
+    assert [t.turn for t in trace.turns] == [1, 2]
+    assert trace.actions == ["fetch(source_id=s1)", "fetch(source_id=s2)"]
+    assert trace.turns[-1].state_delta["changes"][0].startswith("+fact source:s2")
 
 
 def test_a_line_cut_mid_write_is_skipped_and_flagged(tmp_path: Path):
@@ -150,3 +186,23 @@ def test_regression_records_under_one_policy_and_replays_under_another():
     assert table.column("expected") == ["ok", "ok", "ok"] and report.ok
     assert table.note.startswith("3 of 3 trajectories changed")  # weather-normal: same actions, another stop code
     assert table.column("first divergence")[1] == "-"
+
+
+def test_replay_feeds_the_recorded_answers_back_to_a_waiting_task(tmp_path: Path):
+    path = tmp_path / "order.jsonl"
+    run_scenario("order-missing-id", trace=path, resume=True)
+    again = replay(path)
+    assert again.run.status == "succeeded" and again.diff.same, str(again.diff)
+    assert again.run.actions == ["lookup_order()", "lookup_order(order_id=A-1042)", "answer"]
+    assert [line.answer for line in again.run.trace.resumes] == ["A-1042"]
+    strict = replay(path, policy={"name": "hand-back", "missing_parameter": "return_to_model"})
+    assert strict.diff.after_stop[0] != "waiting_for_user"  # never waited, so there was nothing to feed
+
+
+def test_replay_without_a_scenario_feeds_the_answers_to_the_recorded_replies(tmp_path: Path):
+    task = make_task("order_status")
+    path = tmp_path / "custom.jsonl"
+    Controller(task, TaskPlanner(task, ask_for_inputs=True), trace=path).run().resume(
+        "B-2001", model=TaskPlanner(task, ask_for_inputs=True))
+    again = replay(path)
+    assert again.run.status == "succeeded" and again.diff.same, str(again.diff)

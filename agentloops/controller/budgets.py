@@ -177,11 +177,11 @@ class BudgetMeter:
         self.used: dict[str, float] = {n: 0 for n in BUDGET_NAMES if n != "wall_time_s"}
         self.used.update(used or {})
         self.retries_by_tool: Counter[str] = Counter(retries_by_tool or {})
-        self.waited_s = 0.0  # time spent waiting for the user, excluded from wall time
 
     def elapsed(self) -> float:
-        """Simulated seconds of work so far."""
-        return round(self.clock.now - self.started_at - self.waited_s, 6)
+        """Simulated seconds of work so far (a resumed run's clock continues from its pause, so time
+        spent waiting for the user is never counted)."""
+        return round(self.clock.now - self.started_at, 6)
 
     def used_of(self, name: BudgetName) -> float:
         """How much of one budget the run has used (the largest request for ``context_tokens``)."""
@@ -244,4 +244,4 @@ class BudgetMeter:
     def state(self) -> dict[str, Any]:
         """What a saved run needs to restore this meter."""
         return {"used": dict(self.used), "retries_by_tool": dict(self.retries_by_tool),
-                "started_at": self.started_at, "waited_s": self.waited_s}
+                "started_at": self.started_at}

@@ -267,8 +267,11 @@ def add_controller_commands(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--scenarios", type=_csv, help="comma-separated scenario names (default: all)")
 
     p = command("compare", _compare, "many random runs: a cap-only loop against the controller", True)
-    p.add_argument("--runs", type=_positive, default=200)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--runs", type=_positive, default=200,
+                   help="how many random cases to draw and run through both loops (default: 200)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the first case; cases use seeds SEED … SEED+RUNS-1, so a run is reproducible "
+                        "(default: 0)")
     p.add_argument("--cap", type=_positive, default=8, help="max_steps of the cap-only loop")
     p.add_argument("--policy", help="the controller's policy")
 

@@ -8,9 +8,10 @@ the goal while every call costs more. Three tools against that:
    stored outside the context; the model gets a reference and a summary.
 2. Compaction — when a request grows past ``compact_over_tokens``, older turns
    are replaced by a *memory* written from the task state. A memory must keep
-   the goal, the hard constraints, the confirmed facts with their source
-   pointers and the open items; dropping any of them sends the loop back down
-   an old path.
+   the goal, the hard constraints, what the user supplied (an order id…), the
+   confirmed facts with their source pointers, the open items and what was
+   already tried; dropping any of them sends the loop back down an old path
+   (or back to the user with a question they already answered).
 3. :func:`check_compaction` — verifies a memory against the state before it
    replaces anything; a compaction that lost a constraint is caught and the
    safe memory is used instead.
@@ -110,10 +111,12 @@ Compactor = Callable[[TaskState], str]
 
 
 def memory_from_state(state: TaskState) -> str:
-    """The safe compactor: goal, constraints, facts with source pointers, open and missing items, tried."""
+    """The safe compactor: goal, constraints, user inputs, facts with source pointers, open and missing
+    items, and what was tried."""
     data = {
         "goal": state.goal,
         "constraints": list(state.constraints),
+        "inputs": dict(state.inputs),
         "facts": [{"item": f.item, "summary": f.summary, "source": f.source, **({"ref": f.ref} if f.ref else {})}
                   for f in state.facts.values()],
         "open": state.open_items(),
@@ -124,7 +127,7 @@ def memory_from_state(state: TaskState) -> str:
 
 
 def careless_compactor(state: TaskState) -> str:
-    """A stub of a careless summariser: keeps the goal and open items, drops constraints and done work.
+    """A stub of a careless summariser: keeps the goal and open items, drops constraints, inputs and done work.
 
     It exists to be caught: :func:`check_compaction` reports what it lost, and
     a model that trusts it re-does finished steps.
@@ -146,24 +149,26 @@ class CompactionCheck:
     dropped: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return "compaction kept goal, constraints, facts, sources and open items" if self.ok else (
+        return "compaction kept goal, constraints, inputs, facts, sources, open items and attempts" if self.ok else (
             "compaction dropped: " + "; ".join(self.dropped))
 
 
 def check_compaction(memory: str, state: TaskState) -> CompactionCheck:
-    """Check that ``memory`` still carries the goal, every hard constraint, every confirmed fact
-    with its source pointer, and every open item (plain substring checks: any wording that keeps
-    the exact texts passes)."""
+    """Check that ``memory`` still carries the goal, every hard constraint, every user input (name and
+    value), every confirmed fact with its source pointer, every open item, and every failed attempt
+    (``tool: status``). Plain substring checks: any wording that keeps the exact texts passes."""
     dropped: list[str] = []
     if state.goal not in memory:
         dropped.append(f"goal: {state.goal}")
     dropped += [f"constraint: {c}" for c in state.constraints if c not in memory]
+    dropped += [f"input: {name} = {value}" for name, value in state.inputs.items()
+                if name not in memory or value not in memory]
     for fact in state.facts.values():
         if fact.item not in memory or fact.source not in memory:
             dropped.append(f"fact: {fact.item} [{fact.source}]")
     dropped += [f"open item: {item}" for item in state.open_items() if item not in memory]
-    if state.failures and not all(line.split(":")[0] in memory for line in state.failure_summary()):
-        dropped.append("tried: the list of failed attempts")
+    tried = dict.fromkeys(f"{f['tool']}: {f['status']}" for f in state.failures)
+    dropped += [f"tried: {attempt}" for attempt in tried if attempt not in memory]
     return CompactionCheck(not dropped, tuple(dropped))
 
 

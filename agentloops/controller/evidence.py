@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentloops.controller.budgets import BUDGET_NAMES
-from agentloops.controller.controller import Controller, ControllerRun
+from agentloops.controller.controller import Controller, ControllerRun, new_trace_id
 from agentloops.controller.faults import Fault
 from agentloops.controller.planners import TaskPlanner
 from agentloops.controller.policy import PolicyLike, resolve_policy
@@ -47,7 +47,7 @@ def happy_path(task_type: str) -> ControllerRun:
     params, planner, policy = HAPPY_PATHS[task_type]
     task = make_task(task_type, params)
     return Controller(task, TaskPlanner(task, **planner), policy={"name": "happy-path", **policy},
-                      trace_id=f"happy-{task_type}", label=f"happy-{task_type}").run()
+                      trace_id=new_trace_id(f"happy-{task_type}"), label=f"happy-{task_type}").run()
 
 
 def completion_conditions() -> Table:
@@ -123,18 +123,19 @@ def stop_statuses() -> Table:
 def repeated_call_trace(scenario: str = "weather-reask") -> Table:
     """Evidence 4: a trace of a repeated call, turn by turn, showing why the state did not change.
 
-    Columns: the action's fingerprint (tool, normalised arguments, state version), the state
-    version before and after, the state delta — or, when nothing changed, why — and the decision.
+    Columns: the action's fingerprint as the controller computed it (tool, normalised
+    arguments, progress version — which only facts, settled items and user inputs move), the
+    state version before and after (every change moves it, failures included), the state
+    delta — or, when nothing changed, why — and the decision.
     """
-    from agentloops.controller.progress import normalize_args
     from agentloops.controller.scenarios import run_scenario
 
-    run = run_scenario(scenario)
+    run = run_scenario(scenario, trace_id=new_trace_id(f"evidence:{scenario}"))  # the same table every time
     rows = []
     for turn in run.turns:
         for action in turn.actions or [{"label": turn.action, "tool": None}]:
-            fp = "-" if not action.get("tool") else \
-                f"({action['tool']}, {normalize_args(action.get('args') or {})}, v{turn.state_version})"
+            recorded = action.get("fingerprint")
+            fp = "-" if not recorded else f"({recorded[0]}, {recorded[1]}, v{recorded[2]})"
             rows.append((turn.turn, action["label"], fp, f"v{turn.state_version}→v{turn.state_version_after}",
                          clip(turn.observation, 30), turn.delta_text(), turn.decision))
     return Table.build(f"Repeated-call trace: {scenario} ({run.trace_id})",
@@ -183,7 +184,7 @@ def error_routing(policy: PolicyLike | None = None) -> Table:
     for fault, task_type, params, faults, planner in _PROBES:
         task: Task = make_task(task_type, params)
         run = Controller(task, TaskPlanner(task, **planner), policy=chosen, faults=faults,
-                         trace_id=f"probe-{len(rows) + 1}", label=fault).run()
+                         trace_id=new_trace_id(f"probe-{fault}"), label=fault).run()
         acted = [a for t in run.turns for a in t.actions if a.get("tool")]
         statuses = " → ".join(f"{a['status'] or 'not run'}" for a in acted)
         routes = " → ".join(f"{a['route']}" for a in acted)

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentloops.controller.budgets import BUDGET_NAMES
-from agentloops.controller.controller import Controller, ControllerRun
+from agentloops.controller.controller import Controller, ControllerRun, new_trace_id
 from agentloops.controller.faults import Fault, FaultInjector
 from agentloops.controller.planners import TaskPlanner
 from agentloops.controller.policy import PolicyLike
@@ -156,8 +156,8 @@ def run_cap_only(task: Task, model: Any, faults: Sequence[Fault] = (), max_steps
 def run_case(case: RandomCase, *, policy: PolicyLike | None = None, **overrides: Any) -> ControllerRun:
     """Run one random case under the controller."""
     task = case.task()
-    return Controller(task, case.model(task), policy=policy, faults=case.faults, trace_id=f"random-{case.seed}",
-                      label=f"random-{case.seed}", **overrides).run()
+    return Controller(task, case.model(task), policy=policy, faults=case.faults,
+                      trace_id=new_trace_id(f"random-{case.seed}"), label=f"random-{case.seed}", **overrides).run()
 
 
 def random_runs(n: int, seed: int = 0, *, policy: PolicyLike | None = None, **overrides: Any

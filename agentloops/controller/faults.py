@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
 
@@ -80,7 +80,7 @@ class Fault(BaseModel):
         return f"{self.tool}({where}): {self.kind} {count}{skip}"
 
 
-FaultLike = Union[Fault, Mapping[str, Any]]
+FaultLike = Fault | Mapping[str, Any]
 
 
 def faults_from(items: Iterable[FaultLike] | None, source: str = "faults") -> tuple[Fault, ...]:

@@ -112,6 +112,7 @@ class TaskPlanner(FunctionModel):
         done: dict[str, str] = {}
         memory = view["memory"]
         if memory:
+            inputs.update({str(k): str(v) for k, v in (memory.get("inputs") or {}).items()})
             for fact in memory.get("facts", []):
                 done[fact["item"]] = f"{fact['summary']} [{fact['source']}]"
         for message in view["visible"]:

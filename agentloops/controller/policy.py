@@ -6,15 +6,22 @@
 missing parameter   ask the user the smallest question; never let the model guess
 invalid arguments   rejected by the schema before the tool runs; the model may
                     repair once; a second failure of the same kind stops
-timeout, rate limit bounded retry with back-off inside the *shared* retry budget,
-                    then a fallback tool (also paid from that budget); never for
-                    a tool with side effects
+timeout, rate limit never retried for a tool with side effects (a person checks
+                    whether it took effect); otherwise bounded retry with back-off
+                    inside the *shared* retry budget, then a fallback tool (also
+                    paid from that budget)
 empty               "not found" only where the task accepts it; elsewhere try an
                     independent source, else give the item up with the reason
 not found           give the item up (the resource does not exist)
 permission denied   stop; never route around it through another tool
 permanent error     switch to a fallback, else give the item up
 ==================  ==========================================================
+
+A fallback is only a fallback if it could be used without asking anyone: it
+must have no side effects, need no capability the caller lacks, not be a
+high-risk action, and not sit on the same failing backend. (The controller
+then runs the full pre-check — schema, permission gate, task rules, risk — on
+it before switching, and gives the item up if that refuses.)
 
 :func:`route` is a pure function of the policy, the result and a small
 context, so it can be tested (and taught) without a loop. Because the policy
@@ -26,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
 from typing_extensions import assert_never
@@ -139,7 +146,7 @@ DEGRADE_POLICY = ErrorPolicy(
 POLICIES: dict[str, ErrorPolicy] = {p.name: p for p in (DEFAULT_POLICY, NAIVE_POLICY, DEGRADE_POLICY)}
 """The shipped policies by name."""
 
-PolicyLike = Union[ErrorPolicy, str, Mapping[str, Any]]
+PolicyLike = ErrorPolicy | str | Mapping[str, Any]
 
 
 def resolve_policy(policy: PolicyLike | None) -> ErrorPolicy:
@@ -240,7 +247,7 @@ class StopRun:
     budget: str | None = None
 
 
-Route = Union[Accept, AcceptNotFound, Retry, Fallback, Repair, ReturnToModel, AskUser, Degrade, StopRun]
+Route = Accept | AcceptNotFound | Retry | Fallback | Repair | ReturnToModel | AskUser | Degrade | StopRun
 
 
 def route_name(route: Route) -> str:
@@ -277,6 +284,8 @@ class RouteContext:
         fallback: the tool's fallback if it has one and it was not tried yet for this call.
         allows_not_found: the task accepts "none found" as an answer for this item.
         repairs_used: invalid-argument repairs already granted in this run.
+        granted: the caller's capabilities (``None``: none known), so a fallback that needs
+            one the caller lacks is never chosen.
     """
 
     spec: ToolSpec
@@ -285,12 +294,18 @@ class RouteContext:
     fallback: ToolSpec | None = None
     allows_not_found: bool = False
     repairs_used: int = 0
+    granted: frozenset[str] | None = None
 
 
 def _usable_fallback(policy: ErrorPolicy, ctx: RouteContext) -> ToolSpec | None:
+    """The fallback, if switching to it needs nobody's approval; else ``None``."""
     fallback = ctx.fallback
     if fallback is None or not policy.use_fallback:
         return None
+    if fallback.side_effects or fallback.risk == "high":
+        return None  # an automatic switch must never change the world
+    if fallback.capability and fallback.capability not in (ctx.granted or frozenset()):
+        return None  # a fallback is not a way around a missing permission
     if not policy.fallback_same_backend and fallback.backend and fallback.backend == ctx.spec.backend:
         return None  # a new name on the same failing service fixes nothing
     return fallback
@@ -329,12 +344,12 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
                            "only the user can supply it; guessing spreads errors")
         return ReturnToModel("missing parameter handed back to the model")
     if status in ("timeout", "rate_limited"):
-        if policy.transient == "return_to_model":
-            return ReturnToModel(f"{status} handed back to the model")
-        if spec.side_effects and not policy.retry_side_effects:
+        if spec.side_effects and not policy.retry_side_effects:  # first: handing it back would invite a repeat
             return StopRun("handed_off", "unknown_outcome_side_effect",
                            f"{spec.name} changes the world and ended in {status}: whether it took effect is unknown, "
                            "so a person must check before anything is repeated")
+        if policy.transient == "return_to_model":
+            return ReturnToModel(f"{status} handed back to the model")
         if not can_retry:
             if policy.on_retries_exhausted == "stop":
                 return StopRun("budget_exhausted", "budget:retries", f"retry budget spent; last error: {result.error}",
@@ -382,6 +397,8 @@ def routing_table(policy: PolicyLike | None = None) -> Table:
 
     read = ToolSpec("read_tool", "a read-only tool", {}, noop, backend="svc-a", fallback="backup_tool")
     backup = ToolSpec("backup_tool", "an independent fallback", {}, noop, backend="svc-b")
+    locked = ToolSpec("admin_tool", "a fallback that needs the admin capability", {}, noop, backend="svc-c",
+                      capability="admin")
     write = ToolSpec("write_tool", "a tool with side effects", {}, noop, side_effects=True)
     transient = {"timeout": True, "rate_limited": True}
     cases: list[tuple[str, ToolResult, RouteContext]] = []
@@ -405,6 +422,8 @@ def routing_table(policy: PolicyLike | None = None) -> Table:
             cases.append(("after one repair", result, RouteContext(read, repairs_used=1)))
         elif status == "permanent_error":
             cases.append(("fallback exists", result, RouteContext(read, retries_left=3, fallback=backup)))
+            cases.append(("fallback needs a permission the caller lacks", result,
+                          RouteContext(read, retries_left=3, fallback=locked)))
             cases.append(("no fallback", result, RouteContext(read, retries_left=3)))
         else:
             cases.append(("", result, RouteContext(read, retries_left=3, fallback=backup)))

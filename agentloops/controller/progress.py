@@ -1,15 +1,24 @@
 """No-progress detection: an action fingerprint, and the rule that tells a loop from a retry.
 
-The fingerprint of an action is (tool, normalised arguments, state version).
+The fingerprint of an action is (tool, normalised arguments, progress version).
+The progress version (:attr:`~agentloops.controller.state.TaskState.progress_version`)
+moves only when the task learns something: a fact, an item settled, a user
+input. A failure is recorded in state but is not progress, so a call that
+fails the same way twice has the same fingerprint both times.
+
 If the same fingerprint comes round again, nothing the action depends on has
 changed since last time; if that last time brought no new observation, doing
 it again cannot either — so the run stops *before* the call, long before any
 step cap. Two exceptions keep legitimate work alive:
 
-- the last sighting ended in a retryable failure (a timeout): trying again is a
-  retry, governed by the retry budget, not a loop;
-- the state version moved in between (new facts arrived): the fingerprint
-  differs, so the action is judged afresh.
+- the last sighting ended in a transient failure (a timeout, a rate limit):
+  trying again is a *retry*, governed by the shared retry budget, not a loop;
+- progress happened in between (new facts arrived): the fingerprint differs,
+  so the action is judged afresh.
+
+(The controller does not record calls whose arguments were rejected as
+sightings at all: the error policy's repair allowance bounds those, and its
+stop — "invalid arguments again" — names the real problem.)
 
 A second, coarser detector counts turns in a row that added nothing (no fact,
 no item settled, no user input); it catches a model that alternates between
@@ -54,7 +63,11 @@ def normalize_args(args: Mapping[str, Any] | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
-    """(tool, normalised arguments, state version): what an action depends on."""
+    """(tool, normalised arguments, progress version): what an action depends on.
+
+    ``state_version`` is the version the caller passes; the controller passes the
+    task's progress version (see the module docstring for why not every change).
+    """
 
     tool: str
     args: str
@@ -65,7 +78,8 @@ class Fingerprint:
 
 
 def fingerprint(tool: str, args: Mapping[str, Any] | None, state_version: int) -> Fingerprint:
-    """The fingerprint of calling ``tool`` with ``args`` at ``state_version``."""
+    """The fingerprint of calling ``tool`` with ``args`` at ``state_version`` (the controller passes the
+    progress version)."""
     return Fingerprint(tool, normalize_args(args), state_version)
 
 
@@ -96,8 +110,8 @@ class Repeat:
     def explain(self) -> str:
         """One sentence for the trace and the stop record."""
         fp = self.fingerprint
-        return (f"{fp.tool}{fp.args} at state v{fp.state_version} was already "
-                f"done at turn {self.first_turn} and brought no new observation ({self.why}); "
+        return (f"{fp.tool}{fp.args} was already done at turn {self.first_turn} with the same progress "
+                f"(v{fp.state_version}) and brought no new observation ({self.why}); "
                 "nothing it depends on has changed since")
 
 

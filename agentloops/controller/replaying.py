@@ -22,7 +22,7 @@ from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from agentloops.controller.budgets import Budget
 from agentloops.controller.context import ContextPolicy
@@ -38,7 +38,7 @@ from agentloops.response import Response
 from agentloops.stubs import Model, ScriptedModel
 from agentloops.tables import text_table
 
-TraceLike = Union[Trace, ControllerRun, str, Path]
+TraceLike = Trace | ControllerRun | str | Path
 
 
 def as_trace(trace: TraceLike) -> Trace:
@@ -250,6 +250,7 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
         label: the name of the "after" side in the diff (default: the policy's name).
     """
     original = as_trace(trace)
+    model_given = model
     start = original.start
     task = _task_of(original)
     recorded_policy = ErrorPolicy.model_validate(start.policy)
@@ -284,6 +285,13 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
                             label=start.label, model_latency_s=start.model_latency_s, scenario=start.scenario,
                             executor=executor)
     run = controller.run()
+    # the user's recorded answers, in order: a waiting replay continues exactly as the recording did
+    # (a scenario model is rebuilt past the replies already used; any other model just continues)
+    rebuild = model_given is None and scenario is not None
+    for answer in original.resumes:
+        if run.status != "waiting_for_user":
+            break
+        run = run.resume(answer.answer, model=None if rebuild else model, executor=executor)
     diff = diff_traces(original, run.trace, before_label=f"recorded ({recorded_policy.name})",
                        after_label=label or f"replay ({chosen.name})", unrecorded=executor.unrecorded)
     return Replay(original, run, diff, executor.served)

@@ -2,58 +2,172 @@
 
 A task waiting for the user must not keep a loop spinning in the background.
 It saves what it has — task state, budgets used, clock, transcript, action
-fingerprints, fault counters — and stops. :func:`~agentloops.controller.controller.resume`
-continues from exactly there once the user answers.
+fingerprints, fault counters, the outputs it stored outside the context — and
+stops. :func:`~agentloops.controller.controller.resume` continues from exactly
+there once the user answers, and only once: a saved run records the state
+version it paused at, and a second resume of the same pause is refused (see
+:func:`check_not_resumed`).
+
+Every field is typed, so a hand-edited or truncated file fails in one line
+that names the field — never with a traceback from deep inside ``resume``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentloops.controller.errors import ConfigError
+from agentloops.controller.budgets import Budget
+from agentloops.controller.context import ContextPolicy
+from agentloops.controller.errors import ConfigError, TraceError
+from agentloops.controller.faults import Fault
+from agentloops.controller.parallel import CallState
+from agentloops.controller.policy import ErrorPolicy
+from agentloops.controller.trace import TaskRef, TurnLine, read_trace
 from agentloops.errors import describe_validation_error
 
 
-class SavedRun(BaseModel):
-    """The shape of a saved run (validated when loaded)."""
-
+class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+
+class FactLine(_Strict):
+    """A verified fact (see :class:`~agentloops.controller.state.Fact`)."""
+
+    item: str
+    value: Any = None
+    summary: str
+    source: str
+    turn: int
+    ref: str | None = None
+
+
+class FailureLine(_Strict):
+    """One failed tool attempt in the "already tried" list."""
+
+    tool: str
+    status: str
+    summary: str
+    turn: int
+
+
+class StateLine(_Strict):
+    """A task-state snapshot (see :meth:`~agentloops.controller.state.TaskState.snapshot`)."""
+
+    task: str
+    goal: str
+    constraints: list[str]
+    items: dict[str, Literal["open", "done", "missing"]]
+    reasons: dict[str, str]
+    codes: dict[str, str] = Field(default_factory=dict)
+    facts: list[FactLine]
+    inputs: dict[str, str]
+    waiting_for: dict[str, str] | None
+    failures: list[FailureLine]
+    version: int = Field(ge=0)
+    progress_count: int = Field(default=0, ge=0)
+    finished: str | None
+
+
+class MeterLine(_Strict):
+    """What the budget meter had used."""
+
+    used: dict[str, float]
+    retries_by_tool: dict[str, int]
+    started_at: float
+
+
+class CallLine(_Strict):
+    """One tool call of the ledger (see :class:`~agentloops.controller.parallel.CallRecord`)."""
+
+    call_id: str
+    turn: int
+    tool: str
+    args: str
+    kind: str
+    parallel: bool
+    started_at: float
+    state: CallState
+    ended_at: float | None
+    arrived_at: float | None
+    status: str | None
+    deliveries: int
+    note: str
+
+
+class ToolCallLine(_Strict):
+    """A tool call inside a saved message."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+class MessageLine(_Strict):
+    """A transcript message."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None
+    tool_calls: list[ToolCallLine] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class MonitorLine(_Strict):
+    """The progress monitor: idle turns and fingerprint sightings."""
+
+    idle: int = Field(ge=0)
+    sightings: list[tuple[str, str, int, int, str, bool, str]]
+
+
+class SavedRun(_Strict):
+    """The shape of a saved run (validated when loaded).
+
+    Attributes:
+        paused_at_version: the task-state version when the run paused; a resume is recorded
+            against it, so the same pause cannot be continued twice.
+        resumed: set once this saved run has been resumed (when, from which pause).
+        store: outputs kept outside the context, by reference, so references stay valid.
+    """
+
     schema_version: int
-    trace_id: str
+    trace_id: str = Field(min_length=1)
     label: str
     status: str
     question: str | None
     parameter: str | None
-    task: dict[str, Any]
-    budget: dict[str, Any]
-    policy: dict[str, Any]
-    context: dict[str, Any]
+    task: TaskRef
+    budget: Budget
+    policy: ErrorPolicy
+    context: ContextPolicy
     send_state: bool
-    model_latency_s: float
+    model_latency_s: float = Field(ge=0)
     scenario: dict[str, Any] | None
-    faults: list[dict[str, Any]]
+    faults: list[Fault]
     injector: dict[str, int]
-    state: dict[str, Any]
-    meter: dict[str, Any]
-    clock: float
-    turn: int
-    head: list[dict[str, Any]]
-    groups: list[list[dict[str, Any]]]
-    monitor: dict[str, Any]
-    repairs_used: int
-    claims_rejected: int
-    call_counter: int
-    failed_calls: list[list[str]]
-    model_calls: int
-    turns: list[dict[str, Any]]
-    calls: list[dict[str, Any]]
+    state: StateLine
+    meter: MeterLine
+    clock: float = Field(ge=0)
+    turn: int = Field(ge=0)
+    paused_at_version: int = Field(ge=0)
+    head: list[MessageLine]
+    groups: list[list[MessageLine]]
+    monitor: MonitorLine
+    repairs_used: int = Field(ge=0)
+    claims_rejected: int = Field(ge=0)
+    consecutive_failures: int = Field(default=0, ge=0)
+    call_counter: int = Field(ge=0)
+    failed_calls: list[tuple[str, str]]
+    model_calls: int = Field(ge=0)
+    turns: list[TurnLine]
+    calls: list[CallLine]
+    store: dict[str, Any] = Field(default_factory=dict)
     trace_path: str | None
+    resumed: dict[str, Any] | None = None
 
 
 def load_saved(saved: Mapping[str, Any] | str | Path) -> dict[str, Any]:
@@ -80,3 +194,44 @@ def load_saved(saved: Mapping[str, Any] | str | Path) -> dict[str, Any]:
         raise ConfigError(f"{source}: status {data['status']!r} cannot be resumed; only a waiting_for_user run "
                           "continues with a user's answer (a handed-off run is picked up by a person)")
     return data
+
+
+def check_not_resumed(data: Mapping[str, Any], source: str, trace_path: str | Path | None) -> None:
+    """Refuse to continue a pause that has already been continued.
+
+    Two witnesses, either one enough: the saved run itself (marked when resumed), and the
+    trace, which shows a ``resume`` line for this pause or a turn after it.
+
+    Raises:
+        ConfigError: in one line, naming the saved run, the pause and what shows it continued.
+    """
+    turn, version = data["turn"], data["paused_at_version"]
+    again = "a paused task continues only once; resume from the saved state of its latest stop instead"
+    if data.get("resumed"):
+        raise ConfigError(f"{source}: already resumed (it paused at turn {turn}, state v{version}); {again}")
+    if trace_path is None or not Path(trace_path).exists():
+        return
+    try:
+        trace = read_trace(trace_path)
+    except TraceError:
+        return  # an unreadable trace is reported when it is appended to, not here
+    if trace.trace_id != data["trace_id"]:
+        return
+    later = [r.turn for r in trace.resumes if r.turn >= turn] + [t.turn for t in trace.turns if t.turn > turn]
+    if later:
+        raise ConfigError(f"{source}: trace {trace_path} shows run {data['trace_id']} already continued after turn "
+                          f"{turn} (state v{version}); {again}")
+
+
+def mark_resumed(saved: Mapping[str, Any] | str | Path, data: dict[str, Any], at_s: float) -> None:
+    """Record in the saved run (the dict, or the file) that its pause has been continued."""
+    marker = {"at_turn": data["turn"], "from_version": data["paused_at_version"], "at_s": at_s}
+    if isinstance(saved, (str, Path)):
+        path = Path(saved)
+        try:
+            path.write_text(json.dumps({**data, "resumed": marker}, ensure_ascii=False, indent=1), encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot mark the saved run as resumed ({exc.strerror or 'not writable'})") \
+                from None
+    elif isinstance(saved, MutableMapping):
+        saved["resumed"] = marker

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -251,7 +251,7 @@ def controller_scenario_names() -> list[str]:
     return list(_shipped())
 
 
-ScenarioLike = Union[ControllerScenario, str, Path]
+ScenarioLike = ControllerScenario | str | Path
 
 
 def load_controller_scenario(scenario: ScenarioLike) -> ControllerScenario:
@@ -287,7 +287,11 @@ def build_model(scenario: ControllerScenario, task: Task, skip: int = 0) -> Mode
 
 def build_controller(scenario: ScenarioLike, *, policy: PolicyLike | None = None, trace: str | Path | None = None,
                      model: Model | None = None, trace_id: str | None = None, **overrides: Any) -> Controller:
-    """A ready-to-run controller for a scenario (``policy``, ``model`` and other keywords override it)."""
+    """A ready-to-run controller for a scenario (``policy``, ``model`` and other keywords override it).
+
+    Each run gets its own trace id (pass ``trace_id=new_trace_id(seed)`` for a reproducible one);
+    the scenario name is the run's ``label``.
+    """
     loaded = load_controller_scenario(scenario)
     task = loaded.build_task()
     controls = Controls(**loaded.controls.model_dump()) if loaded.controls else None
@@ -299,7 +303,7 @@ def build_controller(scenario: ScenarioLike, *, policy: PolicyLike | None = None
         "send_state": loaded.send_state,
         "controls": controls,
         "trace": trace,
-        "trace_id": trace_id or f"{loaded.name}",
+        "trace_id": trace_id,  # None: a fresh random id per run; the scenario name is the label
         "label": loaded.name,
         "scenario": loaded.model_dump(mode="json"),
     }

@@ -6,9 +6,13 @@ model says — and sends a compact rendering of it to the model every turn, so
 a model that cannot find an old result in a long context still knows that
 city A has been looked up.
 
-Every change increases :attr:`TaskState.version`. The version is part of an
-action's fingerprint (:mod:`agentloops.controller.progress`): the same call
-at the same version cannot bring anything new. Once a task has stopped, every
+Every change increases :attr:`TaskState.version` (the trace shows it move).
+Only *progress* — a fact, an item settled, a user input — increases
+:attr:`TaskState.progress_version`, and that is the version an action's
+fingerprint uses (:mod:`agentloops.controller.progress`): the same call with
+no progress since cannot bring anything new. (A recorded failure changes the
+state but is not progress; if it moved the fingerprint, a call that fails the
+same way every time would never look repeated.) Once a task has stopped, every
 mutator raises :class:`~agentloops.controller.errors.TaskFinishedError`; late
 and duplicate events are refused earlier, by the ledger in
 :mod:`agentloops.controller.parallel`.
@@ -75,11 +79,6 @@ class StateDelta:
     unchanged: tuple[str, ...] = ()
     progress: bool = False
 
-    @property
-    def changed(self) -> bool:
-        """True when the version moved."""
-        return self.version_after != self.version_before
-
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"version_before": self.version_before, "version_after": self.version_after,
@@ -100,13 +99,16 @@ class TaskState:
         goal: the goal in one sentence.
         constraints: hard constraints that no step and no compaction may drop.
         items: work item → status.
-        reasons: missing item → why it was given up.
+        reasons: missing item → why it was given up (one sentence, shown to people).
+        codes: missing item → the reason code (``not_found``, ``timeout``, ``budget:retries``…),
+            kept apart from the sentence so a stop never has to parse it back out.
         facts: done item → its verified fact.
         inputs: what the user supplied (for example ``order_id``).
         waiting_for: the open question while the task waits for the user.
         failures: failed tool attempts (tool, status, summary, turn), the "already tried" list.
         version: increases on every change.
-        progress_count: how many changes were progress (a fact, an item settled, a user input).
+        progress_count: how many changes were progress (a fact, an item settled, a user input);
+            also available as :attr:`progress_version`.
         finished: the stop status once the task has stopped, else ``None``.
     """
 
@@ -116,6 +118,7 @@ class TaskState:
         self.constraints = tuple(constraints)
         self.items: dict[str, ItemStatus] = {item: "open" for item in items}
         self.reasons: dict[str, str] = {}
+        self.codes: dict[str, str] = {}
         self.facts: dict[str, Fact] = {}
         self.inputs: dict[str, str] = {}
         self.waiting_for: dict[str, str] | None = None
@@ -127,6 +130,11 @@ class TaskState:
         self._changes: list[str] = []
         self._unchanged: list[str] = []
         self._progress = False
+
+    @property
+    def progress_version(self) -> int:
+        """Increases only with progress (a fact, an item settled, a user input): the fingerprint's version."""
+        return self.progress_count
 
     # -- turn bookkeeping ---------------------------------------------------------------
     def begin_turn(self) -> None:
@@ -164,16 +172,26 @@ class TaskState:
         self.facts[fact.item] = fact
         self.items[fact.item] = "done"
         self.reasons.pop(fact.item, None)
+        self.codes.pop(fact.item, None)
         return True
 
-    def mark_missing(self, item: str, reason: str) -> bool:
-        """Give up an open item, keeping the reason for the user and the record."""
+    def mark_missing(self, item: str, reason: str, code: str | None = None) -> bool:
+        """Give up an open item, keeping the reason for the user and the code for the record.
+
+        Args:
+            item: the open item.
+            reason: one sentence for people.
+            code: the reason code (for example ``not_found`` or ``budget:retries``); ``None`` when
+                there is no more specific one than "cannot be obtained".
+        """
         self._guard(f"missing {item}")
         if self.items.get(item) != "open":
             return False
         self._bump(f"missing {item}: {reason}", progress=True)
         self.items[item] = "missing"
         self.reasons[item] = reason
+        if code is not None:
+            self.codes[item] = code
         return True
 
     def record_failure(self, tool: str, status: str, summary: str, turn: int) -> None:
@@ -215,6 +233,10 @@ class TaskState:
         """Given-up items and why."""
         return {item: self.reasons.get(item, "") for item, status in self.items.items() if status == "missing"}
 
+    def missing_codes(self) -> dict[str, str | None]:
+        """Given-up items and their reason codes (``None`` when none was given)."""
+        return {item: self.codes.get(item) for item, status in self.items.items() if status == "missing"}
+
     def failure_summary(self) -> list[str]:
         """The "already tried" list: tool, status and count, in first-seen order."""
         counts: dict[tuple[str, str], int] = {}
@@ -247,11 +269,13 @@ class TaskState:
             "constraints": list(self.constraints),
             "items": dict(self.items),
             "reasons": dict(self.reasons),
+            "codes": dict(self.codes),
             "facts": [fact.to_dict() for fact in self.facts.values()],
             "inputs": dict(self.inputs),
             "waiting_for": dict(self.waiting_for) if self.waiting_for else None,
             "failures": [dict(f) for f in self.failures],
             "version": self.version,
+            "progress_count": self.progress_count,
             "finished": self.finished,
         }
 
@@ -261,11 +285,13 @@ class TaskState:
         state = cls(data["task"], data["goal"], tuple(data["constraints"]), tuple(data["items"]))
         state.items = dict(data["items"])
         state.reasons = dict(data["reasons"])
+        state.codes = dict(data.get("codes") or {})
         state.facts = {f["item"]: Fact.from_dict(f) for f in data["facts"]}
         state.inputs = dict(data["inputs"])
         state.waiting_for = dict(data["waiting_for"]) if data["waiting_for"] else None
         state.failures = [dict(f) for f in data["failures"]]
         state.version = int(data["version"])
+        state.progress_count = int(data.get("progress_count", 0))
         state.finished = data["finished"]
         return state
 

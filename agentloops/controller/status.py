@@ -38,8 +38,7 @@ class StatusDefinition:
         when: the condition that produces it.
         user_gets: what the user message must contain.
         system_keeps: what the system record must keep.
-        resumable: the task can continue from saved state.
-        success: the business completion condition holds.
+        resumable: the task can continue from saved state (once; see :func:`~agentloops.controller.resume`).
     """
 
     status: StopStatus
@@ -49,42 +48,41 @@ class StatusDefinition:
     user_gets: str
     system_keeps: str
     resumable: bool
-    success: bool
 
 
 STATUS_DEFINITIONS: dict[StopStatus, StatusDefinition] = {d.status: d for d in (
     StatusDefinition("succeeded", "succeeded", "成功",
                      "the model signals it is done AND the task's completion condition holds over state",
-                     "the answer with its sources", "facts with sources, budgets used", False, True),
+                     "the answer with its sources", "facts with sources, budgets used", False),
     StatusDefinition("partially_completed", "partially completed", "部分完成",
                      "some items are verified, others cannot be obtained (given up with a reason, or the model "
                      "stopped without them)",
                      "verified facts, each missing item with its reason, what to do about each",
-                     "facts, missing items with reasons, last error", False, False),
+                     "facts, missing items with reasons, last error", False),
     StatusDefinition("waiting_for_user", "waiting for user", "等待用户",
                      "a value only the user can supply is missing or ambiguous",
-                     "the one smallest question; what is done so far", "saved state to resume from, the question",
-                     True, False),
+                     "the one smallest question; what is done so far",
+                     "saved state to resume from (once), the question", True),
     StatusDefinition("failed_unrecoverable", "failed, unrecoverable", "不可恢复失败",
                      "permission denied, resource not found, an action against policy, or repeated invalid arguments",
-                     "why in plain words, and who or what can unblock it", "tool, error class, last state",
-                     False, False),
+                     "why in plain words, and who or what can unblock it", "tool, error class, last state", False),
     StatusDefinition("budget_exhausted", "budget exhausted", "预算耗尽",
                      "one of the seven budgets would be exceeded by the next step",
                      "which budget ran out, what is done and missing, try later or raise the budget",
-                     "which budget, usage of all budgets, last error", False, False),
+                     "which budget, usage of all budgets, last error", False),
     StatusDefinition("no_progress", "no progress", "无进展",
                      "the same action fingerprint with no new observation, or several turns without progress",
                      "that the agent was repeating itself, and what detail could help",
-                     "the repeated fingerprint and why the state did not change", False, False),
+                     "the repeated fingerprint and why the state did not change", False),
     StatusDefinition("cancelled", "cancelled", "用户取消",
                      "the user (or an operator) cancelled; running calls are cancelled, late results ignored",
-                     "what was done before cancelling", "cancel time, cancelled calls", False, False),
+                     "what was done before cancelling", "cancel time, cancelled calls", False),
     StatusDefinition("handed_off", "handed off to a human", "转人工",
                      "a high-risk action, a side effect with an unknown outcome, authorization needed, "
                      "or too many failures in a row",
                      "that a person takes over, and the pending action",
-                     "the pending action, reason, and the saved state handed to the person", False, False),
+                     "the pending action, reason, and the saved state handed to the person (it is not resumed by "
+                     "the controller)", False),
 )}
 
 NEXT_STEPS: dict[str, str] = {
@@ -104,6 +102,7 @@ NEXT_STEPS: dict[str, str] = {
     "premature_claim": "ask again for the missing items, or accept the partial result",
     "items_unobtainable": "accept the partial result, or try the missing items later",
     "model_gave_up": "rephrase the request",
+    "model_error": "try again in a moment: the model service failed, nothing was lost",
 }
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentloops.controller.errors import ConfigError, ProcessKilled
@@ -245,10 +245,6 @@ class Toolbox:
         lines.append(f"- {ASK_USER}(question): ask the user for information only they have")
         return "\n".join(lines)
 
-    def with_tool(self, spec: ToolSpec) -> Toolbox:
-        """A copy with ``spec`` added or replaced."""
-        return Toolbox({**self.tools, spec.name: spec})
-
 
 def is_empty(data: Any) -> bool:
     """True for ``None`` and empty strings, lists and dicts."""
@@ -260,11 +256,13 @@ def validate(spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult | None:
 
     A missing value that only the user can supply (``Param.ask_user``) is
     ``missing_parameter`` with the question to ask; every other problem is
-    ``invalid_arguments`` with a one-line reason the model can act on.
+    ``invalid_arguments`` with a one-line reason the model can act on and the
+    offending ``parameter``. A pattern a value must match goes into ``hint``
+    (for the model), not into ``error``: errors can reach a user, regexes should not.
     """
-    def reject(reason: str) -> ToolResult:
-        return ToolResult("invalid_arguments", error=f"{spec.name}: {reason}", ran=False,
-                          hint="fix the arguments and call again")
+    def reject(reason: str, key: str | None = None, hint: str = "") -> ToolResult:
+        return ToolResult("invalid_arguments", error=f"{spec.name}: {reason}", ran=False, parameter=key,
+                          hint=hint or "fix the arguments and call again")
 
     for key in args:
         if key not in spec.params:
@@ -278,14 +276,15 @@ def validate(spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult | None:
             if param.ask_user:
                 return ToolResult("missing_parameter", error=f"{spec.name} needs {key}, which only the user can give",
                                   ran=False, question=param.ask_user, parameter=key)
-            return reject(f"missing required argument {key!r}")
+            return reject(f"missing required argument {key!r}", key)
         types = _PY_TYPES[param.type]
         if (isinstance(value, bool) and param.type != "boolean") or not isinstance(value, types):
-            return reject(f"{key} must be a {param.type}; got {type(value).__name__} {value!r}")
+            return reject(f"{key} must be a {param.type}; got {type(value).__name__} {value!r}", key)
         if param.enum is not None and value not in param.enum:
-            return reject(f"{key} must be one of {list(param.enum)}; got {value!r}")
+            return reject(f"{key} must be one of {list(param.enum)}; got {value!r}", key)
         if param.pattern is not None and not re.fullmatch(param.pattern, str(value)):
-            return reject(f"{key} does not look right ({value!r}); expected the pattern {param.pattern}")
+            return reject(f"{key} does not look right ({value!r})", key,
+                          hint=f"{key} must match the pattern {param.pattern}; fix the arguments and call again")
     return None
 
 
@@ -377,7 +376,3 @@ def as_plain_tools(toolbox: Toolbox, *, injector: FaultInjector | None = None,
     tools[ASK_USER] = lambda args: json.dumps({"tool": ASK_USER, "status": "ok", "data": "(no user is listening)"})
     return tools
 
-
-def with_latency(result: ToolResult, seconds: float) -> ToolResult:
-    """A copy of ``result`` with another latency."""
-    return replace(result, latency_s=seconds)

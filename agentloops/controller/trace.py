@@ -9,8 +9,14 @@ killed mid-run leaves every finished turn on disk, readable (the test raises a
 simulated kill inside a tool and reads the file back).
 
 Line kinds: ``start`` (configuration), ``turn``, ``event`` (late or duplicate
-results, written when they arrive), ``resume`` (a user answer) and ``stop``
-(the stop's system record).
+results, written when they arrive — so a result that lands after the task
+stopped follows the ``stop`` line, and changes nothing), ``resume`` (a user
+answer: the paused task continues, once) and ``stop`` (the stop's system
+record; a resumed task has one per segment).
+
+Reading a trace validates every line, nested fields included (the task, the
+policy, the budgets, each action's tool result, the model's reply, the stop
+record), so a damaged file is one error line naming the line and the field.
 """
 
 from __future__ import annotations
@@ -21,11 +27,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agentloops.controller.budgets import Budget
+from agentloops.controller.context import ContextPolicy
 from agentloops.controller.errors import TraceError
+from agentloops.controller.policy import ErrorPolicy
 from agentloops.controller.render import clip, html_table
+from agentloops.controller.status import StopStatus
+from agentloops.controller.tools import ToolStatus
 from agentloops.errors import describe_validation_error
+from agentloops.response import Response
 from agentloops.tables import text_table
 
 if TYPE_CHECKING:
@@ -123,12 +135,79 @@ class _Line(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def checked(model: type[BaseModel], value: Any) -> Any:
+    """Validate ``value`` against ``model`` but keep it as it was (lines stay plain JSON values).
+
+    A problem becomes a ``ValueError`` whose text is the inner field path and what was
+    expected, so the line's own error reads ``task: type: missing; …`` in one line.
+    """
+    try:
+        model.model_validate(value)
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc)) from None
+    return value
+
+
+class TaskRef(_Line):
+    """A task as traces and saved runs name it: the type and its parameters."""
+
+    type: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class ResultLine(_Line):
+    """A tool result as a trace records it (see :class:`~agentloops.controller.tools.ToolResult`)."""
+
+    status: ToolStatus
+    data: Any = None
+    error: str | None = None
+    source: str = ""
+    retryable: bool = False
+    latency_s: float = Field(default=0.0, ge=0)
+    hint: str = ""
+    ran: bool = True
+    deliveries: int = Field(default=1, ge=1)
+    detail: str | None = None
+    question: str | None = None
+    parameter: str | None = None
+
+
+class ActionLine(_Line):
+    """One action of a turn: what was tried, how it ended, how it was routed, and its full result."""
+
+    label: str
+    call_id: str | None = None
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    args_norm: str | None = None
+    kind: str
+    status: str | None = None
+    route: str | None = None
+    result: ResultLine | None = None
+    fingerprint: tuple[str, str, int] | None = None
+
+
+class DeltaLine(_Line):
+    """A turn's state delta (see :class:`~agentloops.controller.state.StateDelta`)."""
+
+    version_before: int
+    version_after: int
+    changes: list[str] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
+    progress: bool = False
+
+
 class StartLine(_Line):
-    """The first line: how the run was configured (enough to replay it)."""
+    """The first line: how the run was configured (enough to replay it).
+
+    ``task``, ``policy``, ``budget`` and ``context`` stay plain dicts (as written), but each is
+    checked against its model when a trace is read, so a bad one is a one-line error there
+    and not a traceback in replay.
+    """
 
     kind: Literal["start"]
     schema_version: int
-    trace_id: str
+    trace_id: str = Field(min_length=1)
     label: str
     at_s: float
     task: dict[str, Any]
@@ -136,8 +215,28 @@ class StartLine(_Line):
     budget: dict[str, Any]
     context: dict[str, Any]
     send_state: bool
-    model_latency_s: float
+    model_latency_s: float = Field(ge=0)
     scenario: dict[str, Any] | None = None
+
+    @field_validator("task")
+    @classmethod
+    def _task(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(TaskRef, value)  # type: ignore[no-any-return]
+
+    @field_validator("policy")
+    @classmethod
+    def _policy(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(ErrorPolicy, value)  # type: ignore[no-any-return]
+
+    @field_validator("budget")
+    @classmethod
+    def _budget(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(Budget, value)  # type: ignore[no-any-return]
+
+    @field_validator("context")
+    @classmethod
+    def _context(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(ContextPolicy, value)  # type: ignore[no-any-return]
 
 
 class TurnLine(_Line):
@@ -145,7 +244,7 @@ class TurnLine(_Line):
 
     kind: Literal["turn"]
     trace_id: str
-    turn: int
+    turn: int = Field(ge=1)
     at_s: float
     state_version: int
     pending_goal: str
@@ -154,7 +253,7 @@ class TurnLine(_Line):
     tool_status: str
     observation: str
     state_delta: dict[str, Any]
-    budget_left: dict[str, Any]
+    budget_left: dict[str, float | None]
     decision: str
     context_tokens: int
     open_items: list[str] = []
@@ -163,6 +262,26 @@ class TurnLine(_Line):
     actions: list[dict[str, Any]] = []
     response: dict[str, Any] | None = None
     compaction: dict[str, Any] | None = None
+
+    @field_validator("state_delta")
+    @classmethod
+    def _delta(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(DeltaLine, value)  # type: ignore[no-any-return]
+
+    @field_validator("actions")
+    @classmethod
+    def _actions(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for i, action in enumerate(value):
+            try:
+                checked(ActionLine, action)
+            except ValueError as exc:
+                raise ValueError(f"item {i}: {exc}") from None
+        return value
+
+    @field_validator("response")
+    @classmethod
+    def _response(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else checked(Response, value)  # type: ignore[no-any-return]
 
 
 class EventLine(_Line):
@@ -179,7 +298,12 @@ class EventLine(_Line):
 
 
 class ResumeLine(_Line):
-    """The user answered; the task continues from saved state."""
+    """The user answered; the task continues from saved state.
+
+    ``turn`` and ``from_version`` are the turn and state version the task paused at (a saved
+    run continues once: a second resume from the same pause is refused); ``state_version`` is
+    the version after the answer was recorded.
+    """
 
     kind: Literal["resume"]
     trace_id: str
@@ -188,6 +312,17 @@ class ResumeLine(_Line):
     parameter: str
     answer: str
     state_version: int
+    from_version: int | None = None
+
+
+class StopRecordLine(BaseModel):
+    """The parts of a stop record that replay and tables read (the rest is kept as written)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    status: StopStatus
+    code: str
+    reason: str
 
 
 class StopLine(_Line):
@@ -196,6 +331,11 @@ class StopLine(_Line):
     kind: Literal["stop"]
     trace_id: str
     record: dict[str, Any]
+
+    @field_validator("record")
+    @classmethod
+    def _record(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(StopRecordLine, value)  # type: ignore[no-any-return]
 
 
 _LINE_TYPES: dict[str, type[_Line]] = {"start": StartLine, "turn": TurnLine, "event": EventLine,
@@ -243,9 +383,11 @@ class Trace:
         turns: every finished turn.
         events: late and duplicate results.
         resumes: user answers that resumed the task.
-        stop: the stop record, or ``None`` when the run died before stopping.
+        stop: the last stop record — ``None`` when the run died before stopping, *including* a run
+            that was resumed after a stop and then died (its earlier stop is in ``stops``).
         path: the file it came from, if any.
         truncated_tail: the last line was cut off mid-write and was skipped.
+        stops: every stop record in order (a resumed task stops once per segment).
     """
 
     start: StartLine
@@ -255,6 +397,7 @@ class Trace:
     stop: dict[str, Any] | None = None
     path: Path | None = None
     truncated_tail: bool = False
+    stops: tuple[dict[str, Any], ...] = ()
 
     @property
     def trace_id(self) -> str:
@@ -263,7 +406,7 @@ class Trace:
 
     @property
     def complete(self) -> bool:
-        """True when the run reached a stop (a killed run has no stop line)."""
+        """True when the run's last segment reached a stop (a killed run — resumed or not — did not)."""
         return self.stop is not None
 
     @property
@@ -319,6 +462,7 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
     events: list[EventLine] = []
     resumes: list[ResumeLine] = []
     stop: dict[str, Any] | None = None
+    stops: list[dict[str, Any]] = []
     for number, data in enumerate(lines, start=1):
         if not isinstance(data, Mapping):
             raise TraceError(f"{where}:{number}: expected a JSON object; got {type(data).__name__}")
@@ -349,11 +493,13 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
             events.append(line)
         elif isinstance(line, ResumeLine):
             resumes.append(line)
+            stop = None  # the task continues: only a later stop line finishes it again
         else:
             stop = dict(line.record)
+            stops.append(stop)
     if start is None:
         raise TraceError(f"{where}: empty; a trace starts with a 'start' line")
-    return Trace(start, tuple(turns), tuple(events), tuple(resumes), stop, path, truncated_tail)
+    return Trace(start, tuple(turns), tuple(events), tuple(resumes), stop, path, truncated_tail, tuple(stops))
 
 
 def read_trace(path: str | Path) -> Trace:
