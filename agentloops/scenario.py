@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agentloops.errors import ScenarioError, ScenarioNotFound, describe_validation_error
+from agentloops.errors import ScenarioError, ScenarioNotFound, UsageError, describe_validation_error
 from agentloops.resources import data_dir
 from agentloops.response import Response
 
@@ -134,22 +134,33 @@ def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
         raise ScenarioError(f"{source}: {describe_validation_error(exc)}") from None
 
 
-def read_scenario_file(path: str | Path) -> Scenario:
-    """Load and validate one scenario file."""
+def read_json_file(path: str | Path, error: type[UsageError] = ScenarioError,
+                   not_found: type[UsageError] = ScenarioNotFound) -> Any:
+    """Parse a JSON file, turning every way it can fail into one line naming the file.
+
+    Args:
+        path: the file.
+        error: the exception for an unreadable file or invalid JSON.
+        not_found: the exception for a missing file.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ScenarioNotFound(f"{path}: no such file") from None
+        raise not_found(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise ScenarioError(f"{path}: is a directory; expected a scenario .json file") from None
+        raise error(f"{path}: is a directory; expected a .json file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+        raise error(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    return scenario_from_dict(data, str(path))
+        raise error(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+
+def read_scenario_file(path: str | Path) -> Scenario:
+    """Load and validate one scenario file."""
+    return scenario_from_dict(read_json_file(path), str(path))
 
 
 def scenarios_dir() -> Path:

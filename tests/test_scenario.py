@@ -122,7 +122,7 @@ def test_missing_file_and_unknown_name(tmp_path: Path):
 
 
 def test_a_directory_is_not_a_scenario(tmp_path: Path):
-    with pytest.raises(ScenarioError, match=r"is a directory; expected a scenario \.json file"):
+    with pytest.raises(ScenarioError, match=r"is a directory; expected a \.json file"):
         load_scenario(tmp_path)
 
 

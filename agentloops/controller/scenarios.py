@@ -44,6 +44,7 @@ from agentloops.controller.tools import ASK_USER
 from agentloops.errors import describe_validation_error
 from agentloops.resources import data_dir
 from agentloops.response import Response
+from agentloops.scenario import read_json_file
 from agentloops.stubs import Model, ScriptedModel
 
 COMPACTORS: dict[str, Compactor] = {"state": memory_from_state, "careless": careless_compactor}
@@ -210,18 +211,7 @@ def scenario_from_dict(data: Any, source: str = "controller scenario") -> Contro
 
 def read_scenario_file(path: str | Path) -> ControllerScenario:
     """Load and validate one controller scenario file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ControllerScenarioNotFound(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ControllerScenarioError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ControllerScenarioError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: "
-                                      f"{exc.msg}") from None
+    data = read_json_file(path, ControllerScenarioError, ControllerScenarioNotFound)
     return scenario_from_dict(data, str(path))
 
 
