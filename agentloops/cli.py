@@ -142,6 +142,8 @@ def _lab(args: argparse.Namespace) -> str:
     if jupyter is None:
         raise _CommandError("JupyterLab is not installed in this environment; run: pip install jupyterlab")
     command = [jupyter, "lab", str(folder)] + (["--no-browser"] if args.no_browser else [])
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root; Jupyter refuses without this
+        command.append("--allow-root")
     return_code = subprocess.call(command)
     if return_code:
         raise _CommandError(f"jupyter lab exited with status {return_code}")

@@ -106,3 +106,17 @@ def test_python_dash_m_entry_point():
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["outcome"] == "answer"
+
+
+@pytest.mark.parametrize(("uid", "allow_root"), [(0, True), (1000, False)])
+def test_lab_opens_the_checkout_notebooks_and_allows_root_only_as_root(capsys, monkeypatch, uid, allow_root):
+    import agentloops.cli as cli_module
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(cli_module.os, "geteuid", lambda: uid, raising=False)
+    monkeypatch.setattr(cli_module.subprocess, "call", lambda command: calls.append(command) or 0)
+    code, _, _ = cli(capsys, "lab", "--no-browser")
+    assert code == 0
+    (command,) = calls
+    assert command[1:3] == ["lab", str(Path(__file__).parents[1] / "notebooks")]
+    assert ("--allow-root" in command) is allow_root
