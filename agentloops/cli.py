@@ -39,7 +39,8 @@ class _CommandError(Exception):
     pass
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1, with a one-line error otherwise."""
     try:
         value = int(text)
     except ValueError:
@@ -85,12 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", "markdown", "csv", "json"], default="text")
     p.add_argument("--scenarios", type=_csv_list, help="comma-separated names or paths (default: article + extra)")
     p.add_argument("--criteria", type=_csv_list, help=f"comma-separated, from {', '.join(CRITERION_NAMES)}")
-    p.add_argument("--max-steps", type=_positive, default=DEFAULT_MAX_STEPS)
+    p.add_argument("--max-steps", type=positive_int, default=DEFAULT_MAX_STEPS)
 
     p = sub.add_parser("run", help="one scenario under one criterion, step by step")
     p.add_argument("scenario", help="a shipped scenario name or a path to a scenario .json file")
     p.add_argument("--criterion", default="correct", help=f"one of {', '.join(CRITERION_NAMES)}")
-    p.add_argument("--max-steps", type=_positive, default=DEFAULT_MAX_STEPS)
+    p.add_argument("--max-steps", type=positive_int, default=DEFAULT_MAX_STEPS)
     p.add_argument("--json", action="store_true", help="print the run record as one JSON object")
 
     sub.add_parser("scenarios", help="list the shipped scenarios")

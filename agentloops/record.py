@@ -83,19 +83,20 @@ class Round(NamedTuple):
     def to_row(self) -> dict[str, Any]:
         """One row of the step-by-step table."""
         response = self.response
-        return {
-            "step": self.step,
-            "messages_sent": len(self.request),
-            "new_since_last_call": self.added,
-            "context_tokens": self.context_tokens,
-            "content": show_content(response.content),
-            "tool_calls": ", ".join(c.name for c in response.tool_calls),
-            "finish_reason": response.finish_reason,
-            "tools_run": ", ".join(self.tools_run),
-            "decision": decision_kind(self.decision),
-            "why": self.decision.reason,
-            "repeated": self.repeated,
-        }
+        values = (
+            self.step,
+            len(self.request),
+            self.added,
+            self.context_tokens,
+            show_content(response.content),
+            ", ".join(c.name for c in response.tool_calls),
+            response.finish_reason,
+            ", ".join(self.tools_run),
+            decision_kind(self.decision),
+            self.decision.reason,
+            self.repeated,
+        )
+        return dict(zip(ROW_KEYS, values, strict=True))
 
 
 def describe_messages(added: tuple[Message, ...]) -> str:

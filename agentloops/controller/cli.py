@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentloops.cli import positive_int
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.render import Table
 
@@ -40,16 +41,6 @@ def _render(table: Table, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(table.records(), ensure_ascii=False, indent=1, default=str)
     return str(table)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1; got {value}")
-    return value
 
 
 def _list(args: argparse.Namespace) -> str:
@@ -267,12 +258,12 @@ def add_controller_commands(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--scenarios", type=_csv, help="comma-separated scenario names (default: all)")
 
     p = command("compare", _compare, "many random runs: a cap-only loop against the controller", True)
-    p.add_argument("--runs", type=_positive, default=200,
+    p.add_argument("--runs", type=positive_int, default=200,
                    help="how many random cases to draw and run through both loops (default: 200)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the first case; cases use seeds SEED … SEED+RUNS-1, so a run is reproducible "
                         "(default: 0)")
-    p.add_argument("--cap", type=_positive, default=8, help="max_steps of the cap-only loop")
+    p.add_argument("--cap", type=positive_int, default=8, help="max_steps of the cap-only loop")
     p.add_argument("--policy", help="the controller's policy")
 
     command("evidence", _evidence, "the six pieces of evidence and the command that produces each", True)
