@@ -9,9 +9,8 @@ exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ from agentloops.comparison import compare
 from agentloops.criteria import CRITERION_NAMES
 from agentloops.errors import AgentLoopsError
 from agentloops.loop import DEFAULT_MAX_STEPS, run
-from agentloops.resources import copy_notebooks, is_checkout, notebooks_dir
+from agentloops.resources import find_tool, notebooks_dir
 from agentloops.scenario import list_scenarios
 from agentloops.tables import text_table
 
@@ -114,7 +113,19 @@ def build_parser() -> argparse.ArgumentParser:
     from agentloops.controller.cli import add_controller_commands
 
     add_controller_commands(sub)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_commands(sub)
     return parser
+
+
+COMMAND_MODULES: tuple[str, ...] = ()
+"""Modules that add their own subcommands.
+
+Each defines ``add_commands(sub)``, which adds its parsers to ``sub`` and sets
+``handler`` on each (``parser.set_defaults(handler=fn)``); ``fn(args)`` returns
+the text to print, or ``(text, exit_status)``, and raises a
+:class:`~agentloops.errors.UsageError` for a user's mistake.
+"""
 
 
 def _compare(args: argparse.Namespace) -> str:
@@ -133,27 +144,14 @@ def _scenarios(args: argparse.Namespace) -> str:
 
 
 def _lab(args: argparse.Namespace) -> str:
-    if is_checkout() and args.dir is None:
-        folder = notebooks_dir()
-    else:
-        folder = (args.dir or Path("agentloops-notebooks")).resolve()
-        copied = copy_notebooks(folder)
-        print(f"copied {len(copied)} notebook(s) into {folder}", file=sys.stderr)
-    jupyter = _find_tool("jupyter")
-    if jupyter is None:
-        raise _CommandError("JupyterLab is not installed in this environment; run: pip install jupyterlab")
-    command = [jupyter, "lab", str(folder)] + (["--no-browser"] if args.no_browser else [])
-    if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root; Jupyter refuses without this
-        command.append("--allow-root")
-    return_code = subprocess.call(command)
-    if return_code:
-        raise _CommandError(f"jupyter lab exited with status {return_code}")
+    from agentloops.lab import open_lab
+
+    open_lab(args.dir, no_browser=args.no_browser)
     return ""
 
 
 def _find_tool(name: str) -> str | None:
-    """``name`` next to this Python first (the same environment), then on the PATH."""
-    return shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    return find_tool(name)
 
 
 def _app(args: argparse.Namespace) -> str:
@@ -191,7 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``agentloops`` and ``python -m agentloops``; returns the exit status."""
     try:
         args = build_parser().parse_args(argv)
-        output = _COMMANDS[args.command](args)
+        handler = getattr(args, "handler", None) or _COMMANDS[args.command]
+        output = handler(args)
     except (_CommandError, AgentLoopsError) as exc:
         print(f"agentloops: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

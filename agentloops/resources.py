@@ -8,7 +8,9 @@ which one they got.
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -52,3 +54,8 @@ def copy_notebooks(destination: Path) -> list[Path]:
         shutil.copy2(path, target)
         copied.append(target)
     return copied
+
+
+def find_tool(name: str) -> str | None:
+    """``name`` next to this Python first (the same environment), then on the PATH."""
+    return shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))

@@ -110,11 +110,11 @@ def test_python_dash_m_entry_point():
 
 @pytest.mark.parametrize(("uid", "allow_root"), [(0, True), (1000, False)])
 def test_lab_opens_the_checkout_notebooks_and_allows_root_only_as_root(capsys, monkeypatch, uid, allow_root):
-    import agentloops.cli as cli_module
+    import agentloops.lab as lab_module
 
     calls: list[list[str]] = []
-    monkeypatch.setattr(cli_module.os, "geteuid", lambda: uid, raising=False)
-    monkeypatch.setattr(cli_module.subprocess, "call", lambda command: calls.append(command) or 0)
+    monkeypatch.setattr(lab_module.os, "geteuid", lambda: uid, raising=False)
+    monkeypatch.setattr(lab_module.subprocess, "call", lambda command: calls.append(command) or 0)
     code, _, _ = cli(capsys, "lab", "--no-browser")
     assert code == 0
     (command,) = calls
