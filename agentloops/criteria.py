@@ -19,9 +19,10 @@ them the way a framework would.)
   for a finished answer.
 
 The fourth, ``correct``, separates two questions. The finish reason says *how*
-the round ended: a cut-off, a filter or a refusal aborts at once, before
-anything is appended or run. The tool calls alone say *whether to go on*. And
-at the cap it raises rather than returning whatever text it has.
+the round ended: an abnormal end (a cut-off, a filter, a refusal, a provider
+failure, a value nobody documented) aborts at once, before anything is
+appended or run. The tool calls alone say *whether to go on*. And at the cap it
+raises rather than returning whatever text it has.
 """
 
 from __future__ import annotations
@@ -30,10 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from typing_extensions import assert_never
-
 from agentloops.errors import ERROR_CLASSES, CriterionError, ErrorCode
 from agentloops.response import Response, shorten
+from agentloops.stops import ABORT_CODES, FinishReason, kind_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +45,16 @@ class Continue:
 
 @dataclass(frozen=True, slots=True)
 class Finish:
-    """Stop and return ``answer`` (after running any tool calls of the round)."""
+    """Stop and return ``answer`` (after running any tool calls of the round).
+
+    ``fields_disagree`` marks an answer whose round said otherwise — a
+    ``tool_calls`` finish that brought text and no tool call — so the run
+    record (``Round.decision``) shows the mismatch.
+    """
 
     answer: str | None
     reason: str = ""
+    fields_disagree: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,49 +139,71 @@ def by_tool_calls(response: Response) -> Decision:
 def correct(response: Response) -> Decision:
     """The article's loop, made explicit: first how the round ended, then whether to go on.
 
-    1. An abnormal end aborts before the round is appended or any tool runs:
-       ``length`` → ``truncated``, ``content_filter``, ``refusal``, and a
-       provider-reported ``malformed_tool_call``.
+    1. An abnormal end (see :data:`agentloops.stops.KINDS`) aborts before the
+       round is appended or any tool runs, whatever its tool calls look like:
+       ``length`` → ``truncated``, ``content_filter``, ``refusal``, a
+       provider-reported ``malformed_tool_call``, ``provider_error`` (the turn
+       failed, was cancelled or never finished) and ``unknown`` → ``unknown_stop``.
     2. A tool call that cannot run aborts too: arguments cut off mid-JSON are a
        truncation whatever finish value the server reported; other unparseable
        arguments are a ``malformed_tool_call``.
     3. Tool calls alone decide whether to go on — even when they arrive with ``stop``.
-    4. No tool calls: ``stop`` is the answer, ``pause`` asks to be called again,
-       and a ``tool_calls`` finish with no call or an unknown stop value aborts
-       with the value named. Never a silent success.
+    4. No tool calls: ``stop`` is the answer and ``pause`` asks to be called
+       again. A ``tool_calls`` finish with text but no call is an answer whose
+       fields disagree (the reason says so); with no text either, it aborts.
     """
     reason = response.finish_reason
-    match reason:
-        case "length":
-            return Abort("truncated", _said("finish_reason is length: the output hit the token limit", response))
-        case "content_filter":
-            return Abort("content_filter",
-                         _said("finish_reason is content_filter: the provider withheld output", response))
-        case "refusal":
-            return Abort("refusal", _said("the model refused", response))
-        case "malformed_tool_call":
-            return Abort("malformed_tool_call", _said("the provider reported a malformed tool call", response))
-        case "stop" | "tool_calls" | "pause" | "unknown":
-            pass
-        case _:
-            assert_never(reason)
+    kind = kind_of(reason)
+    if kind == "abnormal":
+        return _abnormal(response)
+    broken = _unrunnable(response)
+    if broken is not None:
+        return broken
+    if response.tool_calls:
+        return Continue(f"{len(response.tool_calls)} tool call(s) to run")
+    if reason == "pause":
+        return Continue("the provider paused the turn; send the transcript back to resume")
+    if reason == "tool_calls":
+        if response.content:
+            return Finish(response.content, "the fields disagree: finish_reason is tool_calls but no tool call "
+                                            "arrived; the text is the answer", fields_disagree=True)
+        return Abort("malformed_tool_call", "finish_reason is tool_calls but no tool call and no text arrived")
+    return Finish(response.content or "", "no tool calls and finish_reason is stop")
 
+
+_ABNORMAL_REASONS: dict[FinishReason, str] = {
+    "length": "finish_reason is length: the output hit the token limit",
+    "content_filter": "finish_reason is content_filter: the provider withheld output",
+    "refusal": "the model refused",
+    "malformed_tool_call": "the provider reported a malformed tool call",
+    "provider_error": "the provider reported that the turn failed, was cancelled or never finished",
+}
+
+
+def _abnormal(response: Response) -> Abort:
+    """The abort for an abnormal end, naming the provider's value and the tool calls left unrun."""
+    reason = response.finish_reason
+    if reason == "unknown":
+        text = f"unknown stop value {response.raw_finish_reason!r}"
+    else:
+        text = _said(_ABNORMAL_REASONS[reason], response)
+    calls = len(response.tool_calls)
+    if calls:
+        text += f"; its {calls} tool call(s) were not run"
+    elif reason == "unknown":
+        text += " and no tool calls"
+    return Abort(ABORT_CODES[reason], text)
+
+
+def _unrunnable(response: Response) -> Abort | None:
+    """The abort for the first tool call whose arguments cannot be run, if any."""
     for call in response.tool_calls:
         if call.parsed_arguments is None:
             if call.is_cut_off:
                 return Abort("truncated", f"the arguments of {call.name} were cut off: {shorten(call.arguments)}")
             return Abort("malformed_tool_call", f"the arguments of {call.name} are not a JSON object: "
                                                 f"{shorten(call.arguments)}")
-
-    if response.tool_calls:
-        return Continue(f"{len(response.tool_calls)} tool call(s) to run")
-    if reason == "pause":
-        return Continue("the provider paused the turn; send the transcript back to resume")
-    if reason == "tool_calls":
-        return Abort("malformed_tool_call", "finish_reason is tool_calls but no tool call arrived")
-    if reason == "unknown":
-        return Abort("unknown_stop", f"unknown stop value {response.raw_finish_reason!r} and no tool calls")
-    return Finish(response.content or "", "no tool calls and finish_reason is stop")
+    return None
 
 
 def _said(reason: str, response: Response) -> str:

@@ -4,15 +4,21 @@
     ├── UsageError                   you called the package wrongly; fix the call
     │   ├── ScenarioError            a scenario file or object is malformed (ValueError)
     │   │   └── ScenarioNotFound     no shipped scenario or file by that name (LookupError)
-    │   └── CriterionError           unknown criterion, or a criterion returned nonsense (TypeError)
+    │   │   └── providers.RawBodyError   a provider's raw body lacks a field its API documents
+    │   └── CriterionError           unknown criterion, or a criterion returned nonsense (ValueError)
     └── RunError                     the loop ran and ended badly; carries the partial record
         ├── TruncatedError           a round was cut off by a token limit (code ``truncated``)
         ├── ContentFilterError       the provider filtered the output (``content_filter``)
         ├── RefusalError             the model explicitly refused (``refusal``)
         ├── MalformedToolCallError   a tool call that cannot be executed (``malformed_tool_call``)
+        ├── ProviderError            the provider says the turn failed or never finished (``provider_error``)
         ├── UnknownStopError         a stop value the loop does not understand (``unknown_stop``)
         ├── MaxStepsError            the step cap was reached without an answer (``max_steps``)
         └── ModelError               the model call itself raised (``model_error``)
+
+Other modules add their own ``UsageError`` subclasses for their own inputs (the
+controller's, the lab's, ``providers.UnknownFormatError``…); every one of them is
+still a ``UsageError``.
 
 Keeping the families apart lets a caller catch "the run ended badly" without
 also swallowing its own programming mistakes.
@@ -28,7 +34,8 @@ if TYPE_CHECKING:
     from agentloops.record import RunRecord
 
 ErrorCode = Literal[
-    "truncated", "content_filter", "refusal", "malformed_tool_call", "unknown_stop", "max_steps", "model_error"
+    "truncated", "content_filter", "refusal", "malformed_tool_call", "provider_error", "unknown_stop", "max_steps",
+    "model_error",
 ]
 """Short, stable codes for the ways a run can end badly (the ``error`` field of a record)."""
 
@@ -92,6 +99,12 @@ class MalformedToolCallError(RunError):
     code = "malformed_tool_call"
 
 
+class ProviderError(RunError):
+    """The provider reported that the turn failed, was cancelled or never finished; nothing in it may run."""
+
+    code = "provider_error"
+
+
 class UnknownStopError(RunError):
     """The round ended with a stop value the loop does not know; never treat it as success."""
 
@@ -117,6 +130,7 @@ ERROR_CLASSES: dict[ErrorCode, type[RunError]] = {
         ContentFilterError,
         RefusalError,
         MalformedToolCallError,
+        ProviderError,
         UnknownStopError,
         MaxStepsError,
         ModelError,

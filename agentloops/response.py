@@ -2,47 +2,22 @@
 
 The shape follows OpenAI's Chat Completions, the lingua franca of tool-calling
 servers. Provider-specific stop values are normalised onto :data:`FinishReason`
-and the original value is kept in ``raw_finish_reason``.
+(defined, with its table, in :mod:`agentloops.stops`; re-exported here) and the
+original value is kept in ``raw_finish_reason``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator, model_validator
 
-FinishReason = Literal[
-    "stop",
-    "tool_calls",
-    "length",
-    "content_filter",
-    "refusal",
-    "pause",
-    "malformed_tool_call",
-    "unknown",
-]
-"""How a round ended, normalised across providers.
+from agentloops.stops import ABNORMAL, FinishReason
 
-- ``stop``: the model finished its turn (a natural end or a stop sequence).
-- ``tool_calls``: the model handed over to tools.
-- ``length``: a token limit cut the round off.
-- ``content_filter``: the provider withheld or removed output.
-- ``refusal``: the model explicitly declined (Anthropic ``refusal``).
-- ``pause``: the provider paused a long turn and asks to be called again (Anthropic ``pause_turn``).
-- ``malformed_tool_call``: the provider reports a tool call it could not produce (Gemini).
-- ``unknown``: a value the package does not know; the raw value is in ``raw_finish_reason``.
-
-The finish reason says *how* a round ended. Whether the loop goes on is decided
-elsewhere — by the tool calls, in the correct loop (see :mod:`agentloops.criteria`).
-"""
-
-ABNORMAL_FINISH: frozenset[str] = frozenset(
-    {"length", "content_filter", "refusal", "pause", "malformed_tool_call", "unknown"}
-)
-"""Finish reasons that mean the round did not end the way its text suggests."""
+ABNORMAL_FINISH: frozenset[str] = ABNORMAL | {"pause"}
+"""Finish reasons after which a round's text is no answer: every abnormal end, and a paused turn."""
 
 
 class ToolCall(BaseModel):
@@ -77,7 +52,7 @@ class ToolCall(BaseModel):
             return {}  # several servers send "" for a call without arguments
         try:
             parsed = json.loads(self.arguments)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's stack
             return None
         return parsed if isinstance(parsed, dict) else None
 
@@ -158,44 +133,162 @@ def shorten(text: str, width: int = 60) -> str:
 
 
 def _is_json_prefix(text: str) -> bool:
-    """True when ``text`` is the start of a JSON object that a token limit cut short.
+    """True when ``text`` is the start of a JSON object that stops too early (a token limit cut it short).
 
-    Close whatever is open (a string, then brackets, completing a half-written
-    key, value or literal) and check that the result parses as an object.
-    Text that is complete but wrong (``{"a" 1}``) or wrong before it ends
-    (``{"a" "b"``) is malformed, not truncated.
+    Any proper prefix of a valid object counts — a cut inside a number, a
+    literal (``tru``), a ``\\u`` escape, after a key or a comma. Text that is
+    complete, or wrong before it ends (``{"a" 1``), is not.
     """
-    stack: list[str] = []
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
+    completion = json_completion(text)
+    return completion is not None and completion != ""
+
+
+def json_completion(text: str) -> str | None:
+    """The text that makes ``text`` a complete JSON object: ``""`` if it already is, ``None`` if nothing can.
+
+    A left-to-right scan with a stack, one state per place in the JSON grammar
+    (RFC 8259, plus the ``NaN`` and ``Infinity`` that Python's parser accepts).
+    Every state can be completed, so a text every character of which fits its
+    state is a prefix of some object — no guessing at what was cut off.
+    """
+    scanner = _Scanner()
+    return scanner.completion() if all(scanner.feed(char) for char in text) else None
+
+
+_WHITESPACE = " \t\n\r"
+_HEX = frozenset("0123456789abcdefABCDEF")
+_ESCAPES = frozenset('"\\/bfnrtu')
+_LITERALS = {"t": "rue", "f": "alse", "n": "ull", "N": "aN", "I": "nfinity"}
+_NUMBER: dict[str, dict[str, str]] = {  # state → character class → next state
+    "minus": {"0": "zero", "1": "int"},
+    "zero": {".": "dot", "e": "exp"},
+    "int": {"0": "int", "1": "int", ".": "dot", "e": "exp"},
+    "dot": {"0": "frac", "1": "frac"},
+    "frac": {"0": "frac", "1": "frac", "e": "exp"},
+    "exp": {"0": "exp_digits", "1": "exp_digits", "+": "exp_sign"},
+    "exp_sign": {"0": "exp_digits", "1": "exp_digits"},
+    "exp_digits": {"0": "exp_digits", "1": "exp_digits"},
+}
+_UNFINISHED_NUMBER = frozenset({"minus", "dot", "exp", "exp_sign"})
+_EXPECTED_COMPLETION = {"start": "{}", "colon": ":null", "value": "null", "key": '"":null'}
+
+
+def _number_class(char: str) -> str:
+    if char == "0":
+        return "0"
+    if char in "123456789":
+        return "1"
+    if char in "eE":
+        return "e"
+    return "+" if char in "+-" else char
+
+
+class _Scanner:
+    """Where a scan of JSON text stands: the open containers, what may come next, and the token being read."""
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self.expect = "start"  # start | key_or_close | key | colon | value | value_or_close | comma_or_close | done
+        self.token = ""  # "", "string", "number" or "literal"
+        self.is_key = self.backslash = False
+        self.hex_left = 0
+        self.number = ""
+        self.literal_left = ""
+
+    def feed(self, char: str) -> bool:
+        """Take one character; ``False`` when no valid JSON object continues this way."""
+        if self.token == "string":
+            return self._string(char)
+        if self.token == "literal":
+            if char != self.literal_left[:1]:
+                return False
+            self.literal_left = self.literal_left[1:]
+            if not self.literal_left:
+                self._value_done()
+            return True
+        if self.token == "number":
+            step = _NUMBER[self.number].get(_number_class(char))
+            if step is not None:
+                self.number = step
+                return True
+            if self.number == "minus" and char == "I":  # -Infinity
+                self.token, self.literal_left = "literal", _LITERALS["I"]
+                return True
+            if self.number in _UNFINISHED_NUMBER:
+                return False
+            self._value_done()
+        return char in _WHITESPACE or self._structure(char)
+
+    def _string(self, char: str) -> bool:
+        if self.hex_left:
+            self.hex_left -= 1
+            return char in _HEX
+        if self.backslash:
+            self.backslash = False
+            self.hex_left = 4 if char == "u" else 0
+            return char in _ESCAPES
+        if char == "\\":
+            self.backslash = True
         elif char == '"':
-            in_string = True
-        elif char in "{[":
-            stack.append("}" if char == "{" else "]")
-        elif char in "}]" and (not stack or stack.pop() != char):
+            if self.is_key:
+                self.token, self.expect = "", "colon"
+            else:
+                self._value_done()
+        return char >= " "  # control characters must be escaped
+
+    def _structure(self, char: str) -> bool:
+        expect = self.expect
+        if expect == "start":
+            return char == "{" and self._open(char)
+        if expect in ("key_or_close", "key") and char == '"':
+            self.token, self.is_key = "string", True
+            return True
+        if expect == "colon":
+            self.expect = "value"
+            return char == ":"
+        if expect in ("value", "value_or_close") and self._value(char):
+            return True
+        if expect == "comma_or_close" and char == ",":
+            self.expect = "key" if self.stack[-1] == "{" else "value"
+            return True
+        innermost = "}" if self.stack[-1:] == ["{"] else "]"
+        closes = {"key_or_close": "}", "value_or_close": "]", "comma_or_close": innermost}
+        if closes.get(expect) == char:
+            self.stack.pop()
+            self.expect = "comma_or_close" if self.stack else "done"
+            return True
+        return False
+
+    def _value(self, char: str) -> bool:
+        if char in "{[":
+            return self._open(char)
+        if char == '"':
+            self.token, self.is_key = "string", False
+        elif char == "-" or char in "0123456789":
+            self.token, self.number = "number", {"-": "minus", "0": "zero"}.get(char, "int")
+        elif char in _LITERALS:
+            self.token, self.literal_left = "literal", _LITERALS[char]
+        else:
             return False
-    if not stack:
-        return False
-    head = (text[:-1] if escaped else text) + ('"' if in_string else "")
-    head = _LITERAL_TAIL.sub(lambda m: _LITERALS[m.group(1)[0]], head.rstrip())
-    closers = "".join(reversed(stack))
-    candidates = (head, head.rstrip(","), head + " null", head + ": null")
-    return any(_is_object(candidate + closers) for candidate in candidates)
+        return True
 
+    def _open(self, char: str) -> bool:
+        self.stack.append(char)
+        self.expect = "key_or_close" if char == "{" else "value_or_close"
+        return True
 
-_LITERALS = {"t": "true", "f": "false", "n": "null"}
-_LITERAL_TAIL = re.compile(r"(?<![\w\"])(t|tr|tru|f|fa|fal|fals|n|nu|nul)$")
+    def _value_done(self) -> None:
+        self.token, self.expect = "", "comma_or_close"
 
-
-def _is_object(text: str) -> bool:
-    try:
-        return isinstance(json.loads(text), dict)
-    except ValueError:
-        return False
+    def completion(self) -> str:
+        """What closes the text read so far: the open token, what its place still needs, the open containers."""
+        tail, expect = "", self.expect
+        if self.token == "string":
+            tail = ("n" if self.backslash else "") + "0" * self.hex_left + '"'
+            expect = "colon" if self.is_key else "comma_or_close"
+        elif self.token == "number":
+            tail, expect = ("0" if self.number in _UNFINISHED_NUMBER else ""), "comma_or_close"
+        elif self.token == "literal":
+            tail, expect = self.literal_left, "comma_or_close"
+        closers = "".join("}" if c == "{" else "]" for c in reversed(self.stack))
+        return tail + _EXPECTED_COMPLETION.get(expect, "") + closers

@@ -51,6 +51,10 @@ def test_content_criterion_tells_null_from_empty():
         (response(None, [("read_file", "[1, 2]")], "tool_calls"), "malformed_tool_call"),
         (response(None, [], "tool_calls"), "malformed_tool_call"),
         (Response(content=None, finish_reason="unknown", raw_finish_reason="SPII"), "unknown_stop"),
+        (Response(content=None, finish_reason="provider_error", raw_finish_reason="failed:server_error"),
+         "provider_error"),
+        (response("partial", [("read_file", {"path": "a"})], "provider_error"), "provider_error"),
+        (response(None, [("read_file", '{"path" "x"}')], "length"), "truncated"),  # the end decides first
     ],
 )
 def test_correct_aborts_on_every_abnormal_round(round_, code):
@@ -64,10 +68,12 @@ def test_correct_lets_tool_calls_decide_even_with_stop():
     assert isinstance(correct(TALK_AND_CALL), Continue)
 
 
-def test_correct_goes_on_for_unknown_stop_with_well_formed_calls():
+def test_correct_aborts_on_an_unknown_stop_even_with_well_formed_calls():
     round_ = Response(content=None, tool_calls=CALL_WITH_STOP.tool_calls, finish_reason="unknown",
                       raw_finish_reason="weird")
-    assert isinstance(correct(round_), Continue)
+    decision = correct(round_)
+    assert isinstance(decision, Abort) and decision.code == "unknown_stop"
+    assert decision.reason == "unknown stop value 'weird'; its 1 tool call(s) were not run"
 
 
 def test_correct_resumes_a_paused_turn():

@@ -88,7 +88,8 @@ def test_an_unknown_stop_reason_is_kept():
     body["stop_reason"] = "tool_budget_exhausted"
     response = adapt("anthropic", body)
     assert (response.finish_reason, response.raw_finish_reason) == ("unknown", "tool_budget_exhausted")
-    assert isinstance(correct(response), Continue)  # its tool_use block is well formed
+    decision = correct(response)  # its tool_use block is well formed, and still not run
+    assert isinstance(decision, Abort) and decision.code == "unknown_stop" and "were not run" in decision.reason
 
 
 MALFORMED = [

@@ -96,9 +96,10 @@ def test_a_call_id_from_the_api_is_kept():
     assert adapt("gemini", body).tool_calls[0].id == "fc-7"
 
 
-def test_other_is_an_unknown_stop_naming_the_value():
-    decision = correct(adapt("gemini", example_body("gemini", "OTHER")))
-    assert isinstance(decision, Abort) and decision.code == "unknown_stop" and "'OTHER'" in decision.reason
+def test_other_is_a_provider_error_naming_the_value_even_with_a_function_call():
+    for with_call in (False, True):
+        decision = correct(adapt("gemini", example_body("gemini", "OTHER", with_tool_call=with_call)))
+        assert isinstance(decision, Abort) and decision.code == "provider_error" and "'OTHER'" in decision.reason
 
 
 MALFORMED = [

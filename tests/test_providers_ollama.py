@@ -47,7 +47,7 @@ def test_load_is_not_an_answer():
     body = {"model": "llama3.2", "created_at": "2024-09-12T21:17:29.110811Z",
             "message": {"role": "assistant", "content": ""}, "done_reason": "load", "done": True}
     decision = correct(adapt("ollama", body))
-    assert isinstance(decision, Abort) and decision.code == "unknown_stop" and "'load'" in decision.reason
+    assert isinstance(decision, Abort) and decision.code == "provider_error" and "'load'" in decision.reason
 
 
 def test_older_servers_without_done_reason_finish():

@@ -103,7 +103,8 @@ def test_unknown_values_keep_the_raw_value(value):
     decision = correct(plain)
     assert isinstance(decision, Abort) and decision.code == "unknown_stop" and repr(value) in decision.reason
     calling = adapt("openai-chat", example_body("openai-chat", value, with_tool_call=True))
-    assert isinstance(correct(calling), Continue)
+    decision = correct(calling)
+    assert isinstance(decision, Abort) and decision.code == "unknown_stop" and "1 tool call(s) were not run" in decision.reason
 
 
 def test_extra_keys_are_kept_out_of_the_way():
@@ -111,6 +112,40 @@ def test_extra_keys_are_kept_out_of_the_way():
     body["choices"][0]["matched_stop"] = 151645
     body["prompt_logprobs"] = None
     assert adapt("openai-chat", body).content == "hi"
+
+
+@pytest.mark.parametrize("entry", [
+    {"id": "call_9", "type": "function", "name": "get_weather", "arguments": '{"location":"Shanghai"}'},
+    {"id": "call_9", "name": "get_weather", "arguments": {"location": "Shanghai"}},  # arguments as an object
+    {"id": "call_9", "name": "get_weather", "arguments": '{"location":"Shanghai"}', "function": None},
+])
+def test_flat_tool_call_entries_without_the_function_wrapper_are_read(entry):
+    response = adapt("openai-chat", chat({"content": None, "tool_calls": [entry]}, "tool_calls"))
+    (call,) = response.tool_calls
+    assert (call.id, call.name, call.parsed_arguments) == ("call_9", "get_weather", {"location": "Shanghai"})
+    assert isinstance(correct(response), Continue)
+
+
+def test_flat_entries_without_an_id_are_numbered_and_mix_with_standard_ones():
+    standard = DOCUMENTED_TOOL_CALL["choices"][0]["message"]["tool_calls"][0]
+    flat = {"name": "count_lines", "arguments": ""}
+    (first, second) = adapt("openai-chat", chat({"content": None, "tool_calls": [standard, flat]})).tool_calls
+    assert (first.name, second.id, second.name, second.parsed_arguments) == ("get_weather", "call_2", "count_lines", {})
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"id": "call_9", "arguments": "{}"},
+     r"tool_calls\[0\]\.function: missing; expected a function object, or name and arguments on the call itself$"),
+    ({"id": "call_9", "function": None},
+     r"tool_calls\[0\]\.function: expected a function object, or name and arguments on the call itself; got null$"),
+    ({"id": "call_9", "name": "", "arguments": "{}"},
+     r"tool_calls\[0\]\.name: expected a non-empty string \(the tool's name\); got the string ''$"),
+    ({"id": "call_9", "name": "f", "arguments": 3},
+     r"tool_calls\[0\]\.arguments: expected a JSON object or its text; got the number 3$"),
+])
+def test_an_entry_that_is_neither_shape_fails_in_one_line(entry, message):
+    with pytest.raises(RawBodyError, match=message):
+        adapt("openai-chat", chat({"content": None, "tool_calls": [entry]}, "tool_calls"))
 
 
 MALFORMED = [

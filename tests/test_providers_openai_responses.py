@@ -42,7 +42,7 @@ def test_every_documented_value_normalises_as_declared(stop):
     response = adapt("openai-responses", example_for("openai-responses", stop))
     assert response.finish_reason == stop.finish_reason
     if stop.field == "incomplete_details.reason":
-        assert response.raw_finish_reason == f"incomplete:{stop.value}"
+        assert response.raw_finish_reason == ("incomplete" if stop.value == "(absent)" else f"incomplete:{stop.value}")
     elif stop.field == "status":
         assert response.raw_finish_reason.split(":")[0] == stop.value
 
@@ -87,15 +87,16 @@ def test_incomplete_max_output_tokens_is_a_truncation_even_with_a_call():
 def test_failed_keeps_the_error_code_and_is_never_an_answer():
     body = example_body("openai-responses", "failed")
     response = adapt("openai-responses", body)
-    assert (response.finish_reason, response.raw_finish_reason) == ("unknown", "failed:server_error")
+    assert (response.finish_reason, response.raw_finish_reason) == ("provider_error", "failed:server_error")
     decision = correct(response)
-    assert isinstance(decision, Abort) and decision.code == "unknown_stop" and "failed:server_error" in decision.reason
+    assert isinstance(decision, Abort) and decision.code == "provider_error" and "failed:server_error" in decision.reason
 
 
-def test_incomplete_without_a_reason_and_unknown_reasons_are_unknown():
+def test_incomplete_without_a_reason_is_a_provider_error_and_unknown_reasons_are_unknown():
     body = copy()
     body.update(status="incomplete", incomplete_details=None, output=[])
-    assert adapt("openai-responses", body).raw_finish_reason == "incomplete"
+    response = adapt("openai-responses", body)
+    assert (response.finish_reason, response.raw_finish_reason) == ("provider_error", "incomplete")
     body["incomplete_details"] = {"reason": "max_turns"}
     response = adapt("openai-responses", body)
     assert (response.finish_reason, response.raw_finish_reason) == ("unknown", "incomplete:max_turns")

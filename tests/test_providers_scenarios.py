@@ -16,6 +16,7 @@ from agentloops.providers import FORMATS, STOP_TABLE, stop_values
 from agentloops.providers.examples import example_for
 from agentloops.resources import data_dir
 from agentloops.scenario import scenario_from_dict
+from agentloops.stops import ABORT_CODES
 
 PROVIDER_DIR = data_dir() / "scenarios" / "providers"
 ARTICLE = ("normal", "talk-and-call", "truncated", "talk-only")
@@ -76,13 +77,13 @@ def test_the_correct_loop_executes_tools_on_gemini_stop_with_function_call():
     assert run(scenario, "finish_reason").outcome == "premature_answer"
 
 
-ABNORMAL = [row for row in STOP_TABLE if row.finish_reason in ("length", "content_filter", "refusal")]
-CODES = {"length": "truncated", "content_filter": "content_filter", "refusal": "refusal"}
+ABNORMAL = [row for row in STOP_TABLE if row.kind == "abnormal"]
+CODES = ABORT_CODES
 
 
-@pytest.mark.parametrize("row", ABNORMAL, ids=lambda r: f"{r.format}:{r.value}")
+@pytest.mark.parametrize("row", ABNORMAL, ids=lambda r: f"{r.format}:{r.field}={r.value}")
 @pytest.mark.parametrize("with_tool_call", [False, True], ids=["no-call", "with-call"])
-def test_the_correct_loop_raises_on_every_truncation_filter_and_refusal_value(row, with_tool_call):
+def test_the_correct_loop_raises_on_every_abnormal_value_before_any_tool_runs(row, with_tool_call):
     stop = next(v for v in stop_values(row.format) if (v.field, v.value) == (row.field, row.value))
     bodies = [example_for(row.format, stop, with_tool_call=with_tool_call)]
     scenario = scenario_from_dict({"name": "abnormal", "title": "abnormal", "teaches": "x" * 41, "format": row.format,

@@ -84,17 +84,21 @@ def test_the_table_covers_every_documented_value_and_matches_the_declarations():
 
 def test_abnormal_values_are_abnormal_with_or_without_tool_calls():
     codes = {"length": "truncated", "content_filter": "content_filter", "refusal": "refusal",
-             "malformed_tool_call": "malformed_tool_call"}
+             "malformed_tool_call": "malformed_tool_call", "provider_error": "provider_error",
+             "unknown": "unknown_stop"}
     for row in STOP_TABLE:
         if row.finish_reason in codes:
+            assert row.kind == "abnormal", row
             assert row.without_tools == f"abnormal ({codes[row.finish_reason]})", row
             assert row.with_tools in (f"abnormal ({codes[row.finish_reason]})", "(no round to carry a call)"), row
         elif row.finish_reason == "stop":
-            assert (row.without_tools, row.with_tools) == ("finished", "go on with tools"), row
+            assert (row.kind, row.without_tools, row.with_tools) == ("finished", "finished", "go on with tools"), row
         elif row.finish_reason == "pause":
-            assert row.without_tools == "go on (call again, no tools)", row
-        elif row.finish_reason == "unknown":
-            assert (row.without_tools, row.with_tools) == ("abnormal (unknown_stop)", "go on with tools"), row
+            assert (row.kind, row.without_tools) == ("go_on", "go on (call again, no tools)"), row
+        else:  # a tool-call value on a round that brought text and no call: the text is the answer
+            assert row.finish_reason == "tool_calls", row
+            assert (row.kind, row.without_tools, row.with_tools) == (
+                "go_on", "finished (the fields disagree)", "go on with tools"), row
 
 
 def test_each_format_has_a_plain_stop_that_also_ends_tool_rounds_where_documented():

@@ -66,7 +66,7 @@ def test_changing_provider_and_scenario_redraws():
 def test_a_scenario_given_by_name_opens_its_own_provider():
     widget = provider_explorer(scenario="openai-responses-failed")
     assert widget.children[0].children[0].value == "openai-responses"
-    assert "raises unknown_stop" in widget.report()
+    assert "raises provider_error" in widget.report()
 
 
 def test_report_without_widgets_renders_text_and_html():

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from agentloops import Response, ToolCall
-from agentloops.response import show_content
+from agentloops.response import json_completion, show_content
 
 
 def test_response_is_immutable():
@@ -61,3 +65,87 @@ def test_show_content_tells_null_from_empty():
 def test_extra_fields_are_rejected_to_catch_typos():
     with pytest.raises(ValidationError, match="finsh_reason"):
         Response.model_validate({"content": None, "finish_reason": "stop", "finsh_reason": "stop"})
+
+
+# ----------------------------------------------------------------------------- cut off versus malformed arguments
+
+WHITESPACE = st.sampled_from(["", "", " ", "\n  ", "\t"])
+NUMBERS = st.from_regex(r"-?(0|[1-9][0-9]{0,4})(\.[0-9]{1,3})?([eE][+-]?[0-9]{1,2})?", fullmatch=True)
+ESCAPED = st.sampled_from(['"\\u00e9t\\u00e9"', '"\\ud83d\\ude00"', '"\\ud800"', '"a\\"b\\\\c\\/d"',
+                           '"\\b\\f\\n\\r\\t"', '"\\u0000"'])
+STRINGS = st.one_of(
+    st.tuples(st.text(max_size=6), st.booleans()).map(lambda t: json.dumps(t[0], ensure_ascii=t[1])),  # unicode
+    ESCAPED,
+)
+LEAVES = st.one_of(NUMBERS, STRINGS, st.sampled_from(["true", "false", "null", "NaN", "Infinity", "-Infinity"]))
+
+
+def joined(parts: list[str], ws: str, open_: str, close: str) -> str:
+    return open_ + ws + ("," + ws).join(parts) + ws + close
+
+
+def objects(values: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    members = st.lists(st.tuples(STRINGS, WHITESPACE, values), max_size=4)
+    return st.tuples(members, WHITESPACE).map(
+        lambda t: joined([f"{key}{ws}:{ws}{value}" for key, ws, value in t[0]], t[1], "{", "}"))
+
+
+VALUES = st.recursive(LEAVES, lambda inner: st.one_of(
+    st.tuples(st.lists(inner, max_size=4), WHITESPACE).map(lambda t: joined(t[0], t[1], "[", "]")),
+    objects(inner)), max_leaves=10)
+ARGUMENT_TEXTS = st.tuples(WHITESPACE, objects(VALUES), WHITESPACE).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ARGUMENT_TEXTS)
+def test_every_proper_prefix_of_valid_arguments_is_cut_off_never_malformed(text):
+    assert isinstance(json.loads(text), dict)  # the generator makes valid argument texts
+    for end in range(len(text)):
+        prefix = text[:end]
+        call = ToolCall(id="1", name="f", arguments=prefix)
+        assert call.parsed_arguments is not None or call.is_cut_off, repr(prefix)
+        completion = json_completion(prefix)
+        assert completion is not None, repr(prefix)
+        assert isinstance(json.loads(prefix + completion), dict), repr(prefix + completion)
+    assert json_completion(text) == "" and not ToolCall(id="1", name="f", arguments=text).is_cut_off
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='{}[]":,.-+eE0123456789 tfnruasl\\x', max_size=30))
+def test_text_called_cut_off_really_completes_to_an_object(text):
+    completion = json_completion(text)
+    if completion is not None:
+        assert isinstance(json.loads(text + completion), dict), repr(text + completion)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ARGUMENT_TEXTS, st.sampled_from(["x", "}", ",", "]", '"', "{}", "1"]))
+def test_anything_after_a_complete_object_is_malformed(text, tail):
+    call = ToolCall(id="1", name="f", arguments=text + tail)
+    assert call.parsed_arguments is None and not call.is_cut_off
+
+
+@pytest.mark.parametrize("text", [
+    '{"a" 1}', '{"a": 1,}', '{"a": 01}', '{"a": 1.}', '{"a": 1.e5}', '{"a": -}', '{"a": tru e}', '{"a": truex',
+    '{"a": "\\x"}', '{"a": "\\u12G4"}', '{"a": [1 2]}', '{"a": [1,]}', '{,}', '{"a": 1}}', '{"a": 1]', '[{"a": 1',
+    '"text"', "not json", '{"a": -NaN', '{"a": +1', '{"a": "line\nbreak"}', "{'a': 1}", '{"a": .5', '{a: 1',
+    '{"a": nul}', '{"a": 1 "b": 2',
+])
+def test_known_malformed_texts_are_not_called_cut_off(text):
+    call = ToolCall(id="1", name="f", arguments=text)
+    assert call.parsed_arguments is None and not call.is_cut_off and json_completion(text) is None
+
+
+@pytest.mark.parametrize(("text", "completion"), [
+    ('{"a": tru', 'e}'), ('{"a": 12', "}"), ('{"a": 1e', "0}"), ('{"a": 1e-', "0}"), ('{"a": -', "0}"),
+    ('{"a": 0.', "0}"), ('{"a": "\\u00', '00"}'), ('{"a": "\\', 'n"}'), ('{"a"', ":null}"), ('{"a":', "null}"),
+    ('{"a": 1,', '"":null}'), ('{"a": [', "]}"), ('{"a": [1,', "null]}"), ("{", "}"), ('{"a": -Inf', "inity}"),
+])
+def test_the_completion_closes_exactly_what_is_open(text, completion):
+    assert json_completion(text) == completion
+    assert ToolCall(id="1", name="f", arguments=text).is_cut_off
+
+
+def test_arguments_nested_deeper_than_the_parser_are_not_an_object_and_not_a_crash():
+    call = ToolCall(id="1", name="f", arguments='{"a":' * 100_000)
+    assert call.parsed_arguments is None and call.is_cut_off

@@ -25,16 +25,20 @@ Two rules hold for every adapter:
    because that is what a loop reading the field sees. Deciding whether to go on
    is the tool calls' job (see :func:`agentloops.criteria.correct`), and these
    rounds are where a loop that watches the stop value breaks.
-2. **The raw value is always kept** in ``raw_finish_reason``. A value the
-   adapter does not know becomes ``unknown``; so does a documented value that no
-   normalised reason fits (Gemini's ``OTHER``, Ollama's ``load``…). The correct
-   loop then goes on if the round carries well-formed tool calls and otherwise
-   raises ``unknown_stop`` naming the value — never a silent success.
+2. **The raw value is always kept** in ``raw_finish_reason``. The mapping is
+   one table for all five formats, :data:`agentloops.stops.STOP_VALUES`, each
+   row with its source. A provider's failure end (a ``failed`` or unfinished
+   response, Gemini's ``OTHER``, Ollama's ``load``…) becomes ``provider_error``;
+   a value the table does not know becomes ``unknown``. Both are abnormal: the
+   correct loop raises before any tool call of the round runs, whatever the
+   tool calls look like — never a silent success, never a tool run on a turn
+   the provider disowned.
 
-:data:`STOP_TABLE` lists every documented value of every format and what the
-correct loop does with it, computed by running :func:`~agentloops.criteria.correct`
-on a minimal body of each value, converted by the adapter, with and without a tool
-call (so the table cannot drift from the code).
+:data:`STOP_TABLE` lists every documented value of every format, its kind of
+end and what the correct loop does with it, computed by running
+:func:`~agentloops.criteria.correct` on a minimal body of each value, converted
+by the adapter, with and without a tool call (so the table cannot drift from
+the code).
 
 Importing this package loads no SDK; :mod:`.record` (the ``agentloops[record]``
 extra) is the only module that does, and only when it is used.
@@ -47,19 +51,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
+from agentloops import stops
 from agentloops.criteria import Abort, Continue, Decision, Finish, correct
 from agentloops.errors import UsageError
-from agentloops.providers._common import RawBodyError, StopValue
+from agentloops.providers._common import RawBodyError
 from agentloops.response import FinishReason, Response
+from agentloops.stops import FORMATS, ProviderFormat, StopKind, StopValue
 from agentloops.tables import markdown_table, text_table
-
-ProviderFormat = Literal["openai-chat", "openai-responses", "anthropic", "gemini", "ollama"]
-"""The raw formats a scenario file may declare in its ``"format"`` field."""
-
-FORMATS: tuple[ProviderFormat, ...] = get_args(ProviderFormat)
-"""Every provider format, in the order tables show them."""
 
 FORMAT_TITLES: dict[ProviderFormat, str] = {
     "openai-chat": "OpenAI Chat Completions (and compatible servers)",
@@ -108,9 +108,9 @@ def adapt(format: str, raw: object, where: str = "response") -> Response:
 
 
 def stop_values(format: str) -> tuple[StopValue, ...]:
-    """Every documented stop signal of ``format`` and its normalised reason."""
-    values: tuple[StopValue, ...] = module(format).STOP_VALUES
-    return values
+    """Every documented stop signal of ``format`` and its normalised reason (rows of :data:`stops.STOP_VALUES`)."""
+    module(format)  # an unknown format is a UsageError here too
+    return stops.stop_values(format)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,27 +122,31 @@ class StopRow:
         field: where the value lives in the raw body.
         value: the value as the provider sends it.
         finish_reason: the normalised reason.
+        kind: the kind of end (``go_on``, ``finished``, ``abnormal``).
         without_tools: what the correct loop does when the round has no tool call.
         with_tools: what it does when the round carries one well-formed tool call.
         meaning: the provider's documented meaning, in one line.
+        source: where that is documented.
     """
 
     format: str
     field: str
     value: str
     finish_reason: FinishReason
+    kind: StopKind
     without_tools: str
     with_tools: str
     meaning: str
+    source: str
 
     def cells(self) -> list[str]:
-        """The row as table cells."""
-        return [self.format, f"{self.field} = {self.value}", self.finish_reason, self.without_tools,
-                self.with_tools, self.meaning]
+        """The row as table cells (the source is left to the docstrings: it would double the width)."""
+        return [self.format, f"{self.field} = {self.value}", self.finish_reason, self.kind.replace("_", " "),
+                self.without_tools, self.with_tools, self.meaning]
 
 
 STOP_TABLE_HEADERS: tuple[str, ...] = (
-    "format", "stop value", "normalised", "no tool calls", "with tool calls", "documented meaning")
+    "format", "stop value", "normalised", "kind", "no tool calls", "with tool calls", "documented meaning")
 
 
 def describe(decision: Decision, with_tools: bool) -> str:
@@ -150,7 +154,7 @@ def describe(decision: Decision, with_tools: bool) -> str:
     if isinstance(decision, Abort):
         return f"abnormal ({decision.code})"
     if isinstance(decision, Finish):
-        return "finished"
+        return "finished (the fields disagree)" if decision.fields_disagree else "finished"
     assert isinstance(decision, Continue)
     return "go on with tools" if with_tools else "go on (call again, no tools)"
 
@@ -170,8 +174,8 @@ def _rows(formats: tuple[str, ...]) -> tuple[StopRow, ...]:
             plain = adapt(name, example_for(name, value))
             calling = adapt(name, example_for(name, value, with_tool_call=True))
             with_tools = describe(decide(calling), True) if calling.tool_calls else "(no round to carry a call)"
-            rows.append(StopRow(name, value.field, value.value, plain.finish_reason,
-                                describe(decide(plain), False), with_tools, value.meaning))
+            rows.append(StopRow(name, value.field, value.value, plain.finish_reason, stops.kind_of(plain.finish_reason),
+                                describe(decide(plain), False), with_tools, value.meaning, value.source))
     return tuple(rows)
 
 

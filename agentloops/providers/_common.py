@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agentloops.errors import ScenarioError
@@ -136,11 +135,6 @@ def make_usage(prompt: int | None, completion: int | None) -> Usage | None:
     return Usage(prompt_tokens=prompt, completion_tokens=completion)
 
 
-def normalise(value: str, table: Mapping[str, FinishReason]) -> FinishReason:
-    """The normalised reason of a documented value; anything else is ``unknown``."""
-    return table.get(value, "unknown")
-
-
 def build(where: str, *, content: str | None, calls: Sequence[ToolCall], finish: FinishReason,
           raw: str, usage: Usage | None) -> Response:
     """Assemble the :class:`Response` (the raw value is always kept, known or not)."""
@@ -159,20 +153,3 @@ def tool_call(where: str, *, call_id: object, name: object, arguments: object,
     if not isinstance(name, str) or not name:
         raise fail(f"{where}.{name_field}", "a non-empty string (the tool's name)", name)
     return ToolCall(id=call_id, name=name, arguments=arguments_text(arguments, f"{where}.{arguments_field}"))
-
-
-@dataclass(frozen=True, slots=True)
-class StopValue:
-    """One documented stop signal of a provider and how the package normalises it.
-
-    Attributes:
-        field: where the signal lives in the raw body (``choices[0].finish_reason``).
-        value: the value as the provider sends it.
-        finish_reason: the normalised :data:`~agentloops.response.FinishReason`.
-        meaning: what the provider's documentation says it means, in one line.
-    """
-
-    field: str
-    value: str
-    finish_reason: FinishReason
-    meaning: str

@@ -16,7 +16,7 @@ Documented ``stop_reason`` values (every one, from the SDK's ``StopReason``):
 ``compaction``. "In non-streaming mode this value is always non-null", so a
 missing or ``null`` value is a malformed body here.
 
-Mapping choices:
+Mapping choices (the ``anthropic`` rows of :data:`agentloops.stops.STOP_VALUES`):
 
 - ``end_turn`` and ``stop_sequence`` → ``stop``; ``tool_use`` → ``tool_calls``.
 - ``max_tokens`` and ``model_context_window_exceeded`` → ``length``: both are
@@ -44,7 +44,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentloops.providers._common import (
-    StopValue,
     build,
     count,
     fail,
@@ -53,28 +52,14 @@ from agentloops.providers._common import (
     join_text,
     make_usage,
     need_object,
-    normalise,
     string,
     tool_call,
 )
 from agentloops.response import Response, ToolCall
+from agentloops.stops import normalise
 
 FORMAT = "anthropic"
 FIELD = "stop_reason"
-
-STOP_VALUES: tuple[StopValue, ...] = (
-    StopValue(FIELD, "end_turn", "stop", "the model reached a natural stopping point"),
-    StopValue(FIELD, "stop_sequence", "stop", "one of your custom stop_sequences was generated"),
-    StopValue(FIELD, "tool_use", "tool_calls", "the model invoked one or more tools"),
-    StopValue(FIELD, "max_tokens", "length", "the requested max_tokens or the model's maximum was exceeded"),
-    StopValue(FIELD, "model_context_window_exceeded", "length", "the model's context window was exceeded"),
-    StopValue(FIELD, "pause_turn", "pause", "a long-running turn was paused; send it back as-is to continue"),
-    StopValue(FIELD, "refusal", "refusal", "streaming classifiers intervened on a potential policy violation"),
-    StopValue(FIELD, "compaction", "pause", "beta: paused after compacting the context; send it back to continue"),
-)
-"""Every documented stop signal of this format."""
-
-_NORMALISE = {v.value: v.finish_reason for v in STOP_VALUES}
 
 
 def adapt(raw: object, where: str = "response") -> Response:
@@ -110,8 +95,8 @@ def adapt(raw: object, where: str = "response") -> Response:
                     for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
     known = [n for n in prompt_parts if n is not None]
     usage = make_usage(sum(known) if known else None, count(usage_body, "output_tokens", usage_at))
-    return build(where, content=join_text(texts), calls=calls, finish=normalise(stop, _NORMALISE), raw=stop,
+    return build(where, content=join_text(texts), calls=calls, finish=normalise(FORMAT, FIELD, stop), raw=stop,
                  usage=usage)
 
 
-__all__ = ["FIELD", "FORMAT", "STOP_VALUES", "adapt"]
+__all__ = ["FIELD", "FORMAT", "adapt"]

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentloops.providers import StopValue, stop_values
+from agentloops.providers import stop_values
 from agentloops.providers._common import RawBodyError
+from agentloops.stops import ABSENT, StopValue
 
 TEXT = "notes.txt has 42 lines."
 ARGS = {"path": "notes.txt"}
@@ -49,7 +50,7 @@ def example_body(format: str, value: str, *, field: str | None = None, with_tool
         output: list[dict[str, Any]] = []
         status, details = value, None
         if field == "incomplete_details.reason":
-            status, details = "incomplete", {"reason": value}
+            status, details = "incomplete", (None if value == ABSENT else {"reason": value})
         if field == "output[].content[].type":
             status = "completed"
             output.append({"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
@@ -89,7 +90,7 @@ def example_body(format: str, value: str, *, field: str | None = None, with_tool
             chat["tool_calls"] = [{"function": {"name": "read_file", "arguments": dict(ARGS)}}]
         body = {"model": "llama3.2", "created_at": "2024-07-22T20:33:28.123648Z", "message": chat, "done": True,
                 "prompt_eval_count": 122, "eval_count": 33}
-        if value != "(absent)":
+        if value != ABSENT:
             body["done_reason"] = value
         return body
     raise RawBodyError(f"no example bodies for format {format!r}")

@@ -20,8 +20,10 @@ third member, a closed connection, is written as an empty string, which Go
 omits from the JSON; and the documentation's own older examples of a finished
 chat carry no ``done_reason`` at all. A finished body without one is
 therefore read as ``stop`` (raw value ``None``), the only meaning those
-servers had. ``load`` and ``unload`` are no answer to anything: ``unknown``,
-so the correct loop names them. There is no filter or refusal value.
+servers had. ``load`` and ``unload`` say nothing was generated: the provider
+never produced a turn → ``provider_error``, so a tool call in such a body is
+never run. There is no filter or refusal value. The mapping is the ``ollama``
+rows of :data:`agentloops.stops.STOP_VALUES`.
 
 Tool calls without an ``id`` get ``call_<n>``.
 
@@ -40,7 +42,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentloops.providers._common import (
-    StopValue,
     build,
     count,
     fail,
@@ -48,25 +49,14 @@ from agentloops.providers._common import (
     items,
     make_usage,
     need_object,
-    normalise,
     string,
     tool_call,
 )
-from agentloops.response import FinishReason, Response, ToolCall
+from agentloops.response import Response, ToolCall
+from agentloops.stops import ABSENT, normalise
 
 FORMAT = "ollama"
 FIELD = "done_reason"
-
-STOP_VALUES: tuple[StopValue, ...] = (
-    StopValue(FIELD, "stop", "stop", "the completion stopped naturally; also ends a round of tool calls"),
-    StopValue(FIELD, "length", "length", "the completion stopped at a length limit (num_predict or the context)"),
-    StopValue(FIELD, "load", "unknown", "an empty request loaded the model; nothing was generated"),
-    StopValue(FIELD, "unload", "unknown", "an empty request with keep_alive 0 unloaded the model"),
-    StopValue(FIELD, "(absent)", "stop", "older servers wrote no done_reason on a finished chat"),
-)
-"""Every documented stop signal of this format."""
-
-_NORMALISE: dict[str, FinishReason] = {v.value: v.finish_reason for v in STOP_VALUES if v.value != "(absent)"}
 
 
 def adapt(raw: object, where: str = "response") -> Response:
@@ -98,7 +88,7 @@ def adapt(raw: object, where: str = "response") -> Response:
         calls.append(tool_call(function_at, call_id=call_id, name=function.get("name"),
                                arguments=arguments if arguments is not None else {}))
     reason_text = string(body, "done_reason", where, optional=True)
-    finish: FinishReason = "stop" if reason_text is None else normalise(reason_text, _NORMALISE)
+    finish = normalise(FORMAT, FIELD, ABSENT if reason_text is None else reason_text)
     usage = make_usage(count(body, "prompt_eval_count", where), count(body, "eval_count", where))
     response = build(where, content=content, calls=calls, finish=finish, raw=reason_text or "", usage=usage)
     if reason_text is None:
@@ -106,4 +96,4 @@ def adapt(raw: object, where: str = "response") -> Response:
     return response
 
 
-__all__ = ["FIELD", "FORMAT", "STOP_VALUES", "adapt"]
+__all__ = ["FIELD", "FORMAT", "adapt"]

@@ -10,7 +10,8 @@ Documented ``finish_reason`` values (every one, from the SDK's ``Literal``):
 ``stop``, ``length``, ``tool_calls``, ``content_filter``, ``function_call``
 (deprecated). A refusal is not a finish value: the model sets
 ``message.refusal`` and the round still ends with ``stop``; the adapter turns
-that into ``refusal``, keeping ``stop`` as the raw value.
+that into ``refusal``, keeping ``stop`` as the raw value. The mapping is the
+``openai-chat`` rows of :data:`agentloops.stops.STOP_VALUES`.
 
 Quirks the adapter keeps rather than repairs (repairing them would hide what
 the criteria must cope with):
@@ -21,11 +22,23 @@ the criteria must cope with):
   OpenAI-compatible servers such as SGLang (sgl-project/sglang#2877), OpenVINO
   model server (openvinotoolkit/model_server#3927) and mlx-vlm
   (Blaizzy/mlx-vlm#990). The normalised value stays ``stop``.
+- ``finish_reason: "tool_calls"`` with no tool call at all. Agent loops that
+  took the value for a tool round spun until their cap (mastra-ai/mastra#14187,
+  Kilo-Org/kilocode#7773, open-webui/open-webui#23095). The normalised value
+  stays ``tool_calls``; the correct loop takes the text as the answer and says
+  the fields disagreed (with no text either, it aborts).
 - Values outside the documented five. mlx-lm once sent ``tool_call``
   (ml-explore/mlx-lm#782); DeepSeek documents ``insufficient_system_resource``
-  (docs.rs ``ds-api`` ``FinishReason``). Both become ``unknown`` with the raw
-  value kept: with well-formed tool calls the correct loop goes on, without
-  them it raises ``unknown_stop`` naming the value.
+  (docs.rs ``ds-api`` ``FinishReason``). Neither is OpenAI's, so both become
+  ``unknown`` with the raw value kept, and the correct loop raises
+  ``unknown_stop`` naming the value — before any tool call of the round runs.
+- Tool-call entries without the ``function`` wrapper, ``{"id"?, "name",
+  "arguments"}`` with the arguments as text or as an object: proxies that
+  translate between providers' formats send them (acon96/home-llm#348 quotes
+  ``{name: HassTurnOn, arguments: {...}}``), as do compatible servers whose
+  entries lack ``function`` (langchain-ai/langchain#34432), and the Responses
+  API's own ``function_call`` items have this shape (crewAIInc/crewAI#6657).
+  They are read like the standard shape.
 - A tool call without an ``id`` (some local servers omit it) gets
   ``call_<n>``; a call without ``type`` is read as a function call. A
   ``custom`` tool call's free-text ``input`` becomes ``{"input": …}``.
@@ -47,7 +60,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentloops.providers._common import (
-    StopValue,
     build,
     count,
     fail,
@@ -55,27 +67,14 @@ from agentloops.providers._common import (
     items,
     make_usage,
     need_object,
-    normalise,
     string,
     tool_call,
 )
 from agentloops.response import Response, ToolCall
+from agentloops.stops import normalise
 
 FORMAT = "openai-chat"
 FIELD = "choices[0].finish_reason"
-
-STOP_VALUES: tuple[StopValue, ...] = (
-    StopValue(FIELD, "stop", "stop", "a natural stop point or a provided stop sequence"),
-    StopValue(FIELD, "length", "length", "the max_tokens of the request (or the model's limit) was reached"),
-    StopValue(FIELD, "tool_calls", "tool_calls", "the model called a tool"),
-    StopValue(FIELD, "content_filter", "content_filter", "content was omitted by a content filter flag"),
-    StopValue(FIELD, "function_call", "tool_calls", "deprecated: the model called a function (message.function_call)"),
-    StopValue("choices[0].message.refusal", "(non-null text)", "refusal",
-              "the model refused; finish_reason is still stop"),
-)
-"""Every documented stop signal of this format."""
-
-_NORMALISE = {v.value: v.finish_reason for v in STOP_VALUES if v.field == FIELD}
 
 
 def adapt(raw: object, where: str = "response") -> Response:
@@ -109,7 +108,7 @@ def adapt(raw: object, where: str = "response") -> Response:
         calls.append(tool_call(legacy_at, call_id="function_call", name=legacy.get("name"),
                                arguments=legacy.get("arguments")))
 
-    reason = normalise(finish, _NORMALISE)
+    reason = normalise(FORMAT, FIELD, finish)
     if refusal and reason == "stop":
         reason = "refusal"
     usage_body = field(body, "usage", where, "a usage object", types=(Mapping,), optional=True)
@@ -127,9 +126,14 @@ def _tool_call(raw: Any, where: str, index: int) -> ToolCall:
         text = string(custom, "input", f"{where}.custom", optional=True) or ""
         return tool_call(f"{where}.custom", call_id=call_id, name=custom.get("name"),
                          arguments=json.dumps({"input": text}, ensure_ascii=False), arguments_field="input")
-    function = need_object(call.get("function"), f"{where}.function")
-    return tool_call(f"{where}.function", call_id=call_id, name=function.get("name"),
-                     arguments=function.get("arguments"))
+    function_at = f"{where}.function"
+    if call.get("function") is None:
+        if "name" in call:  # the flat shape of some proxies and compatible servers
+            return tool_call(where, call_id=call_id, name=call.get("name"), arguments=call.get("arguments"))
+        expected = "a function object, or name and arguments on the call itself"
+        raise fail(function_at, expected, None) if "function" in call else fail(function_at, expected)
+    function = need_object(call["function"], function_at)
+    return tool_call(function_at, call_id=call_id, name=function.get("name"), arguments=function.get("arguments"))
 
 
-__all__ = ["FIELD", "FORMAT", "STOP_VALUES", "adapt"]
+__all__ = ["FIELD", "FORMAT", "adapt"]

@@ -20,7 +20,8 @@ The quirk that matters: **a round of function calls ends with status
 the API says; a loop that stops on "completed" stops before its first tool
 result is ever read. Tool calls decide whether to go on.
 
-Mapping choices that need a word:
+Mapping choices that need a word (the ``openai-responses`` rows of
+:data:`agentloops.stops.STOP_VALUES`):
 
 - ``completed`` with a ``refusal`` content part → ``refusal``.
 - ``incomplete`` / ``max_messages``: the SDK documents only the name; a limit
@@ -29,9 +30,10 @@ Mapping choices that need a word:
   WebSocket response.steer event; the server can create a successor response"
   — the turn is not over and asks to be continued (``pause``).
 - ``failed``, ``cancelled``, ``in_progress``, ``queued``, and an
-  ``incomplete`` with no reason: no normalised value fits; they become
-  ``unknown`` with the raw status kept (``failed:<error.code>`` for a failure),
-  so the correct loop raises ``unknown_stop`` naming it.
+  ``incomplete`` with no reason: the provider says the response failed, was
+  cancelled or is not finished → ``provider_error`` (raw ``failed:<error.code>``
+  for a failure). A function call in such a body is never run: the correct
+  loop aborts first.
 
 Raw values are written ``completed`` or ``incomplete:<reason>``.
 
@@ -51,7 +53,6 @@ import json
 from collections.abc import Mapping
 
 from agentloops.providers._common import (
-    StopValue,
     build,
     count,
     field,
@@ -63,27 +64,11 @@ from agentloops.providers._common import (
     tool_call,
 )
 from agentloops.response import FinishReason, Response, ToolCall
+from agentloops.stops import ABSENT, normalise
 
 FORMAT = "openai-responses"
 FIELD = "status"
 REASON_FIELD = "incomplete_details.reason"
-
-STOP_VALUES: tuple[StopValue, ...] = (
-    StopValue(FIELD, "completed", "stop", "the response finished: an answer, or a round of function calls"),
-    StopValue(REASON_FIELD, "max_output_tokens", "length", "status incomplete: max_output_tokens was reached"),
-    StopValue(REASON_FIELD, "content_filter", "content_filter", "status incomplete: a content filter stopped it"),
-    StopValue(REASON_FIELD, "max_messages", "length", "status incomplete: a message limit was reached"),
-    StopValue(REASON_FIELD, "steered", "pause",
-              "status incomplete: stopped at a safe boundary after a steer event; a successor may continue"),
-    StopValue(FIELD, "failed", "unknown", "the model failed to generate a response (see error.code)"),
-    StopValue(FIELD, "cancelled", "unknown", "the response was cancelled"),
-    StopValue(FIELD, "in_progress", "unknown", "not finished yet (background mode: poll for it)"),
-    StopValue(FIELD, "queued", "unknown", "not started yet (background mode: poll for it)"),
-    StopValue("output[].content[].type", "refusal", "refusal", "a refusal part in a message item; status completed"),
-)
-"""Every documented stop signal of this format."""
-
-_INCOMPLETE: dict[str, FinishReason] = {v.value: v.finish_reason for v in STOP_VALUES if v.field == REASON_FIELD}
 
 
 def adapt(raw: object, where: str = "response") -> Response:
@@ -133,20 +118,19 @@ def adapt(raw: object, where: str = "response") -> Response:
 
 def _status(body: Mapping[str, object], status: str, where: str, refused: bool) -> tuple[FinishReason, str]:
     """The normalised reason and the raw value written ``status`` or ``status:detail``."""
-    if status == "completed":
-        return ("refusal" if refused else "stop"), status
+    if status == "completed" and refused:
+        return "refusal", status
     if status == "incomplete":
         details = field(body, "incomplete_details", where, "an object with the reason", types=(Mapping,),
                         optional=True)
         reason = string(details, "reason", f"{where}.incomplete_details", optional=True) if details else None
-        if reason is None:
-            return "unknown", status
-        return _INCOMPLETE.get(reason, "unknown"), f"{status}:{reason}"
+        raw = status if reason is None else f"{status}:{reason}"
+        return normalise(FORMAT, REASON_FIELD, ABSENT if reason is None else reason), raw
     if status == "failed":
         error = field(body, "error", where, "an error object", types=(Mapping,), optional=True)
         code = string(error, "code", f"{where}.error", optional=True) if error else None
-        return "unknown", f"{status}:{code}" if code else status
-    return "unknown", status
+        return normalise(FORMAT, FIELD, status), f"{status}:{code}" if code else status
+    return normalise(FORMAT, FIELD, status), status
 
 
-__all__ = ["FIELD", "FORMAT", "REASON_FIELD", "STOP_VALUES", "adapt"]
+__all__ = ["FIELD", "FORMAT", "REASON_FIELD", "adapt"]
