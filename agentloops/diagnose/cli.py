@@ -1,0 +1,56 @@
+"""``agentloops diagnose FILE [--format F] [--json] [--html OUT] [--max-steps N]``.
+
+Exit status: 0 when no stop bug was found, 1 when there are findings (so a
+CI step can fail on them), 2 when the log could not be read to its end — the
+report then covers what was read and says where reading stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from agentloops.diagnose import LOG_FORMATS, diagnose
+from agentloops.diagnose.model import LogError
+
+EXIT_FINDINGS = 1
+EXIT_STOPPED = 2
+
+
+def _steps(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 10_000:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 10000; got {text!r}")
+    return int(text)
+
+
+def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``diagnose`` subcommand to ``sub``."""
+    parser = sub.add_parser("diagnose", help="find the stop bugs in your own agent's log",
+                            description="Read an agent log and report the stop bugs the package teaches.")
+    parser.add_argument("file", help="the log: agentloops run --json output, a scenario file, "
+                                     "request/response JSON Lines or OTLP JSON spans")
+    parser.add_argument("--format", default="auto", choices=("auto", *LOG_FORMATS),
+                        help="how to read the file (default: told from its first entry)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--html", metavar="OUT", help="also write an HTML report with a chart to OUT")
+    parser.add_argument("--max-steps", type=_steps, default=None,
+                        help="the agent's step cap, if known (a run that used every step counts as capped)")
+    parser.set_defaults(handler=run_command)
+
+
+def run_command(args: argparse.Namespace) -> tuple[str, int]:
+    """The handler: the report as text or JSON, and the exit status."""
+    report = diagnose(args.file, args.format, max_steps=args.max_steps)
+    text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2) if args.json else str(report)
+    if args.html:
+        target = Path(args.html)
+        try:
+            target.write_text(report.to_html(), encoding="utf-8")
+        except OSError as exc:
+            raise LogError(f"{target}: cannot write the HTML report: {exc.strerror or exc}") from None
+        if not args.json:
+            text += f"\nwrote the HTML report to {target}"
+    status = EXIT_STOPPED if report.stopped else EXIT_FINDINGS if report.findings else 0
+    return text, status

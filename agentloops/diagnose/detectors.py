@@ -1,0 +1,249 @@
+"""The stop bugs the package teaches, found in one run at a time.
+
+Each detector is a pure function of a :class:`~agentloops.diagnose.model.Run`
+returning findings, so each can be tested on a hand-made run.
+
+- ``reasked``: the same response came back while nothing new was sent (the
+  article's tell: the call count rises, the response does not change).
+- ``abnormal_answer``: a truncated, filtered or refused round became the answer.
+- ``premature_answer``: the run ended (or the user was answered) with tool calls
+  whose results the model never saw.
+- ``repeated_tool_call`` / ``ping_pong``: the same call with the same arguments
+  got the same result again (or two calls alternate, A B A B) — no new observation.
+- ``failure_streak``: tool results failed several times in a row.
+- ``cap_returned_last``: a cap stopped the run and the caller got the last text.
+
+Healthy repetition is not a finding: polling (the same call until its result
+changes) and a retry after a transient error (a failure, then a success).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Literal
+
+from agentloops.criteria import Abort, correct
+from agentloops.diagnose.model import Msg, Run, Turn, canonical_arguments, results_for
+from agentloops.response import Response
+
+Kind = Literal["reasked", "abnormal_answer", "premature_answer", "repeated_tool_call", "ping_pong",
+               "failure_streak", "cap_returned_last"]
+
+KIND_TITLES: dict[Kind, str] = {
+    "reasked": "same response re-asked, nothing new sent",
+    "abnormal_answer": "truncated/filtered/refused round taken as the answer",
+    "premature_answer": "answer before the model saw its tool results",
+    "repeated_tool_call": "same tool call, same result, again",
+    "ping_pong": "two tool calls alternating with no new result",
+    "failure_streak": "tool failures in a row",
+    "cap_returned_last": "cap reached, last text returned",
+}
+"""One line per kind, for reports."""
+
+FAILURE_STREAK = 3
+"""Failures in a row that make a streak: one or two are what a retry after a transient error looks like."""
+
+_ERROR_TEXT = re.compile(r"^\s*[\[{(]?\W*(error|exception|traceback|failed|failure|timeout|timed out)\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One stop bug in one run.
+
+    Attributes:
+        kind: which bug (see :data:`KIND_TITLES`).
+        run: the run's name in the log.
+        where: where the evidence starts in the file.
+        calls: the model calls involved (``"2-8"``).
+        count: how many times it happened (re-asks, repeats, failures; 1 for an ending).
+        tokens: tokens the involved calls cost, when the log reports them.
+        detail: one sentence saying what was seen.
+    """
+
+    kind: Kind
+    run: str
+    where: str
+    calls: str
+    count: int
+    tokens: int | None
+    detail: str
+
+
+def _span(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}-{last}"
+
+
+def _tokens(turns: list[Turn]) -> int | None:
+    known = [t.tokens for t in {t.call: t for t in turns}.values() if t.tokens is not None]
+    return sum(known) if known else None
+
+
+def is_abnormal(response: Response) -> bool:
+    """The correct loop would abort on this round (cut off, filtered, refused, malformed, unknown)."""
+    return isinstance(correct(response), Abort)
+
+
+def looks_failed(result: Msg) -> bool:
+    """A tool result marked as an error, or whose text opens like one (``Error: …``, ``{"error": …}``)."""
+    return result.is_error or bool(result.text and (_ERROR_TEXT.match(result.text) or '"error":' in result.text[:40]))
+
+
+def reasks(run: Run) -> Iterator[Finding]:
+    """Consecutive calls that got the previous response again although the request added nothing.
+
+    A repeated round of tool calls whose results the log shows is left to the
+    tool-call detectors, which can tell a repeat from polling and a retry.
+    """
+    group: list[Turn] = []
+    turns = run.turns
+    explained = _calls_with_results(run)
+    for previous, turn in pairwise(turns):
+        if turn.fresh is False and turn.response.same_as(previous.response) and turn.call not in explained:
+            group.append(turn)
+            continue
+        yield from _reask_finding(run, group)
+        group = []
+    yield from _reask_finding(run, group)
+
+
+def _calls_with_results(run: Run) -> set[int]:
+    """Calls that made well-formed tool calls whose every result the log shows."""
+    shown: dict[int, int] = {}
+    for turn, _, _ in _observations(run):
+        shown[turn.call] = shown.get(turn.call, 0) + 1
+    return {t.call for t in run.turns if t.response.tool_calls and not is_abnormal(t.response)
+            and shown.get(t.call) == len(t.response.tool_calls)}
+
+
+def _reask_finding(run: Run, group: list[Turn]) -> Iterator[Finding]:
+    if not group:
+        return
+    tokens = _tokens(group)
+    cost = f"; they cost {tokens} tokens" if tokens is not None else ""
+    yield Finding("reasked", run.name, group[0].where, _span(group[0].call, group[-1].call), len(group), tokens,
+                  f"call {group[0].call - 1}'s response came back {len(group)} more time(s) with nothing new "
+                  f"sent ({group[0].response.summary()}){cost}")
+
+
+def _observations(run: Run) -> list[tuple[Turn, tuple[str, str], Msg]]:
+    """Every tool call with a known result, in order: (the turn that made it, its signature, its result)."""
+    seen = []
+    for i, turn in enumerate(run.turns):
+        calls = turn.response.tool_calls
+        pool = run.turns[i + 1].results if i + 1 < len(run.turns) else run.tail_results
+        for call, result in zip(calls, results_for(len(calls), pool, tuple(c.id for c in calls))):
+            if result is not None and result.text is not None:
+                seen.append((turn, (call.name, canonical_arguments(call.arguments)), result))
+    return seen
+
+
+def tool_repeats(run: Run) -> Iterator[Finding]:
+    """Calls re-issued with the same arguments that got the same successful result: no new observation.
+
+    Only the last stretch of identical results of a call counts: a call whose result
+    later changed was polling, and a failed result belongs to :func:`failure_streaks`.
+    """
+    tails: dict[tuple[str, str], list[tuple[Turn, str]]] = {}
+    order: list[tuple[str, str]] = []
+    for turn, signature, result in _observations(run):
+        if looks_failed(result):
+            tails.pop(signature, None)
+            continue
+        tail = tails.setdefault(signature, [])
+        if tail and tail[-1][1] != result.text:
+            tail.clear()
+        tail.append((turn, result.text or ""))
+        order.append(signature)
+    repeated = {s: t for s, t in tails.items() if len(t) > 1}
+    if not repeated:
+        return
+    alternating = _alternating(order, set(repeated))
+    if alternating:
+        turns = sorted({turn.call: turn for s in alternating for turn, _ in repeated[s][1:]}.values(),
+                       key=lambda t: t.call)
+        names = " and ".join(f"{s[0]}({s[1]})" for s in alternating)
+        yield Finding("ping_pong", run.name, turns[0].where, _span(turns[0].call, turns[-1].call), len(turns),
+                      _tokens(turns), f"{names} alternate, each returning what it returned before")
+    for signature, tail in repeated.items():
+        if signature in alternating:
+            continue
+        turns = [turn for turn, _ in tail[1:]]
+        yield Finding("repeated_tool_call", run.name, turns[0].where, _span(turns[0].call, turns[-1].call),
+                      len(turns), _tokens(turns),
+                      f"{signature[0]}({signature[1]}) was called {len(tail)} times and returned the same "
+                      f"result each time")
+
+
+def _alternating(order: list[tuple[str, str]], repeated: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The repeated calls that alternate (A B A B): a call seen again two calls later with another between."""
+    found: list[tuple[str, str]] = []
+    for a, b, c in zip(order, order[1:], order[2:]):
+        if a == c != b and a in repeated and b in repeated:
+            found.extend(s for s in (a, b) if s not in found)
+    return found
+
+
+def failure_streaks(run: Run, threshold: int = FAILURE_STREAK) -> Iterator[Finding]:
+    """``threshold`` or more failed tool results in a row."""
+    streak: list[tuple[Turn, Msg]] = []
+    for turn, _, result in _observations(run):
+        if looks_failed(result):
+            streak.append((turn, result))
+            continue
+        yield from _streak_finding(run, streak, threshold)
+        streak = []
+    yield from _streak_finding(run, streak, threshold)
+
+
+def _streak_finding(run: Run, streak: list[tuple[Turn, Msg]], threshold: int) -> Iterator[Finding]:
+    if len(streak) < threshold:
+        return
+    turns = [t for t, _ in streak]
+    names = sorted({m.name or "?" for _, m in streak})
+    yield Finding("failure_streak", run.name, turns[0].where, _span(turns[0].call, turns[-1].call), len(streak),
+                  _tokens(turns), f"{len(streak)} tool results in a row failed ({', '.join(names)}): "
+                                  f"{(streak[-1][1].text or '')[:60]!r}")
+
+
+def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
+    """How the run ended, and answers handed to the user mid-conversation."""
+    turns = run.turns
+    for turn, following in pairwise(turns):
+        if following.user_spoke and not following.results:
+            yield from _ended_on(run, turn, "the conversation went on after it")
+    if not turns or not run.complete or run.ending.how == "raised":
+        return
+    last = turns[-1]
+    capped = run.ending.hit_cap
+    if capped is None:
+        spun = len(turns) > 1 and last.fresh is False and last.response.same_as(turns[-2].response)
+        unfinished = bool(last.response.tool_calls) or is_abnormal(last.response)
+        capped = spun or (max_steps is not None and len(turns) >= max_steps and unfinished)
+    if capped:
+        yield Finding("cap_returned_last", run.name, last.where, str(last.call), 1, last.tokens,
+                      f"the run stopped at call {last.call} without an answer and returned the last text "
+                      f"({last.response.summary()}); a cap should raise")
+        return
+    yield from _ended_on(run, last, "the run ended there")
+
+
+def _ended_on(run: Run, turn: Turn, context: str) -> Iterator[Finding]:
+    response = turn.response
+    if response.tool_calls and not is_abnormal(response):
+        names = ", ".join(c.name for c in response.tool_calls)
+        yield Finding("premature_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
+                      f"call {turn.call} asked for {names}, {context}, and the model never saw the results")
+    elif is_abnormal(response):
+        decision = correct(response)
+        assert isinstance(decision, Abort)
+        yield Finding("abnormal_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
+                      f"call {turn.call} ended abnormally ({decision.code}: {response.summary()}) and {context}"
+                      f"{'' if run.ending.how == 'returned' else ' with no exception logged'}")
+
+
+def find(run: Run, max_steps: int | None = None) -> list[Finding]:
+    """Every finding in ``run``, in the order of the detectors above."""
+    return [*reasks(run), *endings(run, max_steps), *tool_repeats(run), *failure_streaks(run)]

@@ -1,0 +1,199 @@
+"""What every log reader turns a log into: runs of turns, in one shape whatever the format.
+
+A *turn* is one model call: what the request added since the previous call,
+the tool results it carried, and the response. A *run* is the turns of one
+task plus how the caller ended it, when the log says. The detectors in
+:mod:`agentloops.diagnose.detectors` read only these values, so one detector
+serves the package's recordings, provider request/response logs and
+OpenTelemetry spans alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from agentloops.errors import UsageError
+from agentloops.response import Response
+
+
+class LogError(UsageError, ValueError):
+    """A log file cannot be read as far as this point; the message names the file, the line and the field."""
+
+
+def field_path(where: str, key: str) -> str:
+    """``key`` inside ``where``: ``log:3: key`` at the top of an entry, ``log:3: rounds[2].key`` below it."""
+    return f"{where}.{key}" if where.endswith("]") and ": " in where else f"{where}: {key}"
+
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class Msg:
+    """One message of a request, reduced to what the detectors compare.
+
+    Attributes:
+        role: ``system``, ``user``, ``assistant`` or ``tool`` (a tool result).
+        text: the text (a tool result's output); ``None`` when there was none or it is unknown.
+        calls: an assistant message's tool calls as ``(name, canonical arguments)``.
+        call_id: for a tool result, the call it answers (``None`` when the format has no ids).
+        name: for a tool result, the tool's name when the format says.
+        is_error: the format marks this tool result as a failure.
+    """
+
+    role: Role
+    text: str | None = None
+    calls: tuple[tuple[str, str], ...] = ()
+    call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One model call as the detectors see it.
+
+    Attributes:
+        call: 1-based call number within its run.
+        where: where it is in the file (``line 12``, ``span 5f3a…``).
+        response: what came back, in the package's :class:`~agentloops.response.Response`.
+        fresh: the request sent something besides the previous request and the model's own
+            last reply; ``None`` when the log does not show the request.
+        user_spoke: the request added a user message (the caller had returned, and the conversation went on).
+        results: tool results this request sent for the first time, in order.
+        tokens: prompt plus completion tokens of the call, when reported.
+    """
+
+    call: int
+    where: str
+    response: Response
+    fresh: bool | None
+    user_spoke: bool
+    results: tuple[Msg, ...]
+    tokens: int | None
+
+
+How = Literal["returned", "raised", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How the caller ended a run, as far as the log says.
+
+    Attributes:
+        how: ``returned`` (the caller got text back), ``raised``, or ``unknown`` (request logs do not say).
+        error: what was raised, when it was.
+        hit_cap: the run stopped at its step cap; ``None`` when the log does not say.
+    """
+
+    how: How = "unknown"
+    error: str | None = None
+    hit_cap: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """The turns of one task and how it ended.
+
+    Attributes:
+        name: the run's id in the log (a trace id, a ``run`` field, or its ordinal).
+        where: where it starts in the file.
+        turns: its model calls, in order.
+        ending: how the caller ended it.
+        tail_results: results of the last turn's tool calls, when the log shows tools that ran
+            after the last model call (an execute-tool span with no model call after it).
+        complete: ``False`` when the log stopped inside the run, so how it ended is not known.
+    """
+
+    name: str
+    where: str
+    turns: tuple[Turn, ...]
+    ending: Ending
+    tail_results: tuple[Msg, ...] = ()
+    complete: bool = True
+
+
+def canonical_arguments(arguments: object) -> str:
+    """Arguments as sorted, compact JSON, so the same call compares equal across formats."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return str(arguments)
+    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class TurnBuilder:
+    """Turns requests (as :class:`Msg` lists) and responses into :class:`Turn` values, one call at a time.
+
+    It keeps the previous request and what the run has already been told, so
+    memory stays the size of one run. Like the package's own loop, a message
+    is new information once: a tool result counts as new only the first time
+    that call (tool and arguments) returns that text. A request that does not
+    start with the previous one (the caller compacted or rewrote its history)
+    is compared message by message against what was seen; an incremental
+    request (the Responses API's ``previous_response_id``) sends only new items.
+    """
+
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        self._previous: tuple[Msg, ...] | None = None
+        self._seen: set[tuple[object, ...]] = set()
+
+    def extends(self, request: tuple[Msg, ...]) -> bool:
+        """True when ``request`` starts with the previous request: the same conversation going on."""
+        previous = self._previous
+        return previous is not None and request[: len(previous)] == previous
+
+    def add(self, where: str, request: tuple[Msg, ...] | None, response: Response, tokens: int | None,
+            *, incremental: bool = False) -> Turn:
+        """Append the turn of one call and return it."""
+        added = self._added(request, incremental)
+        fresh: bool | None = None
+        if added is not None:
+            keys = [self._key(m) for m in added if m.role != "assistant"]
+            fresh = any(k not in self._seen for k in keys)
+            self._seen.update(keys)
+        results = tuple(m for m in added or () if m.role == "tool")
+        user_spoke = bool(self.turns) and any(m.role == "user" for m in added or ())
+        turn = Turn(len(self.turns) + 1, where, response, fresh, user_spoke, results, tokens)
+        self.turns.append(turn)
+        if request is not None and not incremental:
+            self._previous = request
+        return turn
+
+    def _key(self, message: Msg) -> tuple[object, ...]:
+        """What makes a message new information: a tool result once per (tool, arguments, text)."""
+        if message.role != "tool":
+            return (message.role, message.text)
+        calls = self.turns[-1].response.tool_calls if self.turns else ()
+        call = next((c for c in calls if c.id == message.call_id), None)
+        if call is None:
+            return ("tool", message.name, None, message.text)
+        return ("tool", call.name, canonical_arguments(call.arguments), message.text)
+
+    def _added(self, request: tuple[Msg, ...] | None, incremental: bool) -> tuple[Msg, ...] | None:
+        if request is None:
+            return None
+        if incremental or self._previous is None or not self.extends(request):
+            return request
+        return request[len(self._previous):]
+
+
+def results_for(turn_calls: int, results: Iterable[Msg], call_ids: tuple[str, ...]) -> list[Msg | None]:
+    """The result of each of a turn's calls: matched by call id where both have one, else by position."""
+    pool = list(results)
+    by_id = {m.call_id: m for m in pool if m.call_id}
+    matched: list[Msg | None] = []
+    for i in range(turn_calls):
+        call_id = call_ids[i] if i < len(call_ids) else None
+        if call_id and call_id in by_id:
+            matched.append(by_id[call_id])
+        elif not by_id and i < len(pool):
+            matched.append(pool[i])
+        else:
+            matched.append(None)
+    return matched

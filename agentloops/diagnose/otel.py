@@ -1,0 +1,271 @@
+"""OpenTelemetry GenAI spans, exported as OTLP JSON, as runs.
+
+Follows the GenAI semantic conventions: a model call is a span with
+``gen_ai.operation.name = "chat"`` carrying ``gen_ai.input.messages`` and
+``gen_ai.output.messages`` (JSON: ``role`` plus ``parts`` of type ``text``,
+``tool_call`` and ``tool_call_response``), ``gen_ai.response.finish_reasons``
+and ``gen_ai.usage.input_tokens`` / ``output_tokens``; a tool run is an
+``execute_tool`` span (``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
+``gen_ai.tool.call.result``); an agent run is the trace's root span, whose
+error status means the caller got an exception.
+
+Each line (or the document) is one OTLP ``ExportTraceServiceRequest``
+(``resourceSpans`` → ``scopeSpans`` → ``spans``), as the collector's file
+exporter writes. Spans are kept per trace until the trace's root span
+arrives (exporters send a parent after its children), so memory holds the
+open traces only; traces still open when the log ends are incomplete runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, get_args
+
+from agentloops.diagnose.model import Ending, LogError, Msg, Run, TurnBuilder, canonical_arguments, field_path
+from agentloops.errors import UsageError
+from agentloops.providers import FORMATS, stop_values
+from agentloops.response import FinishReason, Response, ToolCall, Usage
+
+ERROR_STATUS = 2
+"""``STATUS_CODE_ERROR`` in OTLP's ``Status.code``."""
+
+_FAILED = "provider_error" if "provider_error" in get_args(FinishReason) else "unknown"
+_SEMCONV_STOPS = {"tool_call": "tool_calls", "tool_calls": "tool_calls", "error": _FAILED}
+"""The conventions' own finish reasons (``error``: the provider says the turn failed)."""
+
+
+@cache
+def stop_vocabulary() -> dict[str, str]:
+    """Raw stop value (lower-cased) → normalised reason: the semantic conventions' values and every provider's.
+
+    A value two providers map differently is left out (it then reads as ``unknown``).
+    """
+    merged: dict[str, str] = {}
+    clashes: set[str] = set()
+    for fmt in FORMATS:
+        for value in stop_values(fmt):
+            key = value.value.lower()
+            if key.startswith("("):
+                continue
+            if merged.get(key, value.finish_reason) != value.finish_reason:
+                clashes.add(key)
+            merged[key] = value.finish_reason
+    for key in clashes:
+        merged.pop(key)
+    merged.update(_SEMCONV_STOPS)
+    return merged
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """The parts of an OTLP span the reader uses."""
+
+    where: str
+    trace: str
+    parent: str | None
+    name: str
+    start: int
+    attributes: dict[str, Any]
+    failed: bool
+    status_message: str
+
+
+def _value(raw: object) -> Any:
+    """An OTLP ``AnyValue`` as a Python value."""
+    if not isinstance(raw, Mapping):
+        return None
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        if key in raw:
+            return raw[key]
+    if "intValue" in raw:
+        try:
+            return int(raw["intValue"])
+        except (TypeError, ValueError):
+            return None
+    if "arrayValue" in raw:
+        values = raw["arrayValue"].get("values", []) if isinstance(raw["arrayValue"], Mapping) else []
+        return [_value(v) for v in values] if isinstance(values, list) else None
+    return None
+
+
+def _spans(where: str, export: dict[str, Any]) -> Iterator[Span]:
+    if "resourceSpans" not in export:
+        raise LogError(f"{where}: resourceSpans: missing; expected an OTLP JSON trace export")
+    for i, resource in enumerate(_list(export, "resourceSpans", where)):
+        at = f"{where}: resourceSpans[{i}]"
+        for j, scope in enumerate(_list(_object(resource, at), "scopeSpans", at)):
+            scope_at = f"{at}.scopeSpans[{j}]"
+            for k, raw in enumerate(_list(_object(scope, scope_at), "spans", scope_at)):
+                yield _span(f"{scope_at}.spans[{k}]", _object(raw, f"{scope_at}.spans[{k}]"))
+
+
+def _span(where: str, raw: Mapping[str, Any]) -> Span:
+    trace = raw.get("traceId")
+    if not isinstance(trace, str) or not trace:
+        raise LogError(f"{where}.traceId: expected the trace id as a hex string; got {type(trace).__name__}")
+    attributes = {a["key"]: _value(a.get("value")) for a in raw.get("attributes") or ()
+                  if isinstance(a, Mapping) and isinstance(a.get("key"), str)}
+    status: Mapping[str, Any] = raw["status"] if isinstance(raw.get("status"), Mapping) else {}
+    try:
+        start = int(raw.get("startTimeUnixNano") or 0)
+    except (TypeError, ValueError):
+        raise LogError(f"{where}.startTimeUnixNano: expected nanoseconds as a number or a string of digits") from None
+    return Span(f"{where} ({raw.get('name')})", trace, raw.get("parentSpanId") or None, str(raw.get("name")), start,
+                attributes, status.get("code") in (ERROR_STATUS, "STATUS_CODE_ERROR"), str(status.get("message", "")))
+
+
+def _object(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise LogError(f"{where}: expected a JSON object; got {type(value).__name__}")
+    return value
+
+
+def _list(body: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    value = body.get(key) or []
+    if not isinstance(value, list):
+        raise LogError(f"{field_path(where, key)}: expected a list; got {type(value).__name__}")
+    return value
+
+
+def _messages(span: Span, key: str) -> list[Any] | None:
+    raw = span.attributes.get(key)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        raise LogError(f"{span.where}: {key}: expected a JSON list of messages; the text is not valid JSON") from None
+    if not isinstance(value, list):
+        raise LogError(f"{span.where}: {key}: expected a JSON list of messages; got {type(value).__name__}")
+    return value
+
+
+def _parts(message: object, where: str) -> list[Mapping[str, Any]]:
+    parts = _object(message, where).get("parts") or []
+    if not isinstance(parts, list):
+        raise LogError(f"{where}.parts: expected a list of parts")
+    return [p for p in parts if isinstance(p, Mapping)]
+
+
+def _text_of(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def request_of(span: Span) -> tuple[Msg, ...] | None:
+    """``gen_ai.input.messages`` as :class:`Msg` values (``None`` when content was not captured)."""
+    messages = _messages(span, "gen_ai.input.messages")
+    if messages is None:
+        return None
+    out: list[Msg] = []
+    for i, message in enumerate(messages):
+        at = f"{span.where}: gen_ai.input.messages[{i}]"
+        role = _object(message, at).get("role")
+        texts, calls = [], []
+        for part in _parts(message, at):
+            kind = part.get("type")
+            if kind == "tool_call_response":
+                result = part.get("response", part.get("result"))
+                out.append(Msg("tool", _text_of(result), call_id=part.get("id"), name=part.get("name")))
+            elif kind == "tool_call":
+                calls.append((str(part.get("name")), canonical_arguments(part.get("arguments") or {})))
+            elif kind == "text" and isinstance(part.get("content"), str):
+                texts.append(part["content"])
+        text = "".join(texts) if texts else None
+        if role == "assistant":
+            out.append(Msg("assistant", text, tuple(calls)))
+        elif text is not None:
+            out.append(Msg("system" if role == "system" else "user", text))
+    return tuple(out)
+
+
+def response_of(span: Span) -> Response:
+    """``gen_ai.output.messages`` and the finish reason as a :class:`Response`."""
+    messages = _messages(span, "gen_ai.output.messages") or []
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    finish: object = None
+    for i, message in enumerate(messages):
+        at = f"{span.where}: gen_ai.output.messages[{i}]"
+        finish = finish or _object(message, at).get("finish_reason")
+        for part in _parts(message, at):
+            if part.get("type") == "text" and isinstance(part.get("content"), str):
+                texts.append(part["content"])
+            elif part.get("type") == "tool_call":
+                arguments = part.get("arguments")
+                calls.append(ToolCall(id=str(part.get("id") or f"call_{len(calls) + 1}"),
+                                      name=str(part.get("name") or "?"),
+                                      arguments=arguments if isinstance(arguments, str) else
+                                      json.dumps(arguments or {}, ensure_ascii=False)))
+    reasons = span.attributes.get("gen_ai.response.finish_reasons")
+    raw = reasons[0] if isinstance(reasons, list) and reasons else finish
+    raw_text = str(raw) if raw is not None else "(none)"
+    reason = stop_vocabulary().get(raw_text.lower(), "unknown")
+    inputs = span.attributes.get("gen_ai.usage.input_tokens")
+    outputs = span.attributes.get("gen_ai.usage.output_tokens")
+    usage = Usage(prompt_tokens=inputs if isinstance(inputs, int) and inputs >= 0 else None,
+                  completion_tokens=outputs if isinstance(outputs, int) and outputs >= 0 else None)
+    return Response.model_validate({"content": "".join(texts) if texts else None, "tool_calls": calls,
+                                    "finish_reason": reason, "raw_finish_reason": raw_text, "usage": usage})
+
+
+def tool_result_of(span: Span) -> Msg:
+    """An ``execute_tool`` span as a tool result (an error status marks a failure)."""
+    result = span.attributes.get("gen_ai.tool.call.result")
+    text = _text_of(result) if result is not None else span.status_message or None
+    return Msg("tool", text, call_id=span.attributes.get("gen_ai.tool.call.id"),
+               name=span.attributes.get("gen_ai.tool.name"), is_error=span.failed)
+
+
+def trace_run(trace: str, spans: list[Span], complete: bool) -> Run:
+    """The chat and tool spans of one trace as a run; the root span says how it ended."""
+    ordered = sorted(spans, key=lambda s: s.start)
+    builder = TurnBuilder()
+    tools: list[Msg] = []
+    for span in ordered:
+        operation = span.attributes.get("gen_ai.operation.name")
+        if operation == "chat":
+            response = response_of(span)
+            usage = response.usage
+            tokens = None if usage is None or usage.prompt_tokens is None else \
+                usage.prompt_tokens + (usage.completion_tokens or 0)
+            builder.add(span.where, request_of(span), response, tokens)
+            tools = []
+        elif operation == "execute_tool":
+            tools.append(tool_result_of(span))
+    root = next((s for s in spans if s.parent is None), None)
+    ending = Ending()
+    name = trace
+    if root is not None:
+        ending = Ending("raised", root.status_message or "error") if root.failed else Ending("returned")
+        agent = root.attributes.get("gen_ai.agent.name")
+        name = f"{agent} (trace {trace[:8]})" if isinstance(agent, str) and agent else trace
+    return Run(name, ordered[0].where if ordered else trace, tuple(builder.turns), ending, tuple(tools),
+               complete=complete)
+
+
+def read_otel(items: Iterator[tuple[str, dict[str, Any]]]) -> Iterator[Run]:
+    """Runs from OTLP JSON exports, one per trace that has a model call, as each trace's root arrives."""
+    open_traces: dict[str, list[Span]] = {}
+    try:
+        for where, export in items:
+            for span in _spans(where, export):
+                open_traces.setdefault(span.trace, []).append(span)
+                if span.parent is None:
+                    run = trace_run(span.trace, open_traces.pop(span.trace), complete=True)
+                    if run.turns:
+                        yield run
+    except UsageError:
+        yield from _leftovers(open_traces)
+        raise
+    yield from _leftovers(open_traces)
+
+
+def _leftovers(open_traces: dict[str, list[Span]]) -> Iterator[Run]:
+    for trace, spans in open_traces.items():
+        run = trace_run(trace, spans, complete=False)
+        if run.turns:
+            yield run
+    open_traces.clear()

@@ -1,0 +1,136 @@
+"""The result of diagnosing one log: findings, counts, and where reading stopped — as text, JSON, pandas or HTML.
+
+The HTML report is one self-contained page: a summary, the findings table and
+a bar chart of the findings (matplotlib, inlined as SVG). The same renders in
+a notebook (``_repr_html_``), and ``str()`` is what a terminal shows.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, get_args
+
+from agentloops.diagnose.detectors import KIND_TITLES, Finding, Kind
+from agentloops.tables import text_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+COLUMNS: tuple[str, ...] = ("kind", "run", "where", "calls", "count", "tokens", "detail")
+"""The columns of the findings table, in order."""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Report:
+    """What diagnose found in one log.
+
+    Attributes:
+        source: the file read.
+        format: the log format it was read as.
+        runs: runs read (incomplete ones included).
+        calls: model calls read.
+        findings: every finding, in file order.
+        stopped: the one-line error where reading stopped, or ``None`` when the whole file was read.
+        incomplete: runs the log stopped inside (their ending is not judged).
+    """
+
+    source: str
+    format: str
+    runs: int
+    calls: int
+    findings: tuple[Finding, ...]
+    stopped: str | None = None
+    incomplete: int = 0
+
+    @property
+    def healthy(self) -> bool:
+        """No finding, and the whole file was read."""
+        return not self.findings and self.stopped is None
+
+    def counts(self) -> dict[Kind, int]:
+        """Findings per kind, every kind listed (zero included)."""
+        seen = Counter(f.kind for f in self.findings)
+        return {kind: seen.get(kind, 0) for kind in get_args(Kind)}
+
+    def summary(self) -> str:
+        """One line: what was read and what was found."""
+        found = f"{len(self.findings)} finding{'' if len(self.findings) == 1 else 's'}" if self.findings \
+            else "no stop bug found"
+        tail = f"; {self.incomplete} run(s) cut off by the end of the log" if self.incomplete else ""
+        return f"{self.source} ({self.format}): {self.runs} run(s), {self.calls} model call(s), {found}{tail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract of ``agentloops diagnose --json``."""
+        return {"source": self.source, "format": self.format, "runs": self.runs, "calls": self.calls,
+                "incomplete_runs": self.incomplete, "stopped": self.stopped, "counts": self.counts(),
+                "findings": [asdict(f) for f in self.findings]}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per finding, columns :data:`COLUMNS` (imports pandas on first use)."""
+        import pandas as pd
+
+        return pd.DataFrame([asdict(f) for f in self.findings], columns=list(COLUMNS))
+
+    def __repr__(self) -> str:
+        return str(self)  # what a terminal, a test log and a notebook's text/plain show
+
+    def __str__(self) -> str:
+        lines = [self.summary()]
+        if self.findings:
+            rows = [[f.kind, f.run, f.calls, f.count, "" if f.tokens is None else f.tokens, f.detail]
+                    for f in self.findings]
+            lines.append(text_table(["kind", "run", "calls", "count", "tokens", "what was seen"], rows))
+        if self.stopped:
+            lines.append(f"stopped reading at: {self.stopped}")
+        return "\n".join(lines)
+
+    def chart_svg(self) -> str:
+        """The findings per kind as an SVG bar chart (matplotlib, no pyplot state)."""
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
+
+        counts = self.counts()
+        kinds = list(counts)
+        fig = Figure(figsize=(7.5, 3.2))
+        ax = fig.subplots()
+        bars = ax.barh([KIND_TITLES[k] for k in kinds], [counts[k] for k in kinds],
+                       color=["#c0392b" if counts[k] else "#bbbbbb" for k in kinds])
+        tokens = {k: sum(f.tokens or 0 for f in self.findings if f.kind == k) for k in kinds}
+        for bar, kind in zip(bars, kinds):
+            if tokens[kind]:
+                ax.annotate(f"{tokens[kind]} tokens", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+                            xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+        ax.set_xlim(0, max(1, *counts.values()) * 1.4)  # room for the token labels
+        ax.invert_yaxis()
+        ax.set_xlabel("findings")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(f"{len(self.findings)} finding(s) in {self.runs} run(s)", fontsize=10)
+        fig.tight_layout()
+        buffer = io.StringIO()
+        fig.savefig(buffer, format="svg")
+        svg = buffer.getvalue()
+        return svg[svg.index("<svg"):]
+
+    def _table_html(self) -> str:
+        head = "".join(f"<th>{c}</th>" for c in COLUMNS)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v if v is not None else ''))}</td>"
+                                        for v in asdict(f).values()) + "</tr>" for f in self.findings)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>" if self.findings else ""
+
+    def _repr_html_(self, chart: bool | None = None) -> str:
+        """Summary, findings and (when there are findings, or when asked) their chart."""
+        stopped = f"<p><b>stopped reading at:</b> {html.escape(self.stopped)}</p>" if self.stopped else ""
+        figure = f"<figure>{self.chart_svg()}</figure>" if (bool(self.findings) if chart is None else chart) else ""
+        return f"<div><p>{html.escape(self.summary())}</p>{stopped}{self._table_html()}{figure}</div>"
+
+    def to_html(self) -> str:
+        """A self-contained HTML page: summary, findings and their chart."""
+        return ("<!doctype html><html><head><meta charset='utf-8'><title>agentloops diagnose</title>"
+                "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
+                "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}"
+                "table{border-collapse:collapse}</style></head><body>"
+                f"<h1>agentloops diagnose</h1>{self._repr_html_(chart=True)}"
+                "</body></html>\n")

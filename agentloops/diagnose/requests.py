@@ -1,0 +1,187 @@
+"""The request side of a provider log: the messages a caller sent, in each of the five wire formats.
+
+Responses are converted by :func:`agentloops.providers.adapt`; requests are
+not part of the providers package, so each format's message list is read
+here — only the parts the detectors compare: who spoke, the text, the tool
+calls an assistant turn made, and the tool results sent back (with their
+call ids and error flags where the format has them).
+
+Shapes followed: Chat Completions ``messages`` (also Ollama's ``/api/chat``),
+the Responses API ``input`` (a string or a list of items; with
+``previous_response_id`` only the new items are sent), Anthropic Messages
+``messages`` with ``tool_use`` / ``tool_result`` blocks, and Gemini
+``contents`` with ``functionCall`` / ``functionResponse`` parts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agentloops.diagnose.model import Msg, canonical_arguments
+from agentloops.providers import RawBodyError
+
+Request = tuple[tuple[Msg, ...], bool]
+"""A request's messages and whether it is incremental (sends only what is new)."""
+
+
+def _object(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise RawBodyError(f"{where}: expected a JSON object; got {_kind(value)}")
+    return value
+
+
+def _list(body: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    value = body.get(key)
+    if not isinstance(value, list):
+        got = "missing" if key not in body else f"got {_kind(value)}"
+        raise RawBodyError(f"{where}.{key}: expected a list of messages; {got}")
+    return value
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), "a number")
+
+
+def _text(content: object, where: str) -> str | None:
+    """Text content: a string, or a list of parts whose text fields are joined."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [str(p["text"]) for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        return "".join(parts) if parts else None
+    raise RawBodyError(f"{where}: expected text or a list of parts; got {_kind(content)}")
+
+
+def _role(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise RawBodyError(f"{where}.role: expected a string; got {_kind(value)}")
+    return value
+
+
+def chat_messages(body: Mapping[str, Any], where: str = "request") -> Request:
+    """Chat Completions (and Ollama ``/api/chat``) ``messages``."""
+    out: list[Msg] = []
+    for i, raw in enumerate(_list(body, "messages", where)):
+        at = f"{where}.messages[{i}]"
+        message = _object(raw, at)
+        role = _role(message.get("role"), at)
+        text = _text(message.get("content"), f"{at}.content")
+        if role == "tool":
+            out.append(Msg("tool", text, call_id=message.get("tool_call_id"),
+                           name=message.get("tool_name") or message.get("name")))
+        elif role == "assistant":
+            calls = tuple(_chat_call(c, f"{at}.tool_calls[{j}]") for j, c in enumerate(message.get("tool_calls") or ()))
+            out.append(Msg("assistant", text, calls))
+        else:
+            out.append(Msg("system" if role in ("system", "developer") else "user", text))
+    return tuple(out), False
+
+
+def _chat_call(raw: object, where: str) -> tuple[str, str]:
+    function = _object(_object(raw, where).get("function"), f"{where}.function")
+    return str(function.get("name")), canonical_arguments(function.get("arguments") or {})
+
+
+def responses_input(body: Mapping[str, Any], where: str = "request") -> Request:
+    """Responses API ``input``: a string, or items (messages, function calls, function call outputs)."""
+    incremental = body.get("previous_response_id") is not None
+    raw = body.get("input")
+    if isinstance(raw, str):
+        return (Msg("user", raw),), incremental
+    if not isinstance(raw, list):
+        raise RawBodyError(f"{where}.input: expected a string or a list of items; got "
+                           f"{'missing' if 'input' not in body else _kind(raw)}")
+    out: list[Msg] = []
+    for i, item in enumerate(raw):
+        at = f"{where}.input[{i}]"
+        entry = _object(item, at)
+        kind = entry.get("type", "message")
+        if kind == "function_call":
+            out.append(Msg("assistant", None, ((str(entry.get("name")), canonical_arguments(entry.get("arguments"))),)))
+        elif kind == "function_call_output":
+            output = entry.get("output")
+            out.append(Msg("tool", output if isinstance(output, str) else json.dumps(output),
+                           call_id=entry.get("call_id")))
+        elif kind == "message":
+            role = _role(entry.get("role"), at)
+            text = _text(entry.get("content"), f"{at}.content")
+            out.append(Msg("assistant" if role == "assistant" else "system" if role in ("system", "developer")
+                           else "user", text))
+    return tuple(out), incremental
+
+
+def anthropic_messages(body: Mapping[str, Any], where: str = "request") -> Request:
+    """Anthropic Messages ``messages``: ``tool_result`` blocks become tool results, one each."""
+    out: list[Msg] = []
+    for i, raw in enumerate(_list(body, "messages", where)):
+        at = f"{where}.messages[{i}]"
+        message = _object(raw, at)
+        role = _role(message.get("role"), at)
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        texts: list[str] = []
+        calls: list[tuple[str, str]] = []
+        for j, block in enumerate(blocks):
+            entry = _object(block, f"{at}.content[{j}]")
+            kind = entry.get("type")
+            if kind == "tool_result":
+                out.append(Msg("tool", _text(entry.get("content"), f"{at}.content[{j}].content"),
+                               call_id=entry.get("tool_use_id"), is_error=entry.get("is_error") is True))
+            elif kind == "tool_use":
+                calls.append((str(entry.get("name")), canonical_arguments(entry.get("input") or {})))
+            elif kind == "text" and isinstance(entry.get("text"), str):
+                texts.append(entry["text"])
+        if role == "assistant":
+            out.append(Msg("assistant", "".join(texts) if texts else None, tuple(calls)))
+        elif texts:
+            out.append(Msg("user", "".join(texts)))
+    return tuple(out), False
+
+
+def gemini_contents(body: Mapping[str, Any], where: str = "request") -> Request:
+    """Gemini ``contents``: ``functionResponse`` parts become tool results (matched by position, no ids)."""
+    out: list[Msg] = []
+    for i, raw in enumerate(_list(body, "contents", where)):
+        at = f"{where}.contents[{i}]"
+        content = _object(raw, at)
+        parts = content.get("parts") or []
+        if not isinstance(parts, list):
+            raise RawBodyError(f"{at}.parts: expected a list of parts; got {_kind(parts)}")
+        texts: list[str] = []
+        calls: list[tuple[str, str]] = []
+        for j, part in enumerate(parts):
+            entry = _object(part, f"{at}.parts[{j}]")
+            if "functionResponse" in entry:
+                response = _object(entry["functionResponse"], f"{at}.parts[{j}].functionResponse")
+                result = response.get("response")
+                is_error = isinstance(result, Mapping) and result.get("error") is not None
+                out.append(Msg("tool", canonical_arguments(result), name=response.get("name"), is_error=is_error))
+            elif "functionCall" in entry:
+                call = _object(entry["functionCall"], f"{at}.parts[{j}].functionCall")
+                calls.append((str(call.get("name")), canonical_arguments(call.get("args") or {})))
+            elif isinstance(entry.get("text"), str):
+                texts.append(entry["text"])
+        if content.get("role") == "model":
+            out.append(Msg("assistant", "".join(texts) if texts else None, tuple(calls)))
+        elif texts:
+            out.append(Msg("user", "".join(texts)))
+    return tuple(out), False
+
+
+READERS: dict[str, Callable[[Mapping[str, Any], str], Request]] = {
+    "openai-chat": chat_messages,
+    "openai-responses": responses_input,
+    "anthropic": anthropic_messages,
+    "gemini": gemini_contents,
+    "ollama": chat_messages,
+}
+"""The request reader of each provider format."""
+
+
+def read_request(format: str, body: object, where: str = "request") -> Request:
+    """The messages of one request body of ``format``; errors name the field."""
+    return READERS[format](_object(body, where), where)

@@ -1,0 +1,131 @@
+"""The framework table: shipped data that renders without the extra, recomputed when the extra is installed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from agentloops.frameworks import (
+    REFERENCE,
+    RUNNERS,
+    SCENARIOS,
+    FrameworksError,
+    FrameworkTable,
+    Outcome,
+    add_commands,
+    compute_table,
+    installed,
+    shipped_table,
+)
+from agentloops.frameworks.table import cell, reference_outcome
+
+
+def essentials(outcome: Outcome) -> tuple[object, ...]:
+    """What must not drift: calls, tools, what the caller got, and which exception (not its wording)."""
+    kind = outcome.detail.split(":")[0] if outcome.got == "exception" else outcome.got
+    return outcome.framework, outcome.scenario, outcome.model_calls, outcome.tools_run, outcome.got, kind
+
+
+def test_the_shipped_table_has_every_framework_on_every_scenario_with_its_version() -> None:
+    table = shipped_table()
+    assert table.scenarios == SCENARIOS
+    assert table.frameworks() == [REFERENCE, *RUNNERS]
+    for name in table.frameworks():
+        for scenario in SCENARIOS:
+            outcome = table.get(name, scenario)
+            assert outcome is not None and outcome.version
+    for row, name in zip(table.rows(), table.frameworks()):
+        assert row[0] == f"{name} {table.get(name, 'normal').version}"  # type: ignore[union-attr]
+        assert "(not computed)" not in row
+
+
+def test_every_framework_agrees_on_the_normal_run() -> None:
+    table = shipped_table()
+    for name in table.frameworks():
+        normal = table.get(name, "normal")
+        assert normal is not None
+        assert (normal.model_calls, normal.tools_run, normal.got) == (3, ("read_file", "count_lines"), "answer")
+
+
+def test_the_reference_row_is_recomputed_without_the_extra() -> None:
+    shipped = shipped_table()
+    for scenario in SCENARIOS:
+        expected = shipped.get(REFERENCE, scenario)
+        assert expected is not None
+        assert essentials(reference_outcome(scenario)) == essentials(expected)
+
+
+@pytest.mark.parametrize("framework", list(RUNNERS))
+def test_the_shipped_row_matches_a_fresh_run_of_the_framework(framework: str) -> None:
+    version = installed(framework)
+    if version is None:
+        pytest.skip(f"{framework} is not installed: pip install 'agentloops[frameworks]' to recompute its row")
+    shipped = shipped_table()
+    shipped_version = shipped.get(framework, "normal").version  # type: ignore[union-attr]
+    if version != shipped_version:
+        pytest.skip(f"{framework} {version} is installed but the table was computed with {shipped_version}; "
+                    "run agentloops frameworks --recompute --save")
+    fresh = compute_table([framework])
+    for scenario in SCENARIOS:
+        assert essentials(fresh.get(framework, scenario)) == essentials(shipped.get(framework, scenario))  # type: ignore[arg-type]
+
+
+def test_a_framework_that_is_unknown_or_missing() -> None:
+    with pytest.raises(FrameworksError, match="unknown framework 'CrewAI'"):
+        compute_table(["CrewAI"])
+    missing = [name for name in RUNNERS if installed(name) is None]
+    if missing:
+        with pytest.raises(FrameworksError, match=r"is not installed; pip install 'agentloops\[frameworks\]'"):
+            compute_table(missing[:1])
+
+
+def test_cells_say_calls_tools_and_what_the_caller_got() -> None:
+    base = {"framework": "F", "version": "1", "scenario": "s", "tools_run": ("read_file",)}
+    assert cell(Outcome(**base, model_calls=1, got="empty answer", detail="''")) == \
+        "1 call  tools[read_file]  empty answer"
+    assert cell(Outcome(**base, model_calls=2, got="exception", detail="MaxTurnsExceeded: Max turns (10)")) == \
+        "2 calls  tools[read_file]  raises MaxTurnsExceeded"
+    assert cell(None) == "(not computed)"
+
+
+def test_render_formats() -> None:
+    table = shipped_table()
+    assert table.render("markdown").startswith("| framework | normal | truncated |")
+    assert FrameworkTable.model_validate_json(table.render("json")) == table
+    assert len(table.to_frame()) == len(SCENARIOS) * len(table.frameworks())
+
+
+def test_a_malformed_results_file_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text("{")
+    with pytest.raises(FrameworksError, match=r"results\.json: not valid JSON"):
+        shipped_table(path)
+    data = json.loads(shipped_table().render("json"))
+    data["outcomes"][0]["got"] = "maybe"
+    path.write_text(json.dumps(data))
+    with pytest.raises(FrameworksError, match=r"results\.json: outcomes\[0\]\.got: expected 'answer'"):
+        shipped_table(path)
+    with pytest.raises(FrameworksError, match="cannot read the framework results"):
+        shipped_table(tmp_path / "missing.json")
+
+
+def _cli(argv: list[str]) -> str:
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    return str(args.handler(args))
+
+
+def test_cli_prints_the_shipped_table() -> None:
+    text = _cli(["frameworks"])
+    for name in RUNNERS:
+        assert name in text
+    assert _cli(["frameworks", "--format", "markdown"]).startswith("| framework |")
+
+
+def test_cli_save_needs_recompute() -> None:
+    with pytest.raises(FrameworksError, match="--save needs --recompute"):
+        _cli(["frameworks", "--save"])
