@@ -13,7 +13,7 @@ them on load and the bodies stay available in ``raw_responses``.
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentloops.errors import ScenarioError, ScenarioNotFound, UsageError, describe_validation_error
+from agentloops.jsonfile import one_line, parse_json, quoted, read_text, shown_path
 from agentloops.resources import data_dir
 from agentloops.response import Response
 
@@ -123,44 +124,34 @@ ScenarioLike = Scenario | str | Path | dict
 def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
     """Validate ``data`` as a scenario; errors name ``source``, the field and what was expected."""
     if not isinstance(data, dict):
-        raise ScenarioError(f"{source}: expected a JSON object at the top level; got {type(data).__name__}")
+        raise ScenarioError(one_line(f"{source}: expected a JSON object at the top level; got {type(data).__name__}"))
     try:
         data = _convert_raw(data)
     except ScenarioError as exc:
-        raise ScenarioError(f"{source}: {exc}") from None
+        raise ScenarioError(one_line(f"{source}: {exc}")) from None
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError(f"{source}: {describe_validation_error(exc)}") from None
+        raise ScenarioError(one_line(f"{source}: {describe_validation_error(exc)}")) from None
 
 
 def read_json_file(path: str | Path, error: type[UsageError] = ScenarioError,
-                   not_found: type[UsageError] = ScenarioNotFound) -> Any:
-    """Parse a JSON file, turning every way it can fail into one line naming the file.
+                   not_found: type[UsageError] = ScenarioNotFound, what: str = "JSON file") -> Any:
+    """Read a JSON file strictly (see :mod:`agentloops.jsonfile`), a missing one raising ``not_found``.
 
     Args:
         path: the file.
-        error: the exception for an unreadable file or invalid JSON.
+        error: the exception for a special, unreadable, oversized or non-UTF-8 file, or refused JSON.
         not_found: the exception for a missing file.
+        what: what the file should be, for the messages.
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise not_found(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise error(f"{path}: is a directory; expected a .json file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise error(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    text = read_text(path, error=error, what=what, not_found=not_found)
+    return parse_json(text, where=shown_path(path), error=error)
 
 
 def read_scenario_file(path: str | Path) -> Scenario:
     """Load and validate one scenario file."""
-    return scenario_from_dict(read_json_file(path), str(path))
+    return scenario_from_dict(read_json_file(path, what="scenario file"), shown_path(path))
 
 
 def scenarios_dir() -> Path:
@@ -205,10 +196,10 @@ def load_scenario(scenario: ScenarioLike) -> Scenario:
     if not isinstance(scenario, (str, Path)):
         raise ScenarioError(f"expected a Scenario, a scenario name or a path; got {type(scenario).__name__}")
     path = Path(scenario)
-    if path.suffix == ".json" or path.exists():
+    if path.suffix == ".json" or os.path.exists(scenario):  # False, not an error, for a NUL or a too-long name
         return read_scenario_file(path)
     core = ", ".join(scenario_names(["article", "extra"]))
-    raise ScenarioNotFound(
-        f"unknown scenario {str(scenario)!r}: not a shipped name (such as {core}; "
+    raise ScenarioNotFound(one_line(
+        f"unknown scenario {quoted(scenario)}: not a shipped name (such as {core}; "
         "`agentloops scenarios` lists them all) and not a .json file"
-    )
+    ))

@@ -85,6 +85,8 @@ def test_wheel_carries_scenarios_and_notebooks(wheel: Path):
     notebooks = sorted(p.relative_to(ROOT / "notebooks").as_posix() for p in (ROOT / "notebooks").rglob("*.ipynb")
                        if ".ipynb_checkpoints" not in p.parts)
     assert notebooks and all(f"agentloops/_notebooks/{p}" in names for p in notebooks)
+    modules = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "agentloops").rglob("*.py"))
+    assert "agentloops/jsonfile.py" in modules and all(m in names for m in modules)
 
 
 def test_installed_wheel_finds_its_own_data(wheel: Path, tmp_path: Path):

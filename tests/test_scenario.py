@@ -109,7 +109,7 @@ def test_invalid_json_names_line_and_column(tmp_path: Path):
 def test_binary_file(tmp_path: Path):
     path = tmp_path / "binary.json"
     path.write_bytes(b"\xff\xfe\x00")
-    with pytest.raises(ScenarioError, match=r"binary\.json: cannot be read as UTF-8 text"):
+    with pytest.raises(ScenarioError, match=r"binary\.json: is not UTF-8 text \(byte 0 is 0xff\); save it as UTF-8$"):
         load_scenario(path)
 
 
@@ -122,7 +122,7 @@ def test_missing_file_and_unknown_name(tmp_path: Path):
 
 
 def test_a_directory_is_not_a_scenario(tmp_path: Path):
-    with pytest.raises(ScenarioError, match=r"is a directory; expected a \.json file"):
+    with pytest.raises(ScenarioError, match=r"is a directory; expected a scenario file$"):
         load_scenario(tmp_path)
 
 
@@ -142,3 +142,35 @@ def test_user_file_round_trips(tmp_path: Path):
     path.write_text(json.dumps(edited(lambda d: d.__setitem__("name", "mine"))), encoding="utf-8")
     scenario = load_scenario(str(path))
     assert isinstance(scenario, Scenario) and scenario.name == "mine" and scenario.group == "article"
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "x" * 5000, ""])
+def test_names_the_system_cannot_stat_are_unknown_scenarios(name: str):
+    with pytest.raises(ScenarioNotFound) as info:
+        load_scenario(name)
+    message = str(info.value)
+    assert message.startswith("unknown scenario '") and "\x00" not in message and len(message) <= 300
+
+
+def test_a_json_path_the_system_refuses_is_one_line():
+    with pytest.raises(ScenarioError, match=r"^a\\x00\.json: cannot be opened as a scenario file \(embedded null byte\)$"):
+        load_scenario("a\x00.json")
+    with pytest.raises(ScenarioError, match=r": cannot be opened as a scenario file \(File name too long\)$"):
+        load_scenario("x" * 5000 + ".json")
+
+
+def test_field_errors_stay_on_one_line():
+    data = edited(lambda d: d.__setitem__("na\nme\x1b", 1))
+    with pytest.raises(ScenarioError, match=r"^scenario: na\\nme\\x1b: is not a known field \(check the spelling\)$"):
+        load_scenario(data)
+    data = edited(lambda d: d["responses"][0]["tool_calls"][0].__setitem__("name", "rm\n-rf"))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(data)
+    assert "'rm\\n-rf' is not a tool of this scenario" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_scenario_file_goes_through_the_strict_reader(tmp_path: Path):
+    path = tmp_path / "dup.json"
+    path.write_text('{"name": "a", "name": "b"}', encoding="utf-8")
+    with pytest.raises(ScenarioError, match=r"dup\.json: duplicate key 'name' in one object; expected each key once$"):
+        load_scenario(path)
