@@ -1,133 +1,360 @@
-"""The interview drill: the question, its answers, the six pieces of evidence, and a practice grader.
+"""The interview drill of notebook 17, and a practice grader that says it is a heuristic.
 
 "Your agent keeps calling tools and never stops: what do you do?" The usual
 answer — "set a maximum number of steps" — names the fuse and stops there.
-This module holds the drill of notebook 17:
+This module holds the drill, in our own words:
 
-- :data:`THIRTY_SECONDS` and :data:`FULL_ANSWER`, in our own words;
-- :data:`FOLLOW_UPS`, the six follow-up questions, each answered by running
-  package code (the notebook cell is the answer, not the prose);
-- :data:`EVIDENCE`, the six pieces of evidence a project should be able to
-  show, each with the notebook cell that produces it;
-- :func:`grade`, practice mode: which points of the full answer a learner's
-  text covers and misses.
-
-The grader is a *heuristic*, and says so wherever it renders: it matches
-keywords and concept phrases (English and Chinese) point by point. It cannot
-tell a right statement from a wrong one that uses the same words, nor follow
-negation; it tells you what you forgot to mention. It never raises on odd
-input: ``None``, bytes, numbers and very long texts are all graded (or
-reported as not attempted).
-
-Nothing here imports matplotlib, pandas or ipywidgets.
+- :data:`THIRTY_SECONDS` (at most 80 words) and :data:`TWO_MINUTES` (250–320
+  words), and :func:`word_count` that checks both;
+- :data:`FOLLOW_UPS`: six follow-ups, each answered by runs — :func:`follow_up`
+  runs them through ``agentloops.controller``'s public API and checks the claim;
+- :data:`EVIDENCE`: the six pieces of evidence, each linked to the cell that shows it;
+- :data:`FRAMEWORK_FUSES`: how LangGraph, the OpenAI Agents SDK and Pydantic AI
+  name the same fuse, with the released version and the source lines it was read from;
+- :func:`grade`: the practice grader — sentences, not tokens (see its docstring);
+- :func:`practice` and :func:`speaking_timer`: the two widgets (ipywidgets is
+  imported only when one is built, so the grader stays light).
 """
 
 from __future__ import annotations
 
 import html
 import re
+import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from agentloops.errors import UsageError
+
+
+class DrillError(UsageError, ValueError):
+    """The drill was asked for something it does not have (a follow-up number, a script name)."""
+
 
 QUESTION = "Your agent keeps calling tools and never stops. What do you do?"
 QUESTION_ZH = "你的 Agent 如果一直调用工具不结束，怎么办？"
 
 THIRTY_SECONDS = (
-    "A step cap only limits the damage; it does not explain why the loop runs on. Runaway loops usually have "
-    "no checkable definition of done, tool results that all look alike, no record of what is already finished, "
-    "and one error branch that always retries. So I keep the task state outside the transcript and check each "
-    "task type's completion condition over it: a reply without tool calls is a claim, not proof. Every tool "
-    "result carries a status class, and each class goes its own way — retry within one shared budget, repair "
-    "the arguments once, ask the user, stop, or degrade. Steps, time, tokens, tool calls and retries each get "
-    "a budget sized per task type, and a repeated action fingerprint stops the run before the cap. Every turn "
-    "writes a structured trace, and the run ends in a named status — succeeded, partially completed, waiting "
-    "for the user, failed, budget exhausted, no progress, cancelled or handed to a person — never a dressed-up "
-    "answer."
+    "A step cap is a fuse: it limits damage but does not explain why the loop runs on. Loops run on because "
+    "nothing checks what done means, tool results look alike, finished work is forgotten, or every error is "
+    "retried. So I keep task state outside the transcript, check each task's completion condition, route errors "
+    "by kind, budget time, tokens, tool calls and retries per task type, stop repeats early, and end each run in "
+    "a named status."
 )
-"""The 30-second answer."""
+"""The 30-second answer (at most 80 words: about 30 s at 150–160 words a minute)."""
 
-FULL_ANSWER = (
-    "The while loop is rarely the bug. A loop that will not stop is missing something the loop needs to "
-    "converge: a goal it can check, tool feedback it can tell apart, a memory of what is done, or an error "
-    "policy with more than one branch. The step cap is the fuse that limits the damage when all of that fails; "
-    "I keep it, and I read every run that hits it, but it is not the fix.\n\n"
-    "I control the loop in three layers. First, business state. Each task type turns its goal into work items "
-    "and a completion condition over task state — for example, a weather fact with a source for every city. "
-    "The controller keeps that state outside the transcript, with a version number, and shows it to the model "
-    "every turn. A reply with no tool calls only claims the task is done; the run succeeds when the condition "
-    "holds, and otherwise the model is told what is still missing. The other endings are states too: waiting "
-    "for the user (saved, resumable), failed and unrecoverable, cancelled, handed to a person.\n\n"
-    "Second, budgets. Steps, wall time, model calls, tool calls, tokens, the size of one request and retries "
-    "each have a limit per task type, and every number has a basis: the happy path's length, what one "
-    "recoverable failure adds, and the tail of measured runs. Retries are one budget for the whole task, and "
-    "switching to a fallback tool spends it too, so a chain of fallbacks cannot hide a retry storm.\n\n"
-    "Third, progress. An action's fingerprint is the tool, its normalised arguments and the state version. If "
-    "the same fingerprint comes back after it brought nothing new, the run stops as no progress, before the "
-    "cap — unless the last attempt failed in a retryable way, which is a retry and pays from the retry "
-    "budget.\n\n"
-    "Tool results carry meaning, and the meaning routes the next step: a timeout is retried within the budget "
-    "(never for a call with side effects), invalid arguments are rejected by the schema and repaired once, a "
-    "missing parameter is a question for the user, a permission denial stops the run and is never routed "
-    "around through another tool, and an empty result is an answer only where the task accepts 'none found' — "
-    "elsewhere the item is given up with its reason, and the run ends partially completed.\n\n"
-    "Every turn writes a structured line to a trace: the state version, pending goal, action, arguments, tool "
-    "status, state delta, budgets left and the decision. Every stop is rendered twice, as a message the user "
-    "can act on and as a record the system can count. To review a run that looped, I read the trace turn by "
-    "turn, decide whether the cause was the goal, a tool, the state, the policy or the context, fix it, and "
-    "replay the same trace — same inputs, same tool results — under the fix, then run the fault-injection "
-    "regression set to check that nothing else now stops too early."
+TWO_MINUTES = (
+    "A loop that never stops is rarely a bug in the while loop. It lacks something it needs to converge: a goal it "
+    "can check, tool results it can tell apart, a memory of what is done, or an error policy with more than one "
+    "branch. The step cap is a fuse: I keep it and read the runs that hit it, but it is not the fix.\n\n"
+    "I control the loop in three layers. First, business state. Each task type turns its goal into items and a "
+    "completion condition, checked over a task state kept outside the transcript and shown to the model every "
+    "turn. A reply without tool calls is only a claim: the run succeeds when the condition holds; otherwise the "
+    "model is told what is still missing.\n\n"
+    "Second, budgets. Steps, wall time, model calls, tool calls, tokens and retries each have a limit per task "
+    "type, derived from measured runs. Retries are one budget for the whole task, and a switch to a fallback tool "
+    "spends it too, so fallbacks cannot hide a retry storm.\n\n"
+    "Third, progress. I fingerprint each action by tool, normalised arguments and the version of the task's "
+    "progress. When the same fingerprint returns with nothing new, the run stops as no progress before the cap; a "
+    "retry after a timeout is let through because it pays from the retry budget.\n\n"
+    "Errors route by meaning: a timeout is retried within budget, bad arguments are repaired once, a missing "
+    "parameter becomes a question for the user, and a permission denial stops the run.\n\n"
+    "Every run ends in a named status, such as waiting for the user or partially completed, told to the user as "
+    "what is done and missing and kept for the system as a record. Every turn writes a trace line, so to review a "
+    "loop I read the trace, fix the cause, replay the same trace and rerun the fault-injection set."
 )
-"""The full answer (three layers, error routing, traces and replay)."""
+"""The 2-minute answer (250–320 words): the three layers, error routing, statuses, traces and replay."""
+
+SCRIPTS: dict[str, tuple[str, float]] = {
+    "30-second answer": (THIRTY_SECONDS, 30.0),
+    "2-minute answer": (TWO_MINUTES, 120.0),
+}
+"""The scripts a candidate practises aloud, with their target length in seconds."""
+
+SPEAKING_PACE_WPM = (130, 160)
+"""A comfortable interview pace, in words a minute: what the targets above are sized for."""
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’_\-][A-Za-z0-9]+)*")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def word_count(text: str) -> int:
+    """Spoken words: Latin words (``tool-call``, ``don't`` count once) plus one per Chinese character."""
+    return len(_WORD.findall(text)) + len(_CJK.findall(text))
+
+
+# =========================================================================== follow-ups, answered by runs
+
+
+Runner = Callable[[str], Any]
+"""Runs a shipped controller scenario by name (``agentloops.controller.run_scenario``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One claim of a follow-up's answer, checked against a run.
+
+    Attributes:
+        claim: what the answer says.
+        holds: whether the run shows it.
+        seen: what the run showed (status, code, actions…).
+    """
+
+    claim: str
+    holds: bool
+    seen: str
 
 
 @dataclass(frozen=True, slots=True)
 class FollowUp:
-    """One follow-up question and where its answer is run.
+    """One follow-up question, its answer, and the runs that back the answer.
 
     Attributes:
         question: the follow-up, in English.
         question_zh: the same in Chinese.
-        answer: a short answer in our own words.
-        runs: what the notebook cell runs to answer it.
+        answer: a short spoken answer in our own words.
+        scenarios: the shipped controller scenarios it runs.
+        evidence: the controller evidence function that shows the same thing as a table.
+        checks: turns the runs (by scenario name) into checked claims.
     """
 
     question: str
     question_zh: str
     answer: str
-    runs: str
+    scenarios: tuple[str, ...]
+    evidence: str
+    checks: Callable[[Mapping[str, Any]], list[Check]]
+
+
+@dataclass(frozen=True)
+class FollowUpRun:
+    """A follow-up answered: the runs and every claim checked; renders as text and as HTML."""
+
+    number: int
+    follow_up: FollowUp
+    runs: Mapping[str, Any]
+    checks: tuple[Check, ...]
+
+    @property
+    def holds(self) -> bool:
+        """Every claim is shown by the runs."""
+        return all(check.holds for check in self.checks)
+
+    def failed(self) -> list[Check]:
+        """The claims the runs did not show (empty when the answer holds)."""
+        return [check for check in self.checks if not check.holds]
+
+    def __str__(self) -> str:
+        lines = [f"Follow-up {self.number}: {self.follow_up.question} / {self.follow_up.question_zh}",
+                 f"→ {self.follow_up.answer}", "Shown by runs:"]
+        lines += [f" {'✓' if c.holds else '✗'} {c.claim} — {c.seen}" for c in self.checks]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td style='color:{'#1a7f37' if c.holds else '#b35900'}'>{'✓' if c.holds else '✗'}</td>"
+                       f"<td style='text-align:left'>{html.escape(c.claim)}</td>"
+                       f"<td style='text-align:left'><code>{html.escape(c.seen)}</code></td></tr>"
+                       for c in self.checks)
+        return (f"<div><b>Follow-up {self.number}: {html.escape(self.follow_up.question)}</b> "
+                f"<span style='color:#555'>{html.escape(self.follow_up.question_zh)}</span>"
+                f"<p>→ {html.escape(self.follow_up.answer)}</p><table><tr><th></th><th>claim</th>"
+                f"<th>what the run shows</th></tr>{rows}</table></div>")
+
+
+def _record(run: Any) -> Mapping[str, Any]:
+    """The run's stop as the system keeps it (a method today; a property would work too)."""
+    record = run.system_record
+    return record() if callable(record) else record
+
+
+def _user_text(run: Any) -> str:
+    message = run.user_message
+    return str(message() if callable(message) else message)
+
+
+def _steps(run: Any) -> tuple[int, int]:
+    """Steps used and the step limit, both read from the run's system record."""
+    record = _record(run)
+    used = int(record.get("budgets_used", {}).get("steps", 0))
+    return used, used + int(record.get("budgets_left", {}).get("steps", 0))
+
+
+def _ending(run: Any) -> str:
+    return f"{run.status} ({run.code})"
+
+
+def _first_repeat(actions: Sequence[str]) -> int | None:
+    """1-based position of the first action that repeats an earlier one, ``None`` if none does."""
+    seen: set[str] = set()
+    for position, action in enumerate(actions, start=1):
+        if action in seen:
+            return position
+        seen.add(action)
+    return None
+
+
+STATUS_SCENARIOS: dict[str, str] = {
+    "succeeded": "weather-normal",
+    "partially_completed": "weather-early-claim",
+    "waiting_for_user": "order-missing-id",
+    "failed_unrecoverable": "refund-permission-denied",
+    "system_failure": "weather-provider-outage",
+    "budget_exhausted": "weather-timeout-always",
+    "no_progress": "weather-reask",
+    "cancelled": "weather-cancelled",
+    "handed_off": "refund-handoff",
+}
+"""One shipped scenario per stop status: follow-up 1 runs them all."""
+
+
+def _other_exits(runs: Mapping[str, Any]) -> list[Check]:
+    checks = [Check(f"a run can end as {status}", runs[name].status == status, f"{name}: {_ending(runs[name])}")
+              for status, name in STATUS_SCENARIOS.items()]
+    capped = [name for name, run in runs.items() if run.code == "budget:steps"]
+    checks.append(Check("none of these endings is the step cap", not capped, ", ".join(capped) or "no budget:steps"))
+    return checks
+
+
+def _why_that_number(runs: Mapping[str, Any]) -> list[Check]:
+    used, limit = _steps(runs["weather-normal"])
+    recoverable = {name: _steps(runs[name])[0] for name in ("weather-timeout-once", "weather-format-change")}
+    return [
+        Check(f"the happy path uses {used} of the {limit} steps", used < limit, f"weather-normal: {used}/{limit}"),
+        Check("a recoverable failure still succeeds inside the limit",
+              all(runs[n].status == "succeeded" and s < limit for n, s in recoverable.items()),
+              ", ".join(f"{n}: {_ending(runs[n])}, {s}/{limit} steps" for n, s in recoverable.items())),
+        Check("the limit leaves room above every normal run", limit > max([used, *recoverable.values()]),
+              f"largest normal run: {max([used, *recoverable.values()])} steps, limit {limit}"),
+    ]
+
+
+def _repeat_or_retry(runs: Mapping[str, Any]) -> list[Check]:
+    reask, retried = runs["weather-reask"], runs["weather-timeout-once"]
+    used, limit = _steps(reask)
+    return [
+        Check("the same call that brought nothing new is stopped as no progress",
+              (reask.status, reask.code) == ("no_progress", "repeated_action")
+              and any(a.startswith("blocked:") for a in reask.actions), f"weather-reask: {_ending(reask)}"),
+        Check("it stops before the step cap", used < limit, f"{used} of {limit} steps used"),
+        Check("the same call after a timeout is a retry, and the run succeeds",
+              retried.status == "succeeded" and "retry:get_weather(city=Beijing)" in retried.actions,
+              "weather-timeout-once: " + " → ".join(retried.actions)),
+    ]
+
+
+def _claim_is_a_signal(runs: Mapping[str, Any]) -> list[Check]:
+    claimed, normal = runs["weather-early-claim"], runs["weather-normal"]
+    return [
+        Check("the model claimed it was done more than once", claimed.actions.count("answer") >= 2,
+              "weather-early-claim: " + " → ".join(claimed.actions)),
+        Check("the claim is not reported as success", claimed.status != "succeeded"
+              and _record(claimed).get("verified") is False, f"weather-early-claim: {_ending(claimed)}"),
+        Check("the user is told what is missing", "Beijing" in _user_text(claimed),
+              next((line.strip() for line in _user_text(claimed).splitlines() if "Beijing" in line), "no Beijing")),
+        Check("a claim made when the condition holds succeeds", normal.status == "succeeded"
+              and _record(normal).get("verified") is True, f"weather-normal: {_ending(normal)}"),
+    ]
+
+
+def _keeps_timing_out(runs: Mapping[str, Any]) -> list[Check]:
+    timeout, refund = runs["weather-timeout-always"], runs["refund-handoff"]
+    left = _record(timeout).get("budgets_left", {})
+    return [
+        Check("retries stop when the shared retry budget is spent", timeout.code == "budget:retries"
+              and left.get("retries") == 0 and left.get("steps", 0) > 0,
+              f"weather-timeout-always: {_ending(timeout)}, left: {dict(left)}"),
+        Check("the fallback tool spends the same budget",
+              any(a.startswith("fallback:") for a in timeout.actions), " → ".join(timeout.actions)),
+        Check("the verified result is kept for the user", "Shanghai" in _user_text(timeout),
+              " | ".join(_user_text(timeout).splitlines()[:2])),
+        Check("a call with side effects goes to a person, not a retry",
+              refund.status == "handed_off" and not any(a.startswith("retry:") for a in refund.actions),
+              f"refund-handoff: {_ending(refund)}, " + " → ".join(refund.actions)),
+    ]
+
+
+def _review_a_loop(runs: Mapping[str, Any]) -> list[Check]:
+    looped, fixed = runs["weather-no-state"], runs["weather-normal"]
+    repeat = _first_repeat(looped.actions)
+    return [
+        Check("the trace shows where the loop began repeating", repeat is not None,
+              f"weather-no-state: action {repeat} repeats an earlier one: " + " → ".join(looped.actions)),
+        Check("the loop was stopped for no progress", looped.status == "no_progress", _ending(looped)),
+        Check("with the task state sent, the same task runs without a repeat",
+              _first_repeat(fixed.actions) is None and fixed.status == "succeeded",
+              "weather-normal: " + " → ".join(fixed.actions)),
+    ]
 
 
 FOLLOW_UPS: tuple[FollowUp, ...] = (
     FollowUp("Besides a maximum number of steps, what else stops the loop?", "除了最大步数，还有什么停止条件？",
-             "The task's completion condition, waiting for the user, an unrecoverable failure, any of seven budgets, "
-             "a repeat with no progress, cancellation, and handing off to a person: eight stop statuses in all.",
-             "one shipped scenario per stop status"),
+             "The completion condition, waiting for the user, an unrecoverable failure, the other budgets, a repeat "
+             "with no progress, cancellation and a hand-off to a person — each its own status.",
+             tuple(STATUS_SCENARIOS.values()), "stop_statuses", _other_exits),
     FollowUp("Why that number for the step budget?", "最大步数为什么这样设？",
-             "It comes from the task's structure: the happy path, plus what one recoverable failure adds, checked "
-             "against the tail of many runs — and the runs that hit it are read, not just counted.",
-             "budget_basis('weather_compare', measure=200)"),
+             "From the task's structure: what the happy path needs, what a recoverable failure adds, checked against "
+             "measured runs — and I read the runs that hit it instead of only counting them.",
+             ("weather-normal", "weather-timeout-once", "weather-format-change"), "budget_basis", _why_that_number),
     FollowUp("How do you tell a repeated call from a retry?", "怎样判断重复调用？",
-             "Fingerprint the action (tool, normalised arguments, state version). The same fingerprint after a "
-             "fruitless attempt is a loop; after a retryable failure it is a retry, paid from the retry budget.",
-             "repeated_call_trace() and weather-timeout-once"),
+             "Fingerprint the action: tool, normalised arguments, progress version. The same fingerprint after a "
+             "call that brought nothing new is a loop; after a retryable failure it is a retry, paid from the "
+             "retry budget.", ("weather-reask", "weather-timeout-once"), "repeated_call_trace", _repeat_or_retry),
     FollowUp("The model says it is done. Why not stop?", "模型说完成了，为什么还不结束？",
-             "Because saying so is a signal. The run succeeds when the task's condition holds over state; "
-             "otherwise the model is told what is missing, and a second claim ends the run as partially completed.",
-             "run_scenario('weather-early-claim')"),
+             "Because saying so is a signal. The run succeeds when the task's condition holds over the state; "
+             "otherwise the model hears what is missing, and the user gets a partial result, not a fake success.",
+             ("weather-early-claim", "weather-normal"), "completion_conditions", _claim_is_a_signal),
     FollowUp("The tool keeps timing out. Now what?", "工具一直超时怎么办？",
-             "Retry with back-off inside one shared retry budget, switch to an independent fallback (which also "
-             "spends it), then stop as budget exhausted or degrade to a partial answer. A call with side effects "
-             "is never retried blindly: it goes to a person.",
-             "run_scenario('weather-timeout-always') under two policies, and a refund that times out"),
+             "Retry with back-off inside one shared retry budget, try an independent fallback (which spends it too), "
+             "then stop with what is verified. A call with side effects is never retried blindly: a person decides.",
+             ("weather-timeout-always", "refund-handoff"), "error_routing", _keeps_timing_out),
     FollowUp("How do you review a run that looped?", "怎么复盘一次死循环？",
-             "Read the trace turn by turn: which turns changed no state, which fingerprint repeated, what the tools "
-             "returned. Name the cause (goal, tool, state, policy, context), fix it, and replay the same trace "
-             "under the fix; then run the regression set.",
-             "replay(capped_run, policy='default') and fault_regression()"),
+             "Read the trace turn by turn: which actions repeated, which turns changed no state. Name the cause — "
+             "goal, tool, state, policy or context — fix it, and replay the same inputs; then rerun the fault set.",
+             ("weather-no-state", "weather-normal"), "fault_regression", _review_a_loop),
 )
-"""The six follow-up questions of the drill."""
+"""The six follow-up questions of the drill, in the source article's order."""
+
+
+def _run_scenario(name: str) -> Any:
+    from agentloops.controller import run_scenario
+
+    return run_scenario(name)
+
+
+def follow_up(number: int, *, runner: Runner | None = None) -> FollowUpRun:
+    """Answer follow-up ``number`` (1–6) by running its scenarios and checking every claim.
+
+    Args:
+        number: which follow-up, 1 to 6.
+        runner: runs a scenario by name (default ``agentloops.controller.run_scenario``);
+            a test passes its own to see a wrong run fail a claim.
+
+    Raises:
+        DrillError: ``number`` is not 1–6.
+    """
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(FOLLOW_UPS):
+        raise DrillError(f"follow_up: number {number!r} is not a follow-up; expected 1 to {len(FOLLOW_UPS)}")
+    run = runner or _run_scenario
+    item = FOLLOW_UPS[number - 1]
+    runs = {name: run(name) for name in item.scenarios}
+    return FollowUpRun(number, item, runs, tuple(item.checks(runs)))
+
+
+def evidence_for(number: int) -> Any:
+    """The controller's evidence table for follow-up ``number`` (the same fact as a table)."""
+    import agentloops.controller as ctl
+
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(FOLLOW_UPS):
+        raise DrillError(f"evidence_for: number {number!r} is not a follow-up; expected 1 to {len(FOLLOW_UPS)}")
+    return getattr(ctl, FOLLOW_UPS[number - 1].evidence)()
+
+
+# =========================================================================== the six pieces of evidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,44 +406,114 @@ EVIDENCE: tuple[Evidence, ...] = (
 """The six pieces of evidence, in the source article's order."""
 
 
-# =========================================================================== the grader
+def checklist_markdown() -> str:
+    """The six pieces of evidence as a Markdown checklist, each linked to the notebook cell that produces it."""
+    return "\n".join(f"- [ ] **{i}. {e.name}** ({e.name_zh}) — `{e.call}` → {e.link()}"
+                     for i, e in enumerate(EVIDENCE, start=1))
 
 
-HEURISTIC_NOTE = (
-    "This checklist comes from keyword and concept matching (English and Chinese word lists), not from "
-    "understanding. It cannot tell a right statement from a wrong one that uses the same words — 'I would "
-    "never use a retry budget' still ticks budgets — and it misses ideas phrased in words it does not know. "
-    "Use it to see what you forgot to mention, then compare with the full answer."
+# =========================================================================== the same fuse in three frameworks
+
+
+@dataclass(frozen=True, slots=True)
+class FrameworkFuse:
+    """How one framework names the step cap, read from the source of one released version.
+
+    Attributes:
+        framework: the framework.
+        package: the PyPI distribution that was read.
+        version: its version.
+        setting: where the limit is set.
+        default: the default value in that version.
+        counts: what one unit of the limit is.
+        raises: the exception raised when it is hit.
+        source: file:line references inside that version's wheel.
+    """
+
+    framework: str
+    package: str
+    version: str
+    setting: str
+    default: str
+    counts: str
+    raises: str
+    source: tuple[str, ...]
+
+    def row(self) -> dict[str, str]:
+        """One table row (the notebook shows these as a DataFrame)."""
+        return {"framework": self.framework, "checked against": f"{self.package} {self.version}",
+                "setting": self.setting, "default": self.default, "one unit is": self.counts,
+                "when hit": self.raises, "read in": "; ".join(self.source)}
+
+
+FRAMEWORK_FUSES: tuple[FrameworkFuse, ...] = (
+    FrameworkFuse("LangGraph", "langgraph", "1.2.24", "config={'recursion_limit': N} on invoke/stream",
+                  "10007 (env LANGGRAPH_DEFAULT_RECURSION_LIMIT)", "one superstep of the graph",
+                  "GraphRecursionError (a RecursionError)",
+                  ("langgraph/_internal/_config.py:42 DEFAULT_RECURSION_LIMIT",
+                   "langgraph/pregel/_loop.py:1923 stop = step + recursion_limit + 1",
+                   "langgraph/pregel/main.py:3128 raise GraphRecursionError", "langgraph/errors.py:69")),
+    FrameworkFuse("OpenAI Agents SDK", "openai-agents", "0.24.0", "Runner.run(..., max_turns=N); None turns it off",
+                  "10 (DEFAULT_MAX_TURNS)", "one model invocation, with the tool calls it makes",
+                  "MaxTurnsExceeded, unless error_handlers['max_turns'] handles it",
+                  ("agents/run_config.py:45 DEFAULT_MAX_TURNS", "agents/run.py:1598 current_turn > max_turns",
+                   "agents/exceptions.py:354")),
+    FrameworkFuse("Pydantic AI", "pydantic-ai-slim", "2.68.0",
+                  "UsageLimits(request_limit=N, tool_calls_limit=M, …); None turns one off",
+                  "request_limit 50, tool_calls_limit None", "a model response (requests); a successful tool call",
+                  "UsageLimitExceeded, checked before the request / tool call that would exceed",
+                  ("pydantic_ai/usage.py:559 request_limit", "pydantic_ai/usage.py:568 tool_calls_limit",
+                   "pydantic_ai/usage.py:633 check_before_request", "pydantic_ai/usage.py:718 check_before_tool_call",
+                   "pydantic_ai/exceptions.py:550")),
 )
-"""Shown with every grade: what the grader can and cannot judge."""
+"""The step cap under three names — each a fuse, and none of them a completion condition."""
 
-PointStatus = Literal["covered", "partly", "missed"]
+
+def framework_rows() -> list[dict[str, str]]:
+    """:data:`FRAMEWORK_FUSES` as table rows."""
+    return [fuse.row() for fuse in FRAMEWORK_FUSES]
+
+
+# =========================================================================== the practice grader: what it looks for
+
+
+Language = Literal["en", "zh-Hans", "zh-Hant", "none"]
+"""The language of an answer, and so of the grader's advice."""
+
+PointStatus = Literal["covered", "partly", "named", "missed"]
 
 
 @dataclass(frozen=True, slots=True)
 class Concept:
-    """One idea a point is made of, with the phrasings that count as naming it.
+    """One idea a point is made of, and the phrasings that count as stating it.
 
     Attributes:
         name: the idea in a few words.
-        patterns: regular expressions (English, case-insensitive) and Chinese phrases.
+        name_zh: the same in Chinese.
+        patterns: regular expressions, English (case-insensitive) and Simplified Chinese
+            (a Traditional answer is folded to Simplified before matching).
+        negatable: ``False`` for a mention that counts even under a negation ("the cap
+            does not explain *why it loops*" still points at the root cause).
     """
 
     name: str
+    name_zh: str
     patterns: tuple[str, ...]
+    negatable: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class Point:
-    """One point of the full answer.
+    """One point of the 2-minute answer.
 
     Attributes:
         key: identifier.
         title: the point in English.
         title_zh: the same in Chinese.
         concepts: the ideas it is made of.
-        need: how many concepts make it covered (fewer, but at least one, is "partly").
-        advice: what to add when it is missing.
+        need: how many different concepts make it complete.
+        advice: what to add while it is not covered.
+        advice_zh: the same in Chinese.
         core: counts toward the score (bonus points do not).
     """
 
@@ -226,318 +523,307 @@ class Point:
     concepts: tuple[Concept, ...]
     need: int
     advice: str
+    advice_zh: str
     core: bool = True
+
+
+def _c(name: str, name_zh: str, *patterns: str, negatable: bool = True) -> Concept:
+    return Concept(name, name_zh, patterns, negatable)
 
 
 POINTS: tuple[Point, ...] = (
     Point("fuse", "A step cap is a fuse, not the fix", "最大步数只是保险丝", (
-        Concept("names the step cap", (
-            r"\bmax(imum)?[ _-]?(number of )?(steps?|iterations?|turns?|loops?|rounds?|calls?)\b",
-            r"\b(step|iteration|loop|turn|round)s? ?(cap|limit|count)s?\b", r"\bcaps?\b", r"\bmax_steps\b",
-            "最大步数", "步数上限", "最大循环", "循环次数", "最大轮数", "上限")),
-        Concept("calls it a last resort", (
-            r"\bfuses?\b", r"\bsafety net\b", r"\blast (line|resort)\b", r"\bbackstop\b", r"\bcircuit[- ]breaker",
-            r"\blimits? the damage\b", r"\bnot (the|a) (fix|solution|cure)\b", "保险丝", "止损", "兜底", "最后一道")),
-        Concept("looks for the root cause", (
-            r"\broot[- ]causes?\b", r"\bwhy (it|the agent|the loop|the model) (loops|keeps|runs|doesn|won)",
-            r"\bdiagnos", r"\bunderlying\b", r"\bthe real (problem|cause|issue)\b", "根因", "根本原因", "为什么循环",
-            "为什么会循环", "为什么不停")),
+        _c("names the step cap", "提到步数上限",
+           r"\bmax(imum)?[ _-]?(number of )?(steps?|iterations?|turns?|loops?|rounds?|calls?)\b",
+           r"\b(step|iteration|loop|turn|round)s? ?(cap|limit|count)s?\b", r"\bcaps?\b", r"\bmax_(steps|turns)\b",
+           r"\brecursion[_ ]limit\b", r"\blimits? (on|to) (the )?(number of )?(steps|turns|iterations|rounds|calls)\b",
+           r"\bhard (limit|stop)\b", "最大步数", "步数上限", "最大循环", "(循环|回圈)次数", "最大轮数", "上限",
+           "步数限制",
+           negatable=False),
+        _c("calls it a last resort", "说它只是止损",
+           r"\bfuses?\b", r"\bsafety net\b", r"\blast (line|resort)\b", r"\bbackstop\b", r"\bcircuit[- ]breaker",
+           r"\blimits? (the )?damage\b", r"\bnot (the|a) (fix|solution|cure)\b", r"\bemergency brake\b",
+           r"\b(doesn't|does not|won't|will not) fix\b", r"\bsymptoms?\b", "保险丝", "止损", "兜底", "最后一道",
+           "治标", "不能解决"),
+        _c("looks for the root cause", "找根因",
+           r"\broot[- ]causes?\b", r"\bwhy (it|the agent|the loop|the model) (loops|keeps|runs|doesn|won|never)",
+           r"\bdiagnos", r"\bunderlying\b", r"\bthe real (problem|cause|issue|reason)\b",
+           r"\b(find|figure out|understand|ask) why\b", r"\bwhat caus(es|ed) (it|the loop)\b", "根因", "根本原因",
+           "为什么(会)?(一直|不停|停不下来|循环)", "找出原因", negatable=False),
     ), 2, "Keep the cap, but call it what it is — a fuse that limits damage — and say the fix lies in the goal, "
-          "the tool feedback, the state and the error policy."),
+          "the tool feedback, the state and the error policy.",
+          "保留步数上限，但说清它只是止损的保险丝；真正要修的是目标、工具反馈、状态和错误策略。"),
     Point("completion", "Business completion conditions; no tool calls is not success",
           "业务完成条件，不调用工具≠成功", (
-        Concept("a checkable completion condition", (
-            r"\bcompletion (condition|criteri|check)", r"\b(done|success|exit|termination|stopping|stop) "
-            r"(condition|criteri|check)", r"\bdefinition of done\b", r"\bbusiness (condition|rule|success|goal)",
-            r"\bacceptance criteri", "完成条件", "成功条件", "业务完成", "业务成功", "完成标准", "完成判断")),
-        Concept("no tool calls is only a claim", (
-            r"\bno (more )?tool calls?\b", r"\bstops? (calling|using) tools\b", r"\bwithout (any )?tool calls?\b",
-            r"\bclaims?\b", r"\b(says|said|thinks|declares?) (it('s| is) )?(done|finished|complete)",
-            r"\bsignal\b", "不返回工具调用", "没有工具调用", "不调用工具", "没有返回 ?tool_calls", "模型声明", "声称",
-            "宣布完成", "说完成", "信号")),
-        Concept("verifies against evidence", (
-            r"\bverif(y|ies|ied|ication)\b", r"\bvalidat", r"\bevidence\b", r"\bcheck(s|ed)? (it )?(against|over)\b",
-            r"\bsources?\b", r"\bconfirm", "验证", "校验", "证据", "来源", "确认")),
+        _c("a checkable completion condition", "可检查的完成条件",
+           r"\bcompletion (condition|criteri|check|test)", r"\b(done|success|exit|termination|stopping|stop|finish) "
+           r"(condition|criteri|check|test|rule)", r"\bdefinition of done\b",
+           r"\bwhat (done|finished|success|complete) (means|looks like)\b", r"\bbusiness (condition|rule|success|goal)",
+           r"\bacceptance (criteri|test)", r"\b(really|actually|truly) (done|finished|complete)\b",
+           r"\bwhat counts as (done|finished|complete|success)\b", "完成条件", "成功条件", "业务完成", "业务成功",
+           "完成标准", "完成判断", "什么算完成", "真的完成", "是否完成"),
+        _c("no tool calls is only a claim", "不调用工具只是声明",
+           r"\bno (more )?tool calls?\b", r"\bstops? (calling|using) tools\b", r"\bwithout (any )?tool calls?\b",
+           r"\bclaims?\b", r"\b(says|said|thinks|declares?|believes) (that )?(it('s| is) )?(done|finished|complete)",
+           r"\bsignal\b", r"\bopinion\b", r"\bnot proof\b", r"\btake (its|the model's) word\b", "不再?(返回|调用)工具",
+           "没有(返回)?工具调用", "没有返回 ?tool_calls", "模型声明", "声称", "宣布完成", "说(它)?完成", "说做完",
+           "信号", "自认为"),
+        _c("verifies against evidence", "用证据验证",
+           r"\bverif(y|ies|ied|ication)\b", r"\bvalidat", r"\bevidence\b",
+           r"\bcheck(s|ed|ing)? (it |that |this )?(against|over)\b", r"\bsources?\b", r"\bconfirm", r"\bprove\b",
+           r"\bdouble[- ]check", r"\btests? pass", "验证", "校验", "证据", "来源", "确认", "核对", "核实"),
     ), 2, "Define, per task type, a completion condition the system checks over state and evidence; treat a reply "
-          "without tool calls as a claim to verify."),
+          "without tool calls as a claim to verify.",
+          "为每种任务定义系统能检查的完成条件，用状态和证据核对；模型不再调用工具只是一个需要验证的声明。"),
     Point("state", "Task state outside the transcript, changing every turn", "独立维护任务状态，每轮产生状态变化", (
-        Concept("keeps task state", (
-            r"\btask state\b", r"\bstate (object|store|machine|summary|tracking|block)\b", r"\btrack(s|ing)? "
-            r"(what|progress)", r"\bwhat('s| is| has been)? (already )?(done|finished|completed)\b",
-            r"\bwhat('s| is) (still )?(missing|left|pending|open)\b", "任务状态", "状态摘要", "已完成", "还缺",
-            "缺什么", "未完成事项")),
-        Concept("outside the transcript, versioned", (
-            r"\boutside (of )?(the )?(transcript|context|messages|prompt|conversation)\b", r"\bseparate(ly)? "
-            r"(from|of)? ?(the )?(transcript|context|messages)", r"\bstate version", r"\bversion(ed|s)?\b",
-            "状态版本", "单独维护", "独立维护", "版本")),
-        Concept("each turn must change the state", (
-            r"\bobservations?\b", r"\b(each|every) (turn|step|round|iteration)\b[^.]{0,60}\b(chang|updat|progress|new)",
-            r"\bstate (change|delta|diff)", r"\bnew (information|facts?)\b", "状态变化", "状态差异", "每轮",
-            "新增信息")),
+        _c("keeps task state", "维护任务状态",
+           r"\btask state\b", r"\bstate (object|store|machine|summary|tracking|block|record)\b",
+           r"\btrack(s|ing)? (of )?(what|progress)",
+           r"\bwhat('s| is| has been| was)? (already )?(done|finished|completed)\b",
+           r"\bwhat('s| is) (still )?(missing|left|pending|open)\b",
+           r"\b(running |separate )?(record|list|checklist|ledger|notes?) of (what|the work|progress|results)\b",
+           "任务状态", "状态摘要", "已完成", "还缺", "缺什么", "未完成事项", "做过什么", "查过什么", "进度"),
+        _c("outside the transcript, versioned", "独立于对话、带版本",
+           r"\boutside (of )?(the )?(transcript|context|messages|prompt|conversation|chat)\b",
+           r"\bseparate(ly)? (from |of )?(the )?(transcript|context|messages|chat|conversation)",
+           r"\bstate versions?\b", r"\bversion(ed|s)?\b",
+           r"\bnot (just |only )?(in|buried in) the (chat|transcript|history)",
+           "状态版本", "单独维护", "独立维护", "版本", "上下文之外", "对话之外"),
+        _c("each turn must change the state", "每轮要有状态变化",
+           r"\bobservations?\b",
+           r"\b(each|every) (turn|step|round|iteration)\b[^.]{0,60}\b(chang|updat|progress|new|add)",
+           r"\bstate (change|delta|diff)", r"\bnew (information|facts?|data)\b",
+           r"\b(adds?|brings?|learns?) (something|anything) new\b", r"\bnothing new\b", "状态变化", "状态差异",
+           "每轮", "新增信息", "没有新(信息|的?观察|变化)", "新信息", "有没有变化"),
     ), 2, "Keep what is done and what is missing in a versioned task state outside the transcript, send it each "
-          "turn, and expect every useful turn to change it."),
+          "turn, and expect every useful turn to change it.",
+          "把已完成和还缺的内容放进独立于对话、带版本的任务状态，每轮都发给模型，并要求每一轮都让状态发生变化。"),
     Point("errors", "Tool errors are classified and routed differently", "按错误语义分流：重试、澄清、停止、降级", (
-        Concept("classifies tool results", (
-            r"\berror (types?|class(es)?|categor|semantic|kinds?)", r"\bstatus (codes?|class(es)?)\b",
-            r"\bclassif", r"\b(each|every|different) (kind of )?(error|failure)s?\b", "错误类型", "错误语义",
-            "状态类别", "错误分类", "分流")),
-        Concept("retries transient failures", (
-            r"\btime ?outs?\b", r"\btimed out\b", r"\btransient\b", r"\brate[- ]limit", "超时", "限流", "短暂")),
-        Concept("asks the user for a missing parameter", (
-            r"\bmissing (parameters?|arguments?|inputs?|info|information|details?)\b", r"\bask(s|ing)? the user\b",
-            r"\bclarif", r"\bwaiting[ _]for[ _](the )?user\b", "澄清", "询问用户", "问用户", "缺少参数", "参数缺失",
-            "向用户确认", "等待用户")),
-        Concept("stops on a permission denial", (
-            r"\bpermissions?\b", r"\bunauthori[sz]ed\b", r"\bforbidden\b", r"\baccess denied\b",
-            r"\bauthori[sz]ation\b", "权限", "授权")),
-        Concept("treats an empty result with care", (
-            r"\bempty (results?|responses?|outputs?|lists?)\b", r"\bno results?\b", r"\bnot found\b",
-            r"\bnone found\b", "空结果", "无结果", "未找到", "没有结果", "找不到")),
-        Concept("repairs invalid arguments once", (
-            r"\binvalid (arguments?|parameters?|inputs?|args)\b", r"\bschema\b", r"\b(argument|input) validation\b",
-            r"\brepair", r"\bmalformed\b", "参数错误", "参数格式", "校验器", "Schema", "修正")),
-        Concept("falls back or degrades", (
-            r"\bfall ?backs?\b", r"\bdegrad", r"\bbackup (tool|service|provider)", r"\bswitch(es|ing)? (to )?"
-            r"(another|a different|the backup|an alternative) (tool|service|provider|source)",
-            r"\bpartial (results?|answers?)\b", "降级", "换路", "备用", "切换工具", "换工具")),
-        Concept("never retries side effects blindly", (
-            r"\bside[- ]effects?\b", r"\bidempoten", r"\bwrite (actions?|operations?)\b", "副作用", "幂等", "写操作")),
+        _c("classifies tool results", "区分错误类别",
+           r"\berror (types?|class(es)?|categor|semantic|kinds?|codes?)", r"\bstatus (codes?|class(es)?)\b",
+           r"\bclassif", r"\b(kind|type|sort|cause) of (the )?(error|failure|problem)",
+           r"\bwhy (it|the tool|the call) failed",
+           r"\b(each|every|different) (error|failure)s?\b", "错误类型", "错误语义", "状态类别", "错误分类", "分流",
+           "区分错误", "错误原因", "哪种错误", "按错误"),
+        _c("retries transient failures", "短暂故障才重试",
+           r"\btime ?outs?\b", r"\btimed out\b", r"\btransient\b", r"\brate[- ]limit", r"\btemporar", r"\bflaky\b",
+           r"\b(try|tries|trying|tried) (it )?again\b", "超时", "限流", "短暂", "临时", "再试"),
+        _c("asks the user for a missing parameter", "缺参数就问用户",
+           r"\bmissing (parameters?|arguments?|inputs?|info|information|details?|fields?|values?)\b",
+           r"\bask(s|ing)? (the )?(user|person|customer|human)\b", r"\bclarif", r"\bwaiting[ _]for[ _](the )?user\b",
+           r"\b(order|account) (id|number)\b", "澄清", "询问用户", "问用户", "缺少参数", "参数缺失", "向用户确认",
+           "等待用户", "让用户(补充|确认|提供)", "缺少?(订单号|参数|信息)"),
+        _c("stops on a permission denial", "权限拒绝就停",
+           r"\bpermissions?\b", r"\bunauthori[sz]ed\b", r"\bforbidden\b", r"\baccess (is )?(denied|refused)\b",
+           r"\bnot allowed\b", r"\bauthori[sz]ation\b", r"\bno (access|rights)\b", "权限(被)?拒绝?", "授权", "无权",
+           "拒绝访问"),
+        _c("treats an empty result with care", "谨慎对待空结果",
+           r"\bempty (results?|responses?|outputs?|lists?|answers?)\b", r"\bno results?\b", r"\bnot found\b",
+           r"\bnone found\b", r"\bfound nothing\b", r"\bcomes? back empty\b", "空结果", "无结果", "未找到",
+           "没有结果", "找不到", "没找到", "返回空"),
+        _c("repairs invalid arguments once", "参数错误修正一次",
+           r"\binvalid (arguments?|parameters?|inputs?|args)\b",
+           r"\b(bad|wrong) (arguments?|parameters?|inputs?|args)\b",
+           r"\bschema\b", r"\b(argument|input) validation\b", r"\brepair", r"\bmalformed\b",
+           r"\bfix(es|ed)? (the )?(arguments|parameters|input|call)\b", "参数错误", "参数格式", "校验器", "修正",
+           "格式错误", "参数不合法"),
+        _c("falls back or degrades", "换路或降级",
+           r"\bfall ?backs?\b", r"\bdegrad", r"\bbackup (tool|service|provider|source)",
+           r"\bswitch(es|ing)? (to )?(another|a different|the backup|an alternative|a second) "
+           r"(tool|service|provider|source)",
+           r"\bpartial (results?|answers?)\b", r"\banother (tool|source|service|route)\b", "降级", "换路", "备用",
+           "切换工具", "换工具", "换一个工具", "部分结果"),
+        _c("never retries side effects blindly", "有副作用不盲目重试",
+           r"\bside[- ]effects?\b", r"\bidempoten", r"\bwrite (actions?|operations?)\b",
+           r"\b(charges?|pays?|refunds?) (someone |the customer )?twice\b", "副作用", "幂等", "写操作", "重复扣款"),
     ), 3, "Give every tool result a status class and route each class its own way: retry transient errors within "
           "a budget, repair invalid arguments once, ask about missing parameters, stop on permission denials, "
-          "treat empty results per task, and never retry side effects blindly."),
+          "treat empty results per task, and never retry side effects blindly.",
+          "给每个工具结果一个状态类别，按类别分流：短暂故障在预算内重试，参数错误修正一次，缺参数就问用户，"
+          "权限拒绝就停止，空结果按任务判断，有副作用的动作绝不盲目重试。"),
     Point("budgets", "Several budgets, sized per task type, one shared retry budget",
           "多种预算按任务类型配置，重试预算统一核算", (
-        Concept("budgets beyond steps", (
-            r"\b(time|token|cost|tool[- ]calls?|wall[- ]?clock|wall[- ]time|context|model[- ]calls?|latency) "
-            r"(budgets?|limits?|caps?)\b", r"\bbudgets\b", r"\bdeadlines?\b", r"\btotal (time|tokens|cost)\b",
-            "预算", "耗时", "Token", "成本", "调用次数")),
-        Concept("one shared retry budget", (
-            r"\bretry budgets?\b", r"\b(shared|global|unified|task[- ]level|single|one) (retry )?budget",
-            r"\bretries\b[^.]{0,40}\bbudget", r"\bbudget\b[^.]{0,40}\bretr", r"\bback-?off\b", r"\bexponential\b",
-            "重试预算", "统一预算", "统一核算", "退避")),
-        Concept("sized per task type, with a basis", (
-            r"\bper[- ]task\b", r"\btask types?\b", r"\b(p9[059]|percentiles?|distribution|baseline|happy path|"
-            r"normal (runs?|trajector(y|ies)|paths?))\b", r"\bnot a (magic|fixed|universal|single) number\b",
-            r"\b(measured|real) (runs|tasks|traffic)\b", r"\bbasis\b", "任务类型", "真实任务", "分布", "正常轨迹",
-            "基线", "固定数字", "按任务", "配置依据")),
+        _c("budgets beyond steps", "步数之外的预算",
+           r"\b(time|token|cost|tool[- ]calls?|wall[- ]?clock|wall[- ]time|context|model[- ]calls?|latency|spend|money"
+           r"|call) (budgets?|limits?|caps?|allowance)\b", r"\bbudgets\b", r"\bdeadlines?\b",
+           r"\btotal (time|tokens|cost)\b",
+           r"\b(limits?|caps?) (on|for) (time|tokens|cost|tool calls|calls|spend|money)",
+           r"\bhow (long|much) it (may|can) (run|spend|take)\b", r"\btokens\b", "预算", "耗时", "token", "成本",
+           "调用次数", "时间限制", "花费", "费用"),
+        _c("one shared retry budget", "统一的重试预算",
+           r"\bretry budgets?\b", r"\b(shared|global|unified|task[- ]level|single|one|common|overall|total) (retry )?"
+           r"(budget|allowance|limit|count)", r"\bretries\b[^.]{0,40}\b(budget|allowance|limit|cap)",
+           r"\b(budget|allowance)\b[^.]{0,40}\bretr", r"\bback-?off\b", r"\bexponential\b",
+           r"\b(a few|a couple of|two|three|limited) (retries|tries|attempts)\b", "重试预算", "统一预算", "统一核算",
+           "退避", "重试次数", "有限重试", "重试(上限|限制)"),
+        _c("sized per task type, with a basis", "按任务类型、有依据",
+           r"\bper[- ](task|kind|type)\b", r"\btask types?\b", r"\b(each|every|different) (kind|type|sort) of "
+           r"(task|job|request)", r"\b(p9[059]|percentiles?|distribution|baseline|happy path)\b",
+           r"\bnormal (runs?|trajector(y|ies)|paths?|tasks?)\b",
+           r"\bnot a (magic|fixed|universal|single|random) number\b",
+           r"\b(measured|real|past|observed) (runs|tasks|traffic|data)\b", r"\bbasis\b",
+           r"\b(based|derived) (on|from) (data|measure|what|real|how|runs)", "任务类型", "真实任务", "分布",
+           "正常轨迹", "基线", "固定数字", "按任务", "配置依据", "每种任务", "不同任务", "任务统计"),
     ), 2, "Name the budgets (steps, time, tokens, tool calls, retries), size each per task type from measured runs, "
-          "and make retries one budget for the whole task so fallbacks cannot multiply them."),
+          "and make retries one budget for the whole task so fallbacks cannot multiply them.",
+          "列出各项预算（步数、耗时、Token、工具调用、重试），按任务类型从实际运行数据确定，"
+          "并让重试在整个任务内统一核算，这样切换备用工具也无法放大重试次数。"),
     Point("progress", "Repeat and no-progress detection by fingerprint", "用动作指纹检测重复与无进展", (
-        Concept("detects repeats before the cap", (
-            r"\brepeat(ed|s|ing)? (actions?|calls?|tool calls?|steps?)\b", r"\bsame (tool|action|call|arguments)\b",
-            r"\bduplicate (calls?|actions?)\b", r"\bloop detection\b", r"\bno[- ]progress\b", r"\bstuck\b",
-            r"\bdetect(s|ing)? (loops?|repeats?|repetition|cycles?)", r"\brepetition\b", "重复", "无进展",
-            "没有进展", "原地打转")),
-        Concept("an action fingerprint", (
-            r"\bfingerprints?\b", r"\bhash(es|ed|ing)?\b", r"\bnormali[sz]ed (arguments|args|parameters|params)",
-            r"\btool name\b", r"\b(tool|name) (and|\+|,) (its )?(normali[sz]ed )?(arguments|args|parameters)",
-            "指纹", "规范化参数", "参数规范化", "哈希")),
-        Concept("lets a legitimate retry through", (
-            r"\blegitimate retr", r"\breasonable retr", r"\bvalid retr", r"\bretryable\b",
-            r"\b(a|one|first) (timeout|failure)\b[^.]{0,60}\bsucce", r"\bnot every repeat\b",
-            r"\bdistinguish\b[^.]{0,40}\bretr", r"\bretr(y|ies)\b[^.]{0,30}\bnot (a )?loops?\b", "合理重试", "可重试",
-            "误判")),
-    ), 2, "Fingerprint each action (tool, normalised arguments, state version) and stop when it repeats with no "
-          "new observation — while letting a retry after a transient failure through."),
+        _c("detects repeats before the cap", "在上限前发现重复",
+           r"\brepeat(ed|s|ing)? (actions?|calls?|tool calls?|steps?|the same)\b",
+           r"\bsame (tool|action|call|arguments|inputs|request|query|search)\b", r"\bduplicate (calls?|actions?)\b",
+           r"\bloop detection\b", r"\bno[- ]progress\b", r"\bstuck\b", r"\bgoing in circles\b",
+           r"\b(detect|notice|spot|catch)(s|es|ed|ing)? (loops?|repeats?|repetition|cycles?)", r"\brepetition\b",
+           r"\bnothing (has )?changed\b", "重复", "无进展", "没有进展", "原地打转", "兜圈子", "没有变化"),
+        _c("an action fingerprint", "动作指纹",
+           r"\bfingerprints?\b", r"\bhash(es|ed|ing)?\b", r"\bnormali[sz]ed (arguments|args|parameters|params|inputs)",
+           r"\btool name\b",
+           r"\b(tool|name) (and|\+|,|with) (its |the )?(normali[sz]ed )?(arguments|args|parameters|inputs)",
+           r"\bsame (inputs|arguments|parameters)\b", "指纹", "规范化参数", "参数规范化", "哈希", "工具名", "相同参数",
+           "同样的参数"),
+        _c("lets a legitimate retry through", "放行合理重试",
+           r"\blegitimate retr", r"\breasonable retr", r"\bvalid retr", r"\bretryable\b",
+           r"\b(a|one|first|second) (timeout|failure|try|attempt)\b[^.]{0,60}\b(succe|fine|ok|allowed|works)",
+           r"\bnot every repeat\b", r"\bdistinguish\b[^.]{0,40}\bretr", r"\bretr(y|ies)\b[^.]{0,30}\bnot (a )?loops?",
+           r"\b(second|another) (try|attempt) after a (timeout|failure)\b",
+           r"\bretr(y|ies) after a (timeout|failure)\b",
+           "合理重试", "可重试", "误判", "超时后的?重试", "允许有限重试"),
+    ), 2, "Fingerprint each action (tool, normalised arguments, progress version) and stop when it repeats with no "
+          "new observation — while letting a retry after a transient failure through.",
+          "用工具名、规范化参数和进展版本为每个动作生成指纹，重复且没有新观察时提前停止；但短暂故障后的合理重试要放行。"),
     Point("statuses", "Distinct stop statuses, for the user and for the system",
           "区分停止状态，面向用户与系统两种表达", (
-        Concept("names several endings", (
-            r"\bwaiting[ _]for[ _](the )?user\b", r"\bpartial(ly)?[ _]complet",
-            r"\bpartial (results?|success|answers?)",
-            r"\bhand(ed|s)?[ _-]?off\b", r"\bhand(ed|s)? (it )?(over|off) to a (human|person)\b",
-            r"\bhuman[- ](in[- ]the[- ]loop|review|takeover|handoff)\b", r"\bescalat", r"\bcancel",
-            r"\bbudget[ _]exhausted\b", r"\b(stop|exit|terminal|end(ing)?) (status(es)?|states?|reasons?)\b",
-            r"\bunrecoverable\b", "等待用户", "部分完成", "转人工", "人工接管", "取消", "预算耗尽", "停止原因",
-            "停止状态", "不可恢复")),
-        Concept("renders a stop for the user and for the system", (
-            r"\buser[- ]facing\b", r"\b(tell|show|explain to|inform) the user\b", r"\buser messages?\b",
-            r"\bstructured (records?|logs?|status|reasons?)\b", r"\bactionable\b",
-            r"\bfor (ops|operators|engineers|the system|the user)\b", r"\b(user|person) can act on\b",
-            r"\bsystem can (count|store|replay)\b", "面向用户", "告诉用户", "用户说明", "结构化", "可统计",
-            "系统记录")),
-        Concept("never dresses a stop up as success", (
-            r"\bnot (pretend|fake|dress)", r"\bfake (success|answers?)", r"\bpretend", r"\bdressed[- ]up\b",
-            r"\b(never|don't|do not|not) (report|claim|present|wrap|disguise)\b[^.]{0,40}\bsuccess",
-            r"\bhonest", r"\bfalse success\b", "伪成功", "包装成", "假装", "冒充")),
+        _c("names several endings", "区分多种结束状态",
+           r"\bwaiting[ _]for[ _](the )?(user|input|an answer)\b", r"\bpartial(ly)?[ _]complet",
+           r"\bpartial (results?|success|answers?)", r"\bhand(ed|s)?[ _-]?off\b",
+           r"\bhand(ed|s)? (it )?(over|off) to\b", r"\b(to|for) a (human|person)\b",
+           r"\bhuman[- ](in[- ]the[- ]loop|review|takeover|handoff)\b", r"\bescalat", r"\bcancel",
+           r"\bbudget[ _]exhausted\b", r"\b(stop|exit|terminal|end(ing)?) (status(es)?|states?|reasons?)\b",
+           r"\bunrecoverable\b", r"\bgive up\b|\bgave up\b", r"\bnamed status\b", "等待用户", "部分完成", "转人工",
+           "人工接管", "取消", "预算耗尽", "停止原因", "停止状态", "不可恢复", "交给人"),
+        _c("renders a stop for the user and for the system", "对用户和对系统两种表达",
+           r"\buser[- ]facing\b", r"\b(tell|tells|show|explain to|inform|give) the (user|person|customer)\b",
+           r"\btold to the user\b", r"\buser messages?\b", r"\bstructured (records?|logs?|status|reasons?)\b",
+           r"\bactionable\b", r"\bfor (ops|operators|engineers|the system|the user|the team|on-call)\b",
+           r"\b(user|person) can act on\b", r"\bsystem can (count|store|replay)\b",
+           r"\b(log|record)(s|ed)? the (reason|cause|status)\b",
+           r"\bwhat (got|was|is) done and what('s| is)? (missing|left)\b", "面向用户", "告诉用户", "用户说明",
+           "结构化", "可统计", "系统记录", "给用户", "对用户", "对系统"),
+        _c("never dresses a stop up as success", "不把停止包装成成功",
+           r"\b(not|never|don't|do not|no|won't|instead of|rather than)\b[^.]{0,50}\b(pretend|fake|dress|disguise|wrap"
+           r"|pass\w* off|report|claim|present)\w*\b[^.]{0,30}\b(success|answer|done|succeeded|complete)",
+           r"\b(fake|false|pretend(ed)?|dressed[- ]up) (success|answers?)\b", r"\bhonest", "伪成功",
+           "(不能|不要|别|不)[^。]{0,12}(包装成|假装|冒充|说成)", "如实"),
     ), 2, "End every run in a named status — succeeded, partially completed, waiting for the user, failed, budget "
           "exhausted, no progress, cancelled, handed off — shown to the user as what is done and missing, and kept "
-          "for the system as a structured record; never as a dressed-up answer."),
+          "for the system as a structured record; never as a dressed-up answer.",
+          "每次运行都以明确状态结束（成功、部分完成、等待用户、失败、预算耗尽、无进展、取消、转人工）："
+          "对用户说明完成了什么、还缺什么，对系统保留结构化记录；绝不包装成一个伪成功的答案。"),
     Point("traces", "Structured traces, replay and fault-injection regression", "结构化 Trace、回放与故障注入回归", (
-        Concept("a structured trace per turn", (
-            r"\btrac(e|es|ing)\b", r"\blog(s|ging)? (each|every) (turn|step|round)", r"\bstructured (logs?|logging)",
-            r"\btrace[_ ]ids?\b", r"\baudit (log|trail)\b", "Trace", "轨迹", "日志", "每轮记录", "记录每轮")),
-        Concept("replays the same trace", (
-            r"\breplay", r"\breproduc", r"\bre-?run (it |them )?(on|with|against) the same\b",
-            r"\bsame (inputs?|tool results?|trace)\b", "回放", "复现", "重放")),
-        Concept("fault injection and regression", (
-            r"\bfault[- ]injection\b", r"\binject(s|ed|ing)? (faults?|failures?|errors?|timeouts?)",
-            r"\bchaos\b", r"\bregression", r"\bbefore and after\b", r"\bbefore/after\b", r"\bdiff(s|ing)?\b",
-            "故障注入", "注入故障", "回归", "修改前后", "前后对比", "轨迹差异")),
+        _c("a structured trace per turn", "每轮结构化记录",
+           r"\btrac(e|es|ing)\b", r"\blog(s|ging)? (each|every) (turn|step|round)", r"\bstructured (logs?|logging)",
+           r"\btrace[_ ]ids?\b", r"\baudit (log|trail)\b",
+           r"\b(log|record)(s|ed|ing)? (every|each) (turn|step|round|call|action)",
+           "trace", "轨迹", "日志", "每轮记录", "记录每轮", "记下每"),
+        _c("replays the same trace", "回放同一轨迹",
+           r"\breplay", r"\breproduc", r"\bre-?run (it |them )?(on|with|against) the same\b",
+           r"\bsame (inputs?|tool results?|trace)\b", r"\bplay (it )?back\b", "回放", "复现", "重放", "重跑"),
+        _c("fault injection and regression", "故障注入与回归",
+           r"\bfault[- ]injection\b", r"\binject(s|ed|ing)? (faults?|failures?|errors?|timeouts?)", r"\bchaos\b",
+           r"\bregression", r"\bbefore and after\b", r"\bbefore/after\b", r"\bdiff(s|ing)?\b",
+           r"\bsimulat\w* (failures|timeouts|errors|faults|outages)", r"\bfault set\b", "故障注入", "注入故障", "回归",
+           "修改前后", "前后对比", "轨迹差异", "模拟(故障|超时|错误)"),
     ), 2, "Write a structured line per turn (state version, action, tool status, state delta, budgets, decision); "
           "review a looping run from its trace, replay the same trace after the fix, and keep a fault-injection "
-          "regression set."),
-    Point("context", "Context growth and safe compaction", "上下文膨胀与安全压缩（加分项）", (
-        Concept("controls the context", (
-            r"\bcontext (growth|window|bloat|size|length|budget)\b", r"\bcompact", r"\bsummari[sz]",
-            r"\btrim(s|med|ming)?\b", r"\b(store|keep)s? (large|big) (outputs?|results?) (outside|externally)",
-            r"\breferences?\b", "上下文", "压缩", "摘要", "裁剪", "外部存储")),
-        Concept("keeps constraints through compaction", (
-            r"\bhard constraints?\b", r"\bconstraints?\b", r"\bcompaction (check|drops?|loses?)",
-            "硬约束", "约束", "不可违反")),
+          "regression set.",
+          "每轮写一行结构化 Trace（状态版本、动作、工具状态、状态差异、预算、决策）；用 Trace 分析死循环，"
+          "改好后用同一轨迹回放，并保留一组故障注入回归任务。"),
+    Point("context", "Context growth and safe compaction", "上下文膨胀与安全压缩", (
+        _c("controls the context", "控制上下文",
+           r"\bcontext (growth|window|bloat|size|length|budget)\b", r"\bcompact", r"\bsummari[sz]",
+           r"\btrim(s|med|ming)?\b", r"\b(store|keep)s? (large|big) (outputs?|results?) (outside|externally)",
+           r"\breferences?\b", "上下文", "压缩", "摘要", "裁剪", "外部存储"),
+        _c("keeps constraints through compaction", "压缩时保留约束",
+           r"\bhard constraints?\b", r"\bconstraints?\b", r"\bcompaction (check|drops?|loses?)", "硬约束", "约束",
+           "不可违反"),
     ), 1, "Bonus: say how you keep the context small (store big outputs outside, compact) and that a compaction "
-          "must keep the goal, hard constraints, facts with sources and open items.", core=False),
-    Point("parallel", "Parallel calls, late and duplicate results", "并行调用、迟到与重复结果（加分项）", (
-        Concept("handles parallel calls", (
-            r"\bparallel\b", r"\bconcurren", r"\bjoin (rule|node|point)\b", r"\bcall ids?\b", "并行", "并发", "汇合")),
-        Concept("ignores late and duplicate results", (
-            r"\blate (results?|events?|arrivals?)\b", r"\barriv\w* late\b",
-            r"\bduplicate (events?|deliver\w*|results?)",
-            r"\bidempoten", r"\bcancel(s|led|ling)? (running|in-flight|the) calls?\b", "迟到", "重复投递", "幂等",
-            "取消信号")),
+          "must keep the goal, hard constraints, facts with sources and open items.",
+          "加分项：说明如何控制上下文（大结果放外部存储、压缩），以及压缩必须保留目标、硬约束、带来源的事实和未完成事项。",
+          core=False),
+    Point("parallel", "Parallel calls, late and duplicate results", "并行调用、迟到与重复结果", (
+        _c("handles parallel calls", "处理并行调用",
+           r"\bparallel\b", r"\bconcurren", r"\bjoin (rule|node|point)\b", r"\bcall ids?\b", "并行", "并发", "汇合"),
+        _c("ignores late and duplicate results", "忽略迟到与重复结果",
+           r"\blate (results?|events?|arrivals?)\b", r"\barriv\w* late\b", r"\bduplicate (events?|deliver\w*|results?)",
+           r"\bidempoten", r"\bcancel(s|led|ling)? (running|in-flight|the) calls?\b", "迟到", "重复投递", "幂等",
+           "取消信号"),
     ), 1, "Bonus: with parallel calls, give every call an id and a state, join by a rule, cancel what is still "
-          "running, and record late or duplicate results without applying them.", core=False),
+          "running, and record late or duplicate results without applying them.",
+          "加分项：并行调用时给每个调用分配 ID 和状态，按规则汇合，取消仍在运行的调用，迟到或重复的结果只记录不采用。",
+          core=False),
 )
-"""The points of the full answer the grader looks for (the last two are bonus points)."""
+"""The points of the 2-minute answer the grader looks for (the last two are bonus points)."""
+
+
+# =========================================================================== the practice grader: how it reads
+
+MAX_CHARS = 20_000
+"""Only the first 20,000 characters of an answer are read (an interview answer is far shorter)."""
+
+LENGTH_FLOOR = 30
+"""Fewer spoken words than this (about 12 s) is too short to make a point with its reason: points cap at partly."""
+
+DENSITY_CEILING: dict[str, float] = {"en": 0.6, "zh": 0.7}
+"""Above this share of key terms (words in English, characters in Chinese) an answer reads as a keyword list:
+points cap at named. Sound answers in our tests stay well below (see tests/test_interview.py)."""
+
+ENUMERATION = 4
+"""A sentence that names this many points at once is a list: its names count, its connective explains none."""
 
 _COMPILED: dict[str, list[tuple[Concept, list[re.Pattern[str]]]]] = {
     point.key: [(c, [re.compile(p, re.IGNORECASE) for p in c.patterns]) for c in point.concepts] for point in POINTS
 }
 
-MAX_CHARS = 20_000
-"""Only the first 20,000 characters of an answer are read (an interview answer is far shorter)."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[。！？；;\n]+|(?<=[.!?])$")
+_EN_NEGATION = re.compile(
+    r"\b(not(?! (only|just))|never|no(?! (matter|more than))|don't|do not|doesn't|does not|didn't|won't|wouldn't|"
+    r"shouldn't|can't|cannot|isn't|aren't|without|needn't|avoid|skip|neither|nor|forget about|pointless|"
+    r"unnecessary|overkill|instead of|rather than)\b", re.IGNORECASE)
+_EN_SCOPE_END = re.compile(r"[,:()]|\b(but|however|instead(?! of)|rather(?! than)|so|because|which|then|and|while|"
+                           r"although|though|yet|unless|if|when)\b", re.IGNORECASE)
+_EN_DIAGNOSIS = re.compile(r"\b(because|since|due to|caused by|comes? from|stems? from|results? from|lacks?|"
+                           r"(usually|often|typically) (have|has))\b", re.IGNORECASE)
+_ZH_NEGATION = re.compile(r"不需要?|不要|不用|无需|无须|不必|没有?必要|用不着|别|从不|绝不|永远不|不会|不能|不应|不该|"
+                          r"不可|不设|不加|不做|不去|不考虑|不搞|不管|不使用|而不是|(?<!有)没有?|不(?=[^同断仅少久论停止结])")
+_ZH_SCOPE_END = re.compile(r"[，,；：:（）()]|但|而是|只|就|所以|因为|然后|再|否则|代替|替代|取代")
+_ZH_DIAGNOSIS = re.compile(r"因为|由于|来自|源于|常因|往往|通常|导致|缺少|缺乏|根因|原因是|问题是|出在")
+_CLAUSE_MARK = re.compile(r"[,，;；:：]")
+_EN_WINDOW, _ZH_WINDOW = 7, 10
+"""How far a negation reaches: words in English, characters in Chinese."""
 
-
-@dataclass(frozen=True, slots=True)
-class PointResult:
-    """How one point fared.
-
-    Attributes:
-        point: the point.
-        status: covered, partly or missed.
-        found: (concept name, the words that matched) for each concept named.
-        missing: names of the concepts not found.
-    """
-
-    point: Point
-    status: PointStatus
-    found: tuple[tuple[str, str], ...]
-    missing: tuple[str, ...]
-
-
-_MARKS: dict[PointStatus, tuple[str, str]] = {
-    "covered": ("✓", "#1a7f37"),
-    "partly": ("~", "#9a6700"),
-    "missed": ("✗", "#b35900"),
-}
-
-
-@dataclass(frozen=True)
-class Grade:
-    """The checklist for one answer; renders as HTML in JupyterLab and as text elsewhere.
-
-    Attributes:
-        text: the answer as read (normalised, possibly shortened).
-        results: one :class:`PointResult` per point, core points first.
-        language: ``en``, ``zh``, ``mixed`` or ``none``.
-        attempted: False for an empty answer.
-        cap_only: the answer names the step cap and nothing else of the full answer.
-    """
-
-    text: str
-    results: tuple[PointResult, ...]
-    language: str
-    attempted: bool
-    cap_only: bool
-
-    @property
-    def core(self) -> tuple[PointResult, ...]:
-        """Results of the core points."""
-        return tuple(r for r in self.results if r.point.core)
-
-    @property
-    def covered(self) -> list[str]:
-        """Keys of the core points covered."""
-        return [r.point.key for r in self.core if r.status == "covered"]
-
-    @property
-    def partly(self) -> list[str]:
-        """Keys of the core points partly covered."""
-        return [r.point.key for r in self.core if r.status == "partly"]
-
-    @property
-    def missed(self) -> list[str]:
-        """Keys of the core points missed."""
-        return [r.point.key for r in self.core if r.status == "missed"]
-
-    @property
-    def bonus(self) -> list[str]:
-        """Keys of the bonus points the answer touches."""
-        return [r.point.key for r in self.results if not r.point.core and r.status != "missed"]
-
-    @property
-    def score(self) -> float:
-        """Covered core points, plus half for each partly covered one."""
-        return len(self.covered) + 0.5 * len(self.partly)
-
-    def get(self, key: str) -> PointResult:
-        """The result of one point by key."""
-        for result in self.results:
-            if result.point.key == key:
-                return result
-        raise KeyError(f"no point {key!r}; expected one of: {', '.join(p.key for p in POINTS)}")
-
-    def verdict(self) -> str:
-        """One sentence on the whole answer."""
-        total = len(self.core)
-        if not self.attempted:
-            return "Not attempted: write your answer, then check it."
-        if self.cap_only:
-            return ("This answer names only the fuse (a step cap). An interviewer will ask: what number, why, and "
-                    "what does the user get when it is hit? Add the points below.")
-        return (f"{len(self.covered)} of {total} points covered, {len(self.partly)} partly, {len(self.missed)} missed"
-                + (f"; bonus: {', '.join(self.bonus)}" if self.bonus else "") + ".")
-
-    def __str__(self) -> str:
-        lines = [f"Practice check — {self.verdict()}"]
-        if self.attempted:
-            for r in self.results:
-                mark = _MARKS[r.status][0]
-                tag = "" if r.point.core else " (bonus)"
-                lines.append(f" {mark} {r.point.title}{tag} / {r.point.title_zh}")
-                for name, words in r.found:
-                    lines.append(f"     found: {name} — “{words}”")
-                if r.status != "covered" and r.point.core:
-                    lines.append(f"     add: {r.point.advice}")
-        else:
-            lines += [f" · {p.title} / {p.title_zh}" for p in POINTS if p.core]
-        lines.append(f"Note: {HEURISTIC_NOTE}")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_html_(self) -> str:
-        rows = []
-        if self.attempted:
-            for r in self.results:
-                mark, color = _MARKS[r.status]
-                found = "".join(f"<div><small>found: {html.escape(name)} — “{html.escape(words)}”</small></div>"
-                                for name, words in r.found)
-                advice = (f"<div><small><i>add:</i> {html.escape(r.point.advice)}</small></div>"
-                          if r.status != "covered" and r.point.core else "")
-                tag = "" if r.point.core else " <small>(bonus)</small>"
-                rows.append(f"<tr><td style='color:{color};font-weight:bold;font-size:18px;vertical-align:top'>"
-                            f"{mark}</td><td style='text-align:left'><b>{html.escape(r.point.title)}</b>{tag} · "
-                            f"{html.escape(r.point.title_zh)}{found}{advice}</td></tr>")
-        else:
-            rows = [f"<tr><td>·</td><td style='text-align:left'>{html.escape(p.title)} · {html.escape(p.title_zh)}"
-                    "</td></tr>" for p in POINTS if p.core]
-        color = "#57606a" if not self.attempted else ("#b35900" if self.cap_only else "#0072B2")
-        return (f"<div style='border-left:4px solid {color};padding:4px 8px;font-size:15px'>"
-                f"<b style='color:{color}'>{html.escape(self.verdict())}</b>"
-                f"<table>{''.join(rows)}</table>"
-                f"<div style='color:#555'><small><b>This is a heuristic.</b> {html.escape(HEURISTIC_NOTE)}"
-                "</small></div></div>")
+_EN_AUX = (
+    "is are was were be been being am has have had do does did can could will would shall should may might must "
+    "need needs let lets i'd we'd i'll we'll it's that's i'm we're they're don't doesn't won't can't isn't")
+_EN_VERBS = (
+    "keep check stop retry ask log record track define detect use set count add route replay compare mark save end "
+    "fail return treat give tell show make run call send store write read verify look find decide handle limit cap "
+    "block pause hand escalate cancel wait try switch fall degrade spend pay reset repair fix reject accept allow "
+    "raise report explain say mean know want split size measure derive base tie attach carry put take get go come "
+    "change update grow trim compact summarise summarize rerun inject test review inspect notice catch flag guard "
+    "wrap hide pretend classify label tag map hash fingerprint stamp persist resume abort quit finish complete "
+    "succeed loop spin repeat matter help cost burn waste turn lack forget look hit stay lose tell learn bring "
+    "pass sit leave let require happen work own keep believe think claim sound move")
+"""Auxiliaries and verbs: a sentence keeps one of them once its key terms are blanked, or it is a list."""
+_EN_REASON = re.compile(
+    r"\b(because|since|so|otherwise|instead|unless|then|if|when|whenever|until|rather than|means?|meaning|therefore|"
+    r"thus|hence|that way|in order to|to avoid|to keep|to stop|else|only when|as long as|before|after|once|"
+    r"whereas|as a result|given|which)\b", re.IGNORECASE)
+_ZH_VERBS = re.compile(
+    r"是|要|会|能|应|该|需|用|让|把|给|做|看|查|问|停|试|换|记|写|读|算|设|加|保|存|留|判|检|验|区分|进入|返回|结束|"
+    r"继续|转|交|等|拒|允许|定义|维护|追踪|比较|发现|报|告诉|提示|说|标|控制|限制|拆|确认|调|执行|处理|有|拿|放|送|"
+    r"跑|管|防|避免|识别|分|走|回|带|列|拦|阻止|切|计|消耗|花|扣|重置|保证|解释|汇总|修|改|定|取|达到|超过|得到|变|出")
+_ZH_REASON = re.compile(r"因为|由于|所以|因此|否则|不然|然后|如果|若|一旦|就|才|而是|以免|以便|这样|直到|只有|除非|"
+                        r"再|从而|为了|则|时|之后|后|避免|防止|而不是|但|导致|于是|既然|只要|以防|当")
 
 
 def _as_text(answer: Any) -> str:
@@ -548,7 +834,7 @@ def _as_text(answer: Any) -> str:
         return bytes(answer).decode("utf-8", errors="replace")
     if isinstance(answer, str):
         return answer
-    if isinstance(answer, Sequence) and not isinstance(answer, str):
+    if isinstance(answer, Sequence):
         try:
             return "\n".join(_as_text(part) for part in answer)
         except RecursionError:
@@ -559,59 +845,747 @@ def _as_text(answer: Any) -> str:
         return ""
 
 
-def _language(text: str) -> str:
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
-    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
-    if not cjk and not latin:
+def _units(text: str) -> int:
+    """Spoken length in words: Latin words, plus one word per two Chinese characters."""
+    return len(_WORD.findall(text)) + (len(_CJK.findall(text)) + 1) // 2
+
+
+def _language(text: str) -> Language:
+    latin, cjk = sum(1 for w in _WORD.findall(text) if not w.isdigit()), len(_CJK.findall(text))
+    if not latin and not cjk:
         return "none"
-    if cjk and latin > 4 * cjk:
+    if cjk < 2 * latin:
         return "en"
-    if cjk and cjk * 2 >= latin:
-        return "zh" if latin < cjk else "mixed"
-    return "en" if not cjk else "mixed"
+    hant = sum(1 for ch in text if ch in _HANT_ONLY)
+    hans = sum(1 for ch in text if ch in _HANS_ONLY)
+    return "zh-Hant" if hant > hans else "zh-Hans"
 
 
-def _snippet(text: str, match: re.Match[str]) -> str:
-    return " ".join(text[match.start(): match.end()].split())[:40]
+def _is_zh(language: str) -> bool:
+    return language.startswith("zh")
+
+
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    start: int
+    end: int
+    hits: tuple[Hit, ...]
+    claim: bool
+    reason: bool
+
+    @property
+    def points(self) -> frozenset[str]:
+        return frozenset(h.point for h in self.hits if not h.negated)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """Where the answer states (or negates) one concept.
+
+    Attributes:
+        point: the point's key.
+        concept: the concept's name.
+        start: offset in the graded text.
+        end: end offset.
+        words: the answer's own words there.
+        negated: inside the reach of a negation ("never", "不需要"…), so it does not count.
+    """
+
+    point: str
+    concept: str
+    start: int
+    end: int
+    words: str
+    negated: bool
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        if match.start() > start:
+            spans.append((start, match.start()))
+        start = match.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+def _negated(sentence: str, start: int) -> bool:
+    """Is a key term at ``sentence[start:]`` in the reach of a negation in its own clause?
+
+    A negation reaches a few words forward ("never use *a retry budget*", "不需要*重试预算*") and stops at a
+    clause boundary or a connective ("not the cap, but *a completion condition*"). A negation that describes
+    a cause does not count ("loops run on because there is no *completion check*").
+    """
+    words = [m.start() for m in re.finditer(r"\S+", sentence[:start])]
+    en_from = words[-_EN_WINDOW] if len(words) >= _EN_WINDOW else 0
+    return (_in_reach(sentence, start, max(0, start - _ZH_WINDOW), _ZH_NEGATION, _ZH_SCOPE_END, _ZH_DIAGNOSIS)
+            or _in_reach(sentence, start, en_from, _EN_NEGATION, _EN_SCOPE_END, _EN_DIAGNOSIS))
+
+
+def _in_reach(sentence: str, start: int, window_from: int, cues: re.Pattern[str], scope_end: re.Pattern[str],
+              diagnosis: re.Pattern[str]) -> bool:
+    last = None
+    for cue in cues.finditer(sentence, window_from):
+        if cue.end() > start:
+            break
+        last = cue
+    if last is None or scope_end.search(sentence, last.end(), start):
+        return False
+    clause_start = max((m.end() for m in _CLAUSE_MARK.finditer(sentence, 0, last.start())), default=0)
+    return not diagnosis.search(sentence, clause_start, last.start())
+
+
+def _hits(folded: str, original: str, start: int, end: int) -> list[Hit]:
+    """Every key term in the sentence ``folded[start:end]``, each marked negated or not.
+
+    Negations are looked for outside the key terms themselves, so the "without" of "a reply *without tool
+    calls* is only a *claim*" negates nothing.
+    """
+    sentence = folded[start:end]
+    matches = [(point.key, concept, m) for point in POINTS for concept, patterns in _COMPILED[point.key]
+               for pattern in patterns for m in pattern.finditer(sentence)]
+    chars = list(sentence)
+    for _, _, m in matches:
+        chars[m.start():m.end()] = " " * (m.end() - m.start())
+    blanked = "".join(chars)
+    return [Hit(key, concept.name, start + m.start(), start + m.end(),
+                " ".join(original[start + m.start():start + m.end()].split())[:60],
+                concept.negatable and _negated(blanked, m.start()))
+            for key, concept, m in matches]
+
+
+def _rest(text: str, start: int, end: int, hits: Iterable[Hit]) -> str:
+    """The sentence with every key term blanked: what is left must carry the verb and the reason."""
+    chars = list(text[start:end])
+    for hit in hits:
+        chars[hit.start - start:hit.end - start] = " " * (hit.end - hit.start)
+    return "".join(chars)
+
+
+_AUX_SET, _VERB_SET = frozenset(_EN_AUX.split()), frozenset(_EN_VERBS.split())
+
+
+_SUBJECT = re.compile(r"\b(i|we|you|it|they|the (system|agent|loop|controller|model|code|run))\b|我|你|它|系统|模型",
+                      re.IGNORECASE)
+"""A subject: with one, a key term may itself be the verb ("we *retry* timeouts", "我*回放*轨迹")."""
+
+
+def _has_verb(text: str) -> bool:
+    if _ZH_VERBS.search(text):
+        return True
+    for word in _WORD.findall(text.lower()):
+        stems = {word, word[:-1], word[:-2], word[:-3], word[:-3] + "y", word[:-2] + "e", word[:-3] + "e"}
+        if word in _AUX_SET or stems & _VERB_SET:
+            return True
+    return False
+
+
+def _is_claim(sentence: str, rest: str) -> bool:
+    """A statement, not a list: a verb outside the key terms, or a subject and a verb anywhere."""
+    return _has_verb(rest) or (bool(_SUBJECT.search(rest)) and _has_verb(sentence))
+
+
+def _read(folded: str, original: str) -> tuple[list[_Sentence], int, int]:
+    """Sentences with their key terms, and how many were dropped as repeats and as copies of the question."""
+    seen: set[str] = set()
+    sentences, repeats, copies = [], 0, 0
+    for start, end in _sentence_spans(folded):
+        key = " ".join(_WORD.findall(folded[start:end].lower())) + "".join(_CJK.findall(folded[start:end]))
+        if not key or key in seen or _copies_question(key):
+            repeats += key in seen
+            copies += bool(key) and key not in seen
+            continue
+        seen.add(key)
+        hits = tuple(_hits(folded, original, start, end))
+        rest = _rest(folded, start, end, hits)
+        sentences.append(_Sentence(start, end, hits, _is_claim(folded[start:end], rest),
+                                   bool(_EN_REASON.search(rest) or _ZH_REASON.search(rest))))
+    return sentences, repeats, copies
+
+
+_QUESTION_WORDS = frozenset(_WORD.findall(QUESTION.lower())) | frozenset(_CJK.findall(QUESTION_ZH))
+
+
+def _copies_question(key: str) -> bool:
+    words = _WORD.findall(key) + _CJK.findall(key)
+    return len(words) >= 3 and sum(w in _QUESTION_WORDS for w in words) >= 0.8 * len(words)
+
+
+# =========================================================================== the practice grader: the grade
+
+
+@dataclass(frozen=True, slots=True)
+class PointResult:
+    """How one point fared.
+
+    Attributes:
+        point: the point.
+        score: 0–1 — the share of its concepts stated in a sentence, halved when no sentence says why.
+        status: covered (1), partly (at least ½), named (less) or missed (0).
+        found: (concept name, the answer's words) for each concept stated.
+        missing: names of the concepts not stated.
+        negated: the answer's words where it argued against this point.
+        explained: a sentence stating it also gives a reason or a consequence.
+    """
+
+    point: Point
+    score: float
+    status: PointStatus
+    found: tuple[tuple[str, str], ...]
+    missing: tuple[str, ...]
+    negated: tuple[str, ...]
+    explained: bool
+
+
+Flag = Literal["question", "keywords", "short", "negated", "repeated", "enumeration"]
+
+
+def _status(score: float) -> PointStatus:
+    return "covered" if score >= 1 else "partly" if score >= 0.5 else "named" if score > 0 else "missed"
+
+
+def _point_result(point: Point, sentences: Sequence[_Sentence], cap: float) -> PointResult:
+    found: dict[str, str] = {}
+    explained = False
+    negated = []
+    for sentence in sentences:
+        for hit in (h for h in sentence.hits if h.point == point.key):
+            if hit.negated:
+                negated.append(hit.words)
+            elif sentence.claim:
+                found.setdefault(hit.concept, hit.words)
+                explained |= sentence.reason and len(sentence.points) < ENUMERATION
+    coverage = min(len(found), point.need) / point.need
+    score = min(cap, coverage * (1.0 if explained else 0.5))
+    missing = tuple(c.name for c in point.concepts if c.name not in found)
+    return PointResult(point, score, _status(score), tuple(found.items()), missing, tuple(dict.fromkeys(negated)),
+                       explained)
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The checklist for one answer — a heuristic; renders as HTML in JupyterLab and as text elsewhere.
+
+    Attributes:
+        text: the answer as read (normalised, possibly shortened).
+        results: one :class:`PointResult` per point, core points first.
+        language: ``en``, ``zh-Hans``, ``zh-Hant`` or ``none``: the advice comes in this language.
+        attempted: False for an empty answer.
+        flags: why points were capped or not counted (a keyword list, too short, negations…).
+        density: the share of the answer that is key terms.
+        words: spoken length of what was graded (repeats and copies of the question left out).
+    """
+
+    text: str
+    results: tuple[PointResult, ...]
+    language: Language
+    attempted: bool
+    flags: tuple[Flag, ...] = ()
+    density: float = 0.0
+    words: int = 0
+
+    @property
+    def core(self) -> tuple[PointResult, ...]:
+        """Results of the core points."""
+        return tuple(r for r in self.results if r.point.core)
+
+    def _keys(self, status: PointStatus) -> list[str]:
+        return [r.point.key for r in self.core if r.status == status]
+
+    @property
+    def covered(self) -> list[str]:
+        """Keys of the core points covered."""
+        return self._keys("covered")
+
+    @property
+    def partly(self) -> list[str]:
+        """Keys of the core points partly covered."""
+        return self._keys("partly")
+
+    @property
+    def named(self) -> list[str]:
+        """Keys of the core points only named (a term without its claim and reason)."""
+        return self._keys("named")
+
+    @property
+    def missed(self) -> list[str]:
+        """Keys of the core points missed."""
+        return self._keys("missed")
+
+    @property
+    def bonus(self) -> list[str]:
+        """Keys of the bonus points the answer touches."""
+        return [r.point.key for r in self.results if not r.point.core and r.score > 0]
+
+    @property
+    def score(self) -> float:
+        """The sum of the core points' scores (0 to the number of core points)."""
+        return round(sum(r.score for r in self.core), 3)
+
+    @property
+    def percent(self) -> int:
+        """The score as a percentage of the core points."""
+        return round(100 * self.score / len(self.core))
+
+    @property
+    def cap_only(self) -> bool:
+        """The answer names the step cap and states nothing else of the 2-minute answer."""
+        fuse, *others = self.core
+        return (self.attempted and any(name == "names the step cap" for name, _ in fuse.found)
+                and not any(r.found for r in others))
+
+    def get(self, key: str) -> PointResult:
+        """The result of one point by key."""
+        for result in self.results:
+            if result.point.key == key:
+                return result
+        raise DrillError(f"grade.get: no point {key!r}; expected one of: {', '.join(p.key for p in POINTS)}")
+
+    def say(self, key: str, **values: Any) -> str:
+        """One message of the grader, in the answer's language."""
+        return _say(self.language, key, **values)
+
+    def verdict(self) -> str:
+        """One sentence on the whole answer, in the answer's language."""
+        if not self.attempted:
+            return self.say("question_only" if "question" in self.flags else "not_attempted")
+        if self.cap_only:
+            return self.say("cap_only")
+        return self.say("verdict", covered=len(self.covered), total=len(self.core), partly=len(self.partly),
+                        named=len(self.named), missed=len(self.missed), percent=self.percent)
+
+    def notes(self) -> list[str]:
+        """One line per flag: why points were capped or not counted."""
+        negated = [w for r in self.results for w in r.negated]
+        values = {"density": round(100 * self.density), "words": self.words, "floor": LENGTH_FLOOR,
+                  "negated": "; ".join(f"“{w}”" for w in negated[:4])}
+        return [self.say(f"flag_{flag}", **values) for flag in self.flags]
+
+    def title(self, point: Point) -> str:
+        """A point's title in the answer's language."""
+        return point.title if not _is_zh(self.language) else _script(point.title_zh, self.language)
+
+    def concept(self, point: Point, name: str) -> str:
+        """A concept's name in the answer's language."""
+        concept = next(c for c in point.concepts if c.name == name)
+        return concept.name if not _is_zh(self.language) else _script(concept.name_zh, self.language)
+
+    def advice(self, point: Point) -> str:
+        """What to add to a point, in the answer's language."""
+        return point.advice if not _is_zh(self.language) else _script(point.advice_zh, self.language)
+
+    def __str__(self) -> str:
+        lines = [f"{self.say('heading')} — {self.verdict()}"]
+        lines += [f" ! {note}" for note in self.notes()]
+        for r in self.results if self.attempted else self.core:
+            tag = "" if r.point.core else f" ({self.say('bonus')})"
+            lines.append(f" {_MARKS[r.status][0]} {self.title(r.point)}{tag}")
+            lines += [f"     {self.say('found')}: {self.concept(r.point, n)} — “{w}”" for n, w in r.found]
+            lines += [f"     {self.say('negated')}: “{words}”" for words in r.negated]
+            if self.attempted and r.point.core and r.status != "covered":
+                lines.append(f"     {self.say('add')}: {self.advice(r.point)}")
+        lines.append(f"{self.say('note')}: {self.say('heuristic')}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for r in self.results if self.attempted else self.core:
+            mark, color = _MARKS[r.status]
+            spans = "".join(f"<div><small>{self.say('found')}: {html.escape(self.concept(r.point, n))} — "
+                            f"“<mark>{html.escape(w)}</mark>”"
+                            "</small></div>" for n, w in r.found)
+            spans += "".join(f"<div><small>{self.say('negated')}: “<s>{html.escape(w)}</s>”</small></div>"
+                             for w in r.negated)
+            if self.attempted and r.point.core and r.status != "covered":
+                spans += f"<div><small><i>{self.say('add')}:</i> {html.escape(self.advice(r.point))}</small></div>"
+            tag = "" if r.point.core else f" <small>({self.say('bonus')})</small>"
+            rows.append(f"<tr><td style='color:{color};font-weight:bold;font-size:18px;vertical-align:top'>{mark}"
+                        f"</td><td style='text-align:left'><b>{html.escape(self.title(r.point))}</b>{tag}{spans}"
+                        "</td></tr>")
+        notes = "".join(f"<div style='color:#b35900'>! {html.escape(n)}</div>" for n in self.notes())
+        color = "#57606a" if not self.attempted else ("#b35900" if self.cap_only else "#0072B2")
+        return (f"<div style='border-left:4px solid {color};padding:4px 8px;font-size:15px'>"
+                f"<b style='color:{color}'>{html.escape(self.verdict())}</b>{notes}<table>{''.join(rows)}</table>"
+                f"<div style='color:#555'><small><b>{self.say('heuristic_label')}</b> "
+                f"{html.escape(self.say('heuristic'))}</small></div></div>")
+
+
+_MARKS: dict[PointStatus, tuple[str, str]] = {
+    "covered": ("✓", "#1a7f37"),
+    "partly": ("~", "#9a6700"),
+    "named": ("·", "#b35900"),
+    "missed": ("✗", "#b35900"),
+}
 
 
 def grade(answer: Any) -> Grade:
-    """Check which points of the full answer ``answer`` names, by keywords and concepts (a heuristic).
+    """Grade a practice answer point by point — a heuristic that reads sentences, not tokens.
 
-    Never raises: ``None``, bytes, numbers and lists are read as text; only the
-    first :data:`MAX_CHARS` characters are read.
+    A concept counts only where a sentence states it: the sentence must keep a verb once its key terms are
+    blanked out (a keyword list keeps none), and the concept must lie outside a negation's reach ("I would
+    never use *a retry budget*", "不需要*重试预算*"). A point is covered when enough of its concepts are
+    stated and one of those sentences also gives a reason or a consequence ("because", "so", "otherwise",
+    "因为", "否则", "然后"…); otherwise it is partly covered or only named. Repeated sentences and copies of
+    the question are read once or not at all, an answer shorter than :data:`LENGTH_FLOOR` words caps every
+    point at partly, and one whose key-term density passes :data:`DENSITY_CEILING` caps them at named.
+    Traditional Chinese is folded to Simplified before matching; the advice comes in the answer's language.
+
+    Never raises: ``None``, bytes, numbers and lists are read as text; only the first :data:`MAX_CHARS`
+    characters are read.
 
     Example:
         >>> grade("Set max_steps to 10.").cap_only
         True
     """
     text = unicodedata.normalize("NFKC", _as_text(answer))[:MAX_CHARS]
-    attempted = bool(text.strip())
-    results = []
-    for point in POINTS:
-        found: list[tuple[str, str]] = []
-        missing: list[str] = []
-        for concept, patterns in _COMPILED[point.key]:
-            hit = None
-            if attempted:
-                for pattern in patterns:
-                    hit = pattern.search(text)
-                    if hit:
-                        break
-            if hit:
-                found.append((concept.name, _snippet(text, hit)))
-            else:
-                missing.append(concept.name)
-        status: PointStatus = "covered" if len(found) >= point.need else ("partly" if found else "missed")
-        results.append(PointResult(point, status, tuple(found), tuple(missing)))
-    core = [r for r in results if r.point.core]
-    fuse = core[0]
-    others_named = any(r.found for r in core[1:])
-    cap_only = attempted and any(name == "names the step cap" for name, _ in fuse.found) and not others_named
-    return Grade(text, tuple(results), _language(text) if attempted else "none", attempted, cap_only)
+    folded = _fold(text)
+    sentences, repeats, copies = _read(folded, text)
+    graded = "".join(folded[s.start:s.end] for s in sentences)
+    words = _units(graded)
+    language = _language("".join(text[s.start:s.end] for s in sentences)) if sentences else _language(text)
+    density = _density(folded, sentences)
+    flags: list[Flag] = []
+    if copies and not sentences:
+        flags.append("question")
+    if sentences and words < LENGTH_FLOOR:
+        flags.append("short")
+    if density > DENSITY_CEILING["zh" if _is_zh(language) else "en"]:
+        flags.append("keywords")
+    flags += ["negated"] if any(h.negated for s in sentences for h in s.hits) else []
+    flags += ["repeated"] if repeats else []
+    flags += ["enumeration"] if any(len(s.points) >= ENUMERATION and s.claim for s in sentences) else []
+    cap = 0.1 if "keywords" in flags else 0.5 if "short" in flags else 1.0
+    results = tuple(_point_result(point, sentences, cap) for point in POINTS)
+    return Grade(text, results, language, bool(sentences), tuple(flags), density, words)
 
 
-def checklist_markdown() -> str:
-    """The six pieces of evidence as a Markdown checklist, each linked to the notebook cell that produces it."""
-    return "\n".join(f"- [ ] **{i}. {e.name}** ({e.name_zh}) — `{e.call}` → {e.link()}"
-                     for i, e in enumerate(EVIDENCE, start=1))
+def _density(folded: str, sentences: Sequence[_Sentence]) -> float:
+    """The share of spoken units (words; characters in Chinese) that lie inside key terms."""
+    total = inside = 0
+    for s in sentences:
+        covered = [False] * (s.end - s.start)
+        for hit in s.hits:
+            covered[hit.start - s.start:hit.end - s.start] = [True] * (hit.end - hit.start)
+        for unit in re.finditer(f"{_WORD.pattern}|{_CJK.pattern}", folded[s.start:s.end]):
+            total += 1
+            inside += covered[unit.start()]
+    return inside / total if total else 0.0
+
+
+# =========================================================================== the grader's words, in two languages
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "en": {
+        "heading": "Practice check",
+        "not_attempted": "Not attempted: write your answer, then check it.",
+        "question_only": "This only repeats the question: answer it in your own words.",
+        "cap_only": "This answer names only the fuse (a step cap). An interviewer will ask: what number, why, and "
+                    "what does the user get when it is hit? Add the points below.",
+        "verdict": "{covered} of {total} points made with a reason, {partly} partly, {named} only named, {missed} "
+                   "missed — about {percent}%.",
+        "flag_question": "Sentences that repeat the question are not graded.",
+        "flag_keywords": "About {density}% of this answer is key terms: it reads like a keyword list. Make each "
+                         "point a sentence that says what you do and why.",
+        "flag_short": "Only {words} words (under {floor}): too short to give each point its reason.",
+        "flag_negated": "These parts argue against a point, so they do not count: {negated}.",
+        "flag_repeated": "Repeated sentences are read once.",
+        "flag_enumeration": "A sentence that lists many points names them but explains none: give the important "
+                            "ones a sentence of their own, with the reason.",
+        "found": "found", "negated": "negated", "add": "add", "bonus": "bonus", "note": "Note",
+        "heuristic_label": "This is a heuristic.",
+        "heuristic": "It reads sentences, not meaning: a concept counts where a sentence states it with a verb and "
+                     "outside a negation, and a point needs its reason. Careful wording can still fool it, and it "
+                     "misses ideas phrased in words it does not know. Use it to find what you forgot to say, then "
+                     "compare with the 2-minute answer.",
+    },
+    "zh": {
+        "heading": "练习检查",
+        "not_attempted": "尚未作答：写下你的回答，再检查。",
+        "question_only": "这只是重复了问题：请用自己的话回答。",
+        "cap_only": "这个回答只提到了保险丝（步数上限）。面试官会追问：设多少？为什么？到上限后给用户什么？"
+                    "请补上下面的要点。",
+        "verdict": "{total} 个要点中，{covered} 个讲清了理由，{partly} 个讲了一部分，{named} 个只提到名词，"
+                   "{missed} 个没有提到——约 {percent}%。",
+        "flag_question": "重复问题的句子不计分。",
+        "flag_keywords": "这个回答约 {density}% 是关键词，读起来像一串关键词。把每个要点写成一句话：做什么、为什么。",
+        "flag_short": "只有约 {words} 个词（少于 {floor}）：太短，讲不清每个要点的理由。",
+        "flag_negated": "这些地方否定了要点，因此不计分：{negated}。",
+        "flag_repeated": "重复的句子只计一次。",
+        "flag_enumeration": "一句话罗列很多要点，只算提到名词、不算讲清理由：把重要的要点单独成句，并说明原因。",
+        "found": "找到", "negated": "被否定", "add": "补充", "bonus": "加分项", "note": "说明",
+        "heuristic_label": "这是启发式检查。",
+        "heuristic": "它读的是句子，不是意思：概念要出现在有动词、没有被否定的句子里才算，每个要点还要有理由。"
+                     "精心的措辞仍可能骗过它，它也会漏掉用陌生说法表达的想法。用它找出你忘了说的内容，再对照两分钟回答。",
+    },
+}
+"""Every sentence the grader says, in English and Simplified Chinese (Traditional is converted from it)."""
+
+HEURISTIC_NOTE = MESSAGES["en"]["heuristic"]
+"""Shown with every grade: what the grader can and cannot judge."""
+
+
+def _say(language: str, key: str, **values: Any) -> str:
+    if not _is_zh(language):
+        return MESSAGES["en"][key].format(**values)
+    return _script(MESSAGES["zh"][key].format(**values), language)
+
+
+def _fold(text: str) -> str:
+    """Traditional characters to Simplified, curly apostrophes to straight — same length, so offsets hold."""
+    return text.translate(_FOLD)
+
+
+def _script(text: str, language: str) -> str:
+    """Simplified text in the answer's script (Traditional for a ``zh-Hant`` answer)."""
+    return text.translate(_TO_HANT) if language == "zh-Hant" else text
+
+
+# =========================================================================== the two widgets
+
+
+class Practice:
+    """The practice box: write an answer, press the button, read the checklist (a heuristic, and it says so)."""
+
+    def __init__(self, answer: str = "") -> None:
+        import ipywidgets as w
+
+        self.question = w.HTML(f"<div style='font-size:16px'><b>{html.escape(QUESTION)}</b><br>"
+                               f"<span style='color:#555'>{html.escape(QUESTION_ZH)}</span></div>")
+        self.answer = w.Textarea(value=answer, placeholder="Your answer, in English or Chinese…",
+                                 layout=w.Layout(width="100%", height="180px"))
+        self.button = w.Button(description="Check my answer", button_style="primary")
+        self.result = w.HTML()
+        for widget, name in ((self.answer, "answer"), (self.button, "check"), (self.result, "result")):
+            widget.add_class(f"agentloops-practice-{name}")
+        self.box = w.VBox([self.question, self.answer, self.button, self.result])
+        self.box.add_class("agentloops-practice")
+        self.button.on_click(lambda _: self.refresh())
+        self.state = self.refresh()
+
+    def check(self, text: str | None = None) -> Grade:
+        """Grade ``text`` (or what is in the box) and show the checklist; returns the grade."""
+        if text is not None:
+            self.answer.value = str(text)
+        return self.refresh()
+
+    def refresh(self) -> Grade:
+        """Grade the current answer and redraw."""
+        self.state = grade(self.answer.value)
+        self.result.value = self.state._repr_html_()
+        return self.state
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.box._repr_mimebundle_(**kwargs)
+
+
+def practice(answer: str = "") -> Practice:
+    """Build the practice box; it grades ``answer`` once (empty: not attempted), so "Run all" needs no click."""
+    return Practice(answer)
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """One spoken attempt measured against its target.
+
+    Attributes:
+        words: spoken words in the script.
+        seconds: how long it took.
+        target_s: the target length in seconds.
+    """
+
+    words: int
+    seconds: float
+    target_s: float
+
+    @property
+    def wpm(self) -> float:
+        """Words a minute."""
+        return self.words * 60 / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def within(self) -> bool:
+        """Finished inside the target."""
+        return self.seconds <= self.target_s
+
+    def words_to_cut(self) -> int:
+        """How many words to drop to fit the target at this pace (0 when it fits)."""
+        return 0 if self.within else max(0, round(self.words - self.target_s * self.wpm / 60))
+
+    def verdict(self) -> str:
+        """One sentence: the time, the pace, and what to change."""
+        said = f"{self.seconds:.0f} s for {self.words} words ({self.wpm:.0f} words a minute)"
+        high = SPEAKING_PACE_WPM[1]
+        if self.within:
+            hint = " — fast: slow down so the interviewer can follow." if self.wpm > high + 30 else "."
+            return f"{said}: within the {self.target_s:.0f} s target{hint}"
+        return (f"{said}: {self.seconds - self.target_s:.0f} s over the {self.target_s:.0f} s target — cut about "
+                f"{self.words_to_cut()} words, or speak nearer {high} words a minute.")
+
+
+def pace(words: int, seconds: float, target_s: float) -> Pace:
+    """Measure one attempt; raises :class:`DrillError` for a negative count or time, or a target not above 0."""
+    if words < 0 or seconds < 0 or target_s <= 0:
+        raise DrillError(f"pace: words={words!r}, seconds={seconds!r}, target_s={target_s!r}; expected words and "
+                         "seconds of at least 0 and a target above 0")
+    return Pace(int(words), float(seconds), float(target_s))
+
+
+OWN_WORDS = "my own answer"
+"""The timer's choice for the candidate's own text."""
+
+
+class SpeakingTimer:
+    """A spoken-practice timer: pick a script, press Start, say it aloud, press Stop, read the pace.
+
+    The clock is injectable so tests can drive it without waiting; nothing runs until a button is pressed.
+    """
+
+    def __init__(self, script: str = "30-second answer", *, clock: Callable[[], float] = time.monotonic) -> None:
+        import ipywidgets as w
+
+        if script not in (*SCRIPTS, OWN_WORDS):
+            raise DrillError(f"speaking_timer: script {script!r} is unknown; expected one of: "
+                             f"{', '.join((*SCRIPTS, OWN_WORDS))}")
+        self._clock = clock
+        self._started: float | None = None
+        self.last: Pace | None = None
+        self.script = w.Dropdown(options=[*SCRIPTS, OWN_WORDS], value=script, description="Say aloud")
+        self.own = w.Textarea(placeholder="Paste your own answer here, then press Start.",
+                              layout=w.Layout(width="100%", height="90px"))
+        self.start_button = w.Button(description="Start", button_style="primary")
+        self.stop_button = w.Button(description="Stop", disabled=True)
+        self.text = w.HTML()
+        self.result = w.HTML()
+        self.start_button.on_click(lambda _: self.start())
+        self.stop_button.on_click(lambda _: self.stop())
+        self.script.observe(lambda _: self._draw(), names="value")
+        self.own.observe(lambda _: self._draw(), names="value")
+        self.box = w.VBox([self.script, self.own, w.HBox([self.start_button, self.stop_button]), self.text,
+                           self.result])
+        self.box.add_class("agentloops-timer")
+        self._draw()
+
+    def target(self) -> tuple[str, float]:
+        """The text to say and its target in seconds (own words: 30 s up to 100 words, else 2 minutes)."""
+        if self.script.value == OWN_WORDS:
+            text = str(self.own.value)
+            return text, 30.0 if word_count(text) <= 100 else 120.0
+        return SCRIPTS[self.script.value]
+
+    def start(self) -> None:
+        """Start timing."""
+        self._started = self._clock()
+        self.start_button.disabled, self.stop_button.disabled = True, False
+        self.result.value = "<i>Speaking… press Stop when you finish.</i>"
+
+    def stop(self) -> Pace | None:
+        """Stop timing and show the pace (``None`` if it was not started)."""
+        if self._started is None:
+            return None
+        text, target = self.target()
+        self.last = pace(word_count(text), max(0.0, self._clock() - self._started), target)
+        self._started = None
+        self.start_button.disabled, self.stop_button.disabled = False, True
+        color = "#1a7f37" if self.last.within else "#b35900"
+        self.result.value = f"<b style='color:{color}'>{html.escape(self.last.verdict())}</b>"
+        return self.last
+
+    def _draw(self) -> None:
+        text, target = self.target()
+        words = word_count(text)
+        low, high = SPEAKING_PACE_WPM
+        self.own.layout.display = None if self.script.value == OWN_WORDS else "none"
+        self.text.value = (f"<div style='max-width:760px'>{html.escape(text)}</div><small>{words} words · target "
+                           f"{target:.0f} s · at {low}–{high} words a minute it takes {words * 60 / high:.0f}–"
+                           f"{words * 60 / low:.0f} s</small>")
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.box._repr_mimebundle_(**kwargs)
+
+
+def speaking_timer(script: str = "30-second answer", *, clock: Callable[[], float] = time.monotonic) -> SpeakingTimer:
+    """Build the spoken-practice timer (see :class:`SpeakingTimer`); it draws once and waits for Start."""
+    return SpeakingTimer(script, clock=clock)
+
+
+# =========================================================================== Simplified and Traditional characters
+
+_TO_HANT_PAIRS = (
+    "与與业業丝絲两兩个個为為么麼义義习習于於产產从從会會伪偽储儲关關内內写寫决決则則别別务務动動区區单單压壓参參"
+    "发發变變后後启啟声聲处處备備复複实實对對尽盡带帶并並异異归歸录錄态態户戶护護损損换換据據数數断斷无無时時暂暫"
+    "权權条條来來构構标標样樣检檢汇匯没沒测測点點状狀独獨环環现現确確种種类類约約级級纹紋练練组組结結给給绝絕统統"
+    "维維缩縮罗羅胀脹范範补補装裝观觀规規计計让讓记記讲講设設证證词詞试試话話语語误誤说說请請读讀调調谨謹败敗轨軌"
+    "转轉轮輪辞辭达達过過运運还還这這进進迟遲迹跡采採里裡钟鐘错錯键鍵问問际際险險项項须須预預题題馈饋验驗骗騙"
+)
+"""Simplified → Traditional (Taiwan) for every character the grader says in Chinese, as pairs."""
+
+_FOLD_PAIRS = (
+    "丟丢並并乹干亁干亂乱亝斋亞亚佔占併并來来侖仑侶侣俠侠俻备倆俩倉仓個个們们倫伦偉伟側侧偵侦偽伪傑杰傘伞備备傭佣"
+    "傳传債债傷伤傾倾僅仅働动僑侨僕仆僞伪僥侥僱雇價价儀仪億亿儈侩儉俭儌侥儘尽償偿優优儲储兇凶兌兑兒儿內内兩两冊册"
+    "冪幂凈净凍冻凜凛凱凯凴凭別别刪删則则剎刹剏创剙创剛刚剝剥剮剐創创剷铲劃划劇剧劉刘劊刽劍剑劑剂劒剑勁劲動动務务"
+    "勛勋勝胜勞劳勢势勳勋勵励勸劝勻匀匯汇區区協协卻却厠厕厤历厭厌厰厂厲厉參参叄叁叢丛吳吴吶呐呂吕員员唘启問问啓启"
+    "啞哑啟启啣衔喚唤喪丧喫吃喬乔單单喲哟嗆呛嗎吗嗚呜嘆叹嘔呕嘗尝嘩哗嘯啸噁恶噓嘘噴喷噸吨噹当嚇吓嚐尝嚙啮嚨咙嚴严"
+    "囂嚣囌苏囑嘱囓啮囪囱國国圍围園园圓圆圖图團团垻坝埰采執执堅坚堯尧報报場场塊块塗涂塢坞塲场塵尘塹堑墊垫墜坠墮堕"
+    "墰坛墳坟墻墙墾垦壇坛壓压壘垒壜坛壞坏壟垄壩坝壯壮壺壶壽寿夠够夢梦夥伙夾夹奧奥奪夺奬奖奮奋妝妆娛娱婁娄婦妇媍妇"
+    "媽妈嬌娇嬰婴嬸婶嬾懒孫孙學学孿孪宮宫寀采寑寝寢寝實实寧宁審审寫写寬宽寳宝寵宠寶宝將将專专尋寻對对導导尒尔尟鲜"
+    "尠鲜屆届屍尸屜屉屢屡層层屬属岡冈峯峰島岛峽峡崗岗崙仑嵗岁嶃崭嶄崭嶺岭嶼屿嶽岳巋岿巒峦巖岩帋纸帥帅師师帳帐帶带"
+    "幀帧幇帮幚帮幟帜幣币幫帮幹干幾几庫库廁厕廂厢廄厩廈厦廐厩廕荫廚厨廟庙廠厂廢废廣广廬庐廳厅張张強强彆别彈弹彌弥"
+    "彎弯彔录彙汇彥彦後后徑径從从復复徵征徹彻恆恒恥耻悅悦悶闷悽凄惡恶惱恼愛爱慄栗態态慘惨慙惭慚惭慣惯慫怂慮虑慴慑"
+    "慶庆憂忧憊惫憐怜憑凭憚惮憤愤憫悯憲宪憶忆懇恳應应懲惩懶懒懷怀懸悬懼惧懾慑戀恋戰战戲戏戶户拋抛挾挟掃扫掄抡掙挣"
+    "掛挂採采揀拣揚扬換换揮挥搆构損损搖摇搗捣搶抢摟搂摯挚摳抠摻掺撈捞撐撑撓挠撣掸撥拨撫抚撲扑撻挞撾挝撿捡擁拥擄掳"
+    "擇择擊击擋挡擔担擕携據据擠挤擣捣擧举擬拟擯摈擰拧擱搁擲掷擴扩擺摆擻擞擾扰攆撵攏拢攔拦攙搀攜携攝摄攢攒攣挛攤摊"
+    "攩挡攪搅攬揽敍叙敗败敘叙敵敌數数敺驱斂敛斃毙斬斩斷断於于旤祸旹时時时晉晋晝昼暈晕暢畅暫暂曆历曉晓曠旷曡叠曬晒"
+    "書书會会朮术東东杴锨枱台柵栅條条棄弃棗枣棟栋棧栈棲栖椷缄椾笺楊杨楓枫業业極极榦干榮荣構构槍枪槓杠槳桨樁桩樂乐"
+    "樓楼標标樞枢樣样樸朴樹树橋桥機机橢椭橫横檔档檢检檯台檸柠檻槛櫃柜櫥橱櫻樱欄栏權权欝郁欽钦歎叹歐欧歛敛歡欢歲岁"
+    "歴历歷历歸归殘残殲歼殺杀殻壳殼壳毀毁毆殴毧绒氈毡氊毡氣气氫氢決决沒没沖冲況况洶汹涼凉淒凄淚泪淨净淪沦淵渊淺浅"
+    "渙涣減减渦涡測测渾浑湊凑湧涌湯汤準准溝沟溫温溼湿滄沧滅灭滌涤滙汇滬沪滯滞滲渗滷卤滾滚滿满漁渔漚沤漢汉漣涟漬渍"
+    "漲涨漸渐漿浆潑泼潔洁潛潜潤润潰溃澀涩澁涩澆浇澇涝澗涧澤泽澱淀濁浊濃浓濇涩濕湿濘泞濟济濤涛濫滥濰潍濱滨濶阔濺溅"
+    "濾滤瀉泻瀕濒瀝沥瀰弥瀾澜灑洒灘滩灣湾灤滦災灾為为烏乌烖灾烴烃無无煉炼煙烟煥焕煩烦熒荧熱热熾炽燈灯燒烧燙烫營营"
+    "燦灿燬毁燭烛燴烩燻熏燼烬爍烁爐炉爛烂爭争爲为爺爷爾尔牀床牆墙牋笺牐闸牽牵犢犊犧牺狀状狹狭狽狈猙狰猶犹獄狱獅狮"
+    "獎奖獘毙獨独獰狞獲获獵猎獸兽獺獭獻献現现琖盏琺珐瑣琐瑤瑶瑩莹瑪玛環环瓊琼甎砖甕瓮甞尝產产産产甦苏甯宁畂亩畆亩"
+    "畝亩畢毕畫画畮亩異异畵画當当疇畴疊叠痙痉瘋疯瘍疡瘓痪瘡疮瘧疟療疗癈废癟瘪癡痴癢痒癬癣癰痈癱瘫發发皁皂皚皑皺皱"
+    "盜盗盞盏盡尽監监盤盘盧卢盪荡眎视眡视眾众睜睁瞞瞒矚瞩矯矫硯砚碩硕確确碼码磚砖礆硷礎础礙碍礦矿礫砾礬矾祕秘祿禄"
+    "禍祸禮礼禱祷禿秃稅税稈秆種种稱称積积穎颖穢秽穨颓穩稳穫获窩窝窪洼窮穷窯窑窰窑窺窥竄窜竅窍竈灶竊窃竝并竪竖競竞"
+    "筆笔筍笋箇个箋笺節节範范築筑篩筛簍篓簡简簽签簾帘籃篮籌筹籠笼籤签籬篱籮箩籲吁粧妆粵粤糞粪糧粮糰团糾纠紀纪約约"
+    "紅红紉纫紋纹納纳紐纽純纯紗纱紙纸級级紛纷紡纺細细紳绅紹绍終终組组絆绊結结絕绝絛绦絞绞絡络絢绚給给絨绒統统絲丝"
+    "絶绝絹绢綁绑綉绣綏绥經经綜综綠绿綢绸綫线維维綱纲網网綳绷綴缀綸纶綻绽綽绰綿绵緊紧緑绿緒绪緘缄線线緜绵緝缉緞缎"
+    "締缔緣缘編编緩缓緬缅緯纬練练縛缚縣县縧绦縫缝縮缩縱纵縴纤縷缕總总績绩繃绷織织繕缮繖伞繞绕繡绣繩绳繪绘繭茧繳缴"
+    "繹绎繼继續续纏缠纓缨纖纤纜缆缐线缽钵罈坛罋瓮罎坛罰罚罵骂罷罢罸罚羅罗羢绒羣群羨羡義义習习翹翘耡锄聖圣聞闻聯联"
+    "聰聪聲声聳耸聶聂職职聽听聾聋肅肃脅胁脇胁脈脉脣唇脫脱脹胀腎肾腦脑腫肿腳脚腸肠膓肠膚肤膠胶膩腻膽胆膿脓臈腊臉脸"
+    "臍脐臘腊臟脏臥卧臨临臺台與与興兴舉举舊旧舖铺舘馆艙舱艦舰艱艰艷艳茲兹荊荆莊庄莖茎莢荚華华菸烟萊莱萬万葉叶葠参"
+    "葦苇葯药葷荤蒼苍蓋盖蓡参蓮莲蔘参蔣蒋蔥葱蔭荫蕩荡蕪芜蕭萧薊蓟薔蔷薦荐薩萨藍蓝藝艺藥药藴蕴藹蔼蘆芦蘇苏蘊蕴蘋苹"
+    "蘓苏蘭兰蘿萝處处虛虚虜虏號号虧亏蛻蜕蝕蚀蝦虾蝨虱蝸蜗螞蚂螢萤蟄蛰蟬蝉蟲虫蟻蚁蠅蝇蠍蝎蠒茧蠟蜡蠱蛊蠶蚕蠻蛮衆众"
+    "衇脉術术衛卫衝冲衞卫裏里補补裝装裡里複复褲裤襍杂襖袄襪袜襬摆襯衬襲袭見见規规覓觅覔觅視视親亲覺觉覽览觀观觸触"
+    "訂订訃讣計计訊讯討讨訓训訖讫託托記记訛讹訝讶訟讼訣诀訪访設设許许訴诉診诊証证詐诈評评詛诅詞词詠咏詢询詣诣試试"
+    "詩诗詫诧詭诡話话該该詳详誅诛誇夸認认誕诞誘诱語语誠诚誡诫誣诬誤误誦诵誨诲說说説说誰谁課课誹诽誼谊調调諄谆談谈"
+    "請请諒谅論论諜谍諧谐諮咨諱讳諷讽諸诸諺谚諾诺謀谋謂谓謄誊謅诌謊谎謎谜謗谤謙谦講讲謝谢謠谣謡谣謬谬謹谨謾谩譁哗"
+    "證证譌讹譏讥識识譚谭譜谱譭毁譯译議议譴谴護护譽誉讀读變变讒谗讓让讕谰讚赞讬托谘咨豈岂豎竖豐丰豓艳豔艳豬猪貓猫"
+    "貝贝貞贞負负財财貢贡貧贫貨货販贩貪贪貫贯責责貯贮貳贰貴贵貶贬買买貸贷費费貼贴貿贸賀贺賂赂賃赁賄贿資资賈贾賊贼"
+    "賒赊賓宾賛赞賜赐賞赏賠赔賢贤賣卖賤贱賦赋質质賬账賭赌賴赖賺赚購购賽赛贅赘贈赠贊赞贍赡贏赢贓赃贖赎贛赣贜赃趕赶"
+    "趙赵趨趋跡迹踐践踴踊蹟迹蹤踪躊踌躍跃躥蹿軀躯車车軋轧軌轨軍军軒轩軟软軸轴較较載载輔辅輕轻輛辆輝辉輥辊輩辈輪轮"
+    "輭软輯辑輸输輻辐輾辗輿舆轄辖轅辕轉转轍辙轎轿轟轰辤辞辦办辭辞辮辫辯辩農农辳农這这連连進进遉侦遊游運运過过達达"
+    "違违遙遥遜逊遞递遠远適适遲迟遶绕遷迁選选遺遗遼辽邁迈還还邊边邏逻郵邮鄉乡鄒邹鄖郧鄧邓鄭郑鄰邻鄲郸醆盏醖酝醜丑"
+    "醞酝醫医醬酱釀酿釁衅釋释釐厘釘钉針针釣钓釩钒釺钎鈅钥鈉钠鈍钝鈎钩鈔钞鈕钮鈞钧鈡钟鈣钙鈴铃鈾铀鉀钾鉄铁鉆钻鉑铂"
+    "鉗钳鉚铆鉛铅鉢钵鉤钩鉸铰鉻铬銀银銅铜銑铣銘铭銜衔銥铱銳锐銷销銹锈銻锑鋁铝鋅锌鋇钡鋒锋鋤锄鋪铺鋭锐鋸锯鋼钢錄录"
+    "錐锥錘锤錠锭錢钱錦锦錨锚錫锡錯错録录錳锰鍁锨鍊炼鍋锅鍍镀鍘铡鍛锻鍫锹鍬锹鍳鉴鍵键鍺锗鍼针鍾钟鎂镁鎊镑鎌镰鎖锁"
+    "鎗枪鎚锤鎢钨鎬镐鎭镇鎮镇鎳镍鎻锁鏈链鏟铲鏡镜鏽锈鐐镣鐘钟鐮镰鐳镭鐵铁鑄铸鑑鉴鑒鉴鑚钻鑛矿鑰钥鑲镶鑷镊鑼锣鑽钻"
+    "鑿凿锺钟長长門门閃闪閉闭開开閏闰閑闲閒闲間间閘闸閙闹閡阂閣阁閥阀閨闺閩闽閱阅閲阅閹阉閻阎闊阔闌阑闖闯闚窥關关"
+    "闡阐闢辟陜陕陝陕陣阵陰阴陳陈陸陆陽阳陿狭隂阴隊队階阶隕陨隖坞際际隣邻隨随險险隱隐隴陇隷隶隸隶雖虽雙双雛雏雜杂"
+    "雞鸡離离難难雲云電电霧雾靈灵靜静靭韧靱韧鞏巩韈袜韋韦韌韧韓韩韤袜韻韵響响頁页頂顶頃顷項项順顺須须頌颂預预頑顽"
+    "頒颁頓顿頗颇領领頟额頤颐頭头頰颊頸颈頹颓頻频頼赖頽颓顆颗題题額额顏颜顔颜願愿顛颠類类顧顾顫颤顯显顱颅顴颧風风"
+    "颱台飃飘飄飘飛飞飢饥飤饲飯饭飲饮飼饲飽饱飾饰餃饺餅饼養养餌饵餒馁餓饿餘余餞饯餡馅館馆餵喂餽馈餾馏饅馒饋馈饑饥"
+    "饒饶饞馋馀余馬马馭驭馮冯馱驮馳驰馴驯駁驳駈驱駐驻駒驹駕驾駛驶駝驼駡骂駭骇駱骆駿骏騁骋騎骑騐验騙骗騰腾騷骚騾骡"
+    "驅驱驕骄驗验驘骡驚惊驟骤驢驴骯肮髒脏體体髮发鬚须鬥斗鬦斗鬧闹鬪斗鬰郁鬱郁魚鱼魯鲁鮑鲍鮮鲜鯉鲤鯨鲸鰓鳃鱉鳖鱗鳞"
+    "鳥鸟鳳凤鳴鸣鴉鸦鴕鸵鴛鸳鴦鸯鴨鸭鴻鸿鴿鸽鵑鹃鵝鹅鵞鹅鵬鹏鵲鹊鵶鸦鶴鹤鷄鸡鷗鸥鷹鹰鹵卤鹹咸鹻碱鹼碱鹽盐麗丽麥麦"
+    "麼么麽么黃黄點点黨党黴霉鼈鳖齊齐齋斋齒齿齡龄齧啮齲龋龍龙龐庞龔龚龜龟"
+)
+"""Traditional → Simplified for the common characters (GB 2312 level 1), as pairs; from zhconv's tables."""
+
+_TO_HANT = str.maketrans(dict(zip(_TO_HANT_PAIRS[::2], _TO_HANT_PAIRS[1::2])))
+_FOLD = str.maketrans({**dict(zip(_FOLD_PAIRS[::2], _FOLD_PAIRS[1::2])), "’": "'", "‘": "'"})
+_HANT_ONLY = frozenset(_FOLD_PAIRS[::2]) - frozenset(_FOLD_PAIRS[1::2])
+_HANS_ONLY = frozenset(_FOLD_PAIRS[1::2]) - frozenset(_FOLD_PAIRS[::2])

@@ -1,110 +1,460 @@
-"""The interview drill: the practice grader on good, cap-only, empty, Chinese and odd answers; the evidence links."""
+"""The interview drill: timed answers, follow-ups backed by runs, the framework fuses, the timer, and a grader
+that a keyword list, a negated answer, a copied question or a repeated point cannot game cheaply."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentloops import interview
-from agentloops.interview import EVIDENCE, FOLLOW_UPS, FULL_ANSWER, HEURISTIC_NOTE, POINTS, THIRTY_SECONDS, grade
+from agentloops.errors import UsageError
+from agentloops.interview import (
+    EVIDENCE,
+    FOLLOW_UPS,
+    FRAMEWORK_FUSES,
+    HEURISTIC_NOTE,
+    POINTS,
+    THIRTY_SECONDS,
+    TWO_MINUTES,
+    DrillError,
+    grade,
+)
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 DRILL = NOTEBOOKS / "17-interview-drill.ipynb"
 CORE = [p.key for p in POINTS if p.core]
 
-GOOD = (
-    "A max_steps cap is only a fuse; I would look for the root cause. Each task type gets a completion condition "
-    "that the system verifies against evidence, because a reply with no tool calls is just a claim. I keep a "
-    "versioned task state outside the transcript, so each turn must change the state. Tool errors are classified: "
-    "timeouts are retried within budget, a missing parameter means asking the user, permission denied stops, an "
-    "empty result may be an answer, otherwise we fall back or degrade, and side effects are never retried blindly. "
-    "Budgets cover time, tokens and tool calls per task type, with one shared retry budget. I fingerprint each "
-    "action by tool name and normalized arguments to detect repeated calls, but a legitimate retry after a timeout "
-    "is allowed. Runs end in explicit statuses — waiting_for_user, partially completed, handed off — with a "
-    "user-facing message and a structured record, never a fake success. Every turn is traced; I replay the trace "
-    "after a fix and keep a fault-injection regression suite."
-)
-CAP_ONLY = "I'd set a maximum number of iterations, like 10, so it can't loop forever."
-CHINESE = (
-    "最大步数只是保险丝，关键是根因。每种任务要有业务完成条件，模型不调用工具只是信号，必须用证据验证。"
-    "单独维护任务状态和状态版本。工具错误要分流：超时在统一重试预算内重试，缺少参数就询问用户，权限拒绝就停止，"
-    "空结果看任务是否接受，必要时降级。耗时、Token 和工具调用都要有预算，按任务类型配置。用动作指纹检测重复，"
-    "允许合理重试。停止时区分部分完成、等待用户、转人工，给用户可行动的说明，同时保留结构化记录。"
-    "每轮记录 Trace，修复后回放，并做故障注入回归。"
-)
+
+# --------------------------------------------------------------------------- answers written for these tests
+
+PLAIN_EN = [
+    # jargon-free, sound
+    ("The limit on steps only stops the bleeding, so I would find out why it keeps going. First I write down what "
+     "finished means for each kind of job and have the code check it, because the model saying it is done is just "
+     "its opinion. I keep a separate record of what has been done and what is still open, and each round has to add "
+     "something new to it. When a tool fails I look at why: if it timed out I try again a couple of times from one "
+     "allowance for the whole job, if something is missing I ask the person, and if access is refused I stop. "
+     "Each kind of job also gets its own limits on time, tokens and tool calls, based on how long normal runs take. "
+     "If the same call with the same inputs comes back and nothing has changed, I stop early, but a second try "
+     "after a timeout is fine. When it stops I tell the user what got done and what is missing, and I log the "
+     "reason for the team. I also log every round so I can play it back after a fix and compare before and after."),
+    ("Capping the iterations is a last resort, not the fix, so my first question is what causes the loop. I make "
+     "the system check a concrete definition of done, and it checks that against real evidence such as a source, "
+     "because a model that stops calling tools may simply be guessing. Progress lives in its own checklist outside "
+     "the chat, so every step must change that checklist or it counts as wasted. Failures are sorted by kind: "
+     "a temporary outage gets a limited number of retries, a missing order number becomes a question to the "
+     "customer, and a refused permission ends the run. Time, tokens and calls each get a limit per kind of task, "
+     "set from measured runs. When the agent repeats the same call and nothing changed, it stops before the "
+     "limit, while a retry after a transient failure is allowed. It ends in an honest status, such as partly "
+     "done or waiting for the user, and I keep a log of each step so I can replay the run when I fix something."),
+]
+HANS = [
+    ("最大步数只是止损的保险丝，所以我会先找根因。每种任务都要定义完成条件，系统用工具证据来验证，因为模型不再调用工具"
+     "只是它自己的判断。我会在对话之外单独维护任务状态，记录已完成和还缺什么，每轮都要让状态有新变化，否则就算没有进展。"
+     "工具出错时先看错误类型：超时就在统一的重试预算内重试，缺少参数就询问用户，权限拒绝就停止。耗时、Token 和工具调用"
+     "都按任务类型设置预算，依据是正常任务的分布。如果同一个工具用相同参数重复调用而状态没有变化，就提前停止，但超时后的"
+     "合理重试要放行。结束时要区分部分完成、等待用户和转人工，给用户说明完成了什么，同时给系统留下结构化记录。每轮都记录"
+     " Trace，修复后用同一条轨迹回放，再跑故障注入回归。"),
+    ("只设循环次数治标不治本，因为它不解释 Agent 为什么不停。我会先把业务完成条件写清楚，模型说完成了也要核对来源，"
+     "这样才算真的完成。任务状态要独立维护，每轮都看有没有新增信息，否则说明在原地打转。错误要分流：短暂故障在有限重试"
+     "内再试，参数缺失就向用户确认，没有权限就停下并说明原因。预算不只是步数，还包括耗时、成本和调用次数，要按任务类型"
+     "根据真实任务统计来定。用工具名和规范化参数生成指纹来检测重复，同时允许合理重试。停止时告诉用户已完成和还缺的部分，"
+     "系统记录停止原因，方便统计和回放，修改前后对比轨迹差异。"),
+]
+HANT = [
+    ("最大步數只是止損的保險絲，所以我會先找根因。每種任務都要定義完成條件，系統用工具證據來驗證，因為模型不再調用工具"
+     "只是它自己的判斷。我會在對話之外單獨維護任務狀態，記錄已完成和還缺什麼，每輪都要讓狀態有新變化，否則就算沒有進展。"
+     "工具出錯時先看錯誤類型：超時就在統一的重試預算內重試，缺少參數就詢問用戶，權限拒絕就停止。耗時、Token 和工具調用"
+     "都按任務類型設定預算，依據是正常任務的分佈。如果同一個工具用相同參數重複調用而狀態沒有變化，就提前停止，但超時後的"
+     "合理重試要放行。結束時要區分部分完成、等待用戶和轉人工，給用戶說明完成了什麼，同時給系統留下結構化記錄。每輪都記錄"
+     " Trace，修復後用同一條軌跡回放，再跑故障注入回歸。"),
+    ("只設迴圈次數是治標不治本，因為它沒有解釋 Agent 為什麼停不下來。我會先把業務完成條件寫清楚，模型說完成了也要核對"
+     "來源，這樣才算真的完成。任務狀態要獨立維護，每一輪都看有沒有新增資訊，否則就是在原地打轉。錯誤要分流：短暫故障在"
+     "有限重試內再試，參數缺失就向使用者確認，沒有權限就停下並說明原因。預算不只是步數，還包括耗時、成本和調用次數，要"
+     "按任務類型根據真實任務統計來定。用工具名和規範化參數產生指紋來偵測重複，同時允許合理重試。停止時告訴使用者已完成"
+     "和還缺的部分，系統記錄停止原因，方便統計和回放，修改前後對比軌跡差異。"),
+]
+MIXED = [
+    ("Max steps 只是保险丝，所以要找 root cause。每个 task type 都要有 completion condition，系统用 evidence 验证，"
+     "因为模型不再调用工具只是 claim。Task state 要在对话之外单独维护，每轮都要有状态变化。Tool error 要分流：timeout "
+     "就在统一的 retry budget 内重试，缺少参数就问用户，permission denied 就停止。相同参数的重复调用没有新信息就提前停止，"
+     "但超时后的合理重试要放行。停止时区分部分完成和等待用户，给用户说明，并留下结构化记录。每轮记录 trace，修复后 replay。"),
+    ("I treat the step cap as a fuse, because it only limits damage. 我会为每种任务定义完成条件，并用证据验证，因为模型说"
+     "完成只是信号。I keep a task state outside the transcript so every turn has to change it. 超时在统一的重试预算内重试，"
+     "缺少参数就询问用户，权限拒绝就停止。If the same call repeats with the same arguments and nothing changed, it stops as "
+     "no progress, but a retry after a timeout is allowed. 结束时区分部分完成和等待用户，并给用户可行动的说明。Every turn "
+     "writes a trace so I can replay it after a fix."),
+]
+KEYWORDS_EN = [
+    "max steps, completion condition, task state, retry budget, fingerprint, trace, replay, waiting_for_user, timeout, permission denied, fault injection",
+    "Fuse. Root cause. Completion condition. Evidence. Task state. State version. Timeout. Retry budget. Fingerprint. Normalized arguments. Waiting for user. Partially completed. Trace. Replay. Regression.",
+    "Use max steps, completion conditions, task state, a retry budget, fingerprints, traces, replay and waiting_for_user statuses.",
+    "I'd mention: step cap fuse root cause completion condition verify evidence task state outside transcript timeout retry budget per task type fingerprint tool name normalized arguments legitimate retry waiting for user partially completed trace replay regression",
+]
+KEYWORDS_HANS = [
+    "最大步数、完成条件、任务状态、重试预算、指纹、Trace、回放、等待用户、超时、权限拒绝、故障注入",
+    "保险丝，根因，完成条件，证据，任务状态，状态版本，超时，重试预算，指纹，规范化参数，等待用户，部分完成，Trace，回放，回归",
+    "关键词：最大步数 保险丝 根因 业务完成条件 验证 任务状态 状态变化 错误分类 超时 询问用户 权限 重试预算 任务类型 指纹 合理重试 部分完成 转人工 结构化 轨迹 回放 故障注入",
+]
+KEYWORDS_HANT = [
+    "最大步數、完成條件、任務狀態、重試預算、指紋、Trace、回放、等待用戶、超時、權限拒絕、故障注入",
+    "保險絲，根因，完成條件，證據，任務狀態，狀態版本，超時，重試預算，指紋，規範化參數，等待用戶，部分完成，軌跡，回放，回歸",
+]
+NEGATED_EN = [
+    ("I would never use a retry budget. There is no need for completion conditions or task state. Don't bother with "
+     "fingerprints or traces; replaying runs is pointless. Just set max_steps to 50."),
+    ("You do not need a completion condition, and you should not keep any task state outside the transcript. I "
+     "wouldn't classify errors or ask the user anything. Budgets per task type are overkill. Never fingerprint the "
+     "actions, never write a trace, and skip replay and fault injection. Raise the step cap until it stops."),
+    ("Without any completion check, without task state and without a retry budget the agent still works fine, "
+     "since I don't track what is done. I'd avoid fingerprints, avoid traces and avoid replay."),
+]
+NEGATED_ZH = [
+    "不需要重试预算，也不用完成条件。没必要维护任务状态，不要做指纹，也不用记录 Trace 或回放。设置最大步数就够了。",
+    ("我不会定义完成条件，也不会单独维护任务状态。错误不用分类，不用询问用户。不需要按任务类型配置预算，不用统一重试预算。"
+     "不做指纹检测重复，不记录轨迹，也不做回放和故障注入。把最大步数调大就行。"),
+    "不需要重試預算，也不用完成條件。沒必要維護任務狀態，不要做指紋，也不用記錄軌跡或回放。設定最大步數就夠了。",
+]
+QUESTION_COPIES = [
+    "Your agent keeps calling tools and never stops. What do you do?",
+    "your agent keeps calling tools and never stops what do you do",
+    "你的 Agent 如果一直调用工具不结束，怎么办？",
+    "你的 Agent 如果一直調用工具不結束，怎麼辦？",
+    "Your agent keeps calling tools and never stops. What do you do? 你的 Agent 如果一直调用工具不结束，怎么办？",
+]
+REPEATED_ONE_POINT = [
+    " ".join(["I keep one retry budget for the whole task, because otherwise fallbacks multiply the retries."] * 12),
+    " ".join(["A step cap is a fuse, so it only limits the damage.", "The step cap is a fuse, so it limits damage.",
+              "A step cap is just a fuse because it cannot fix the cause."] * 5),
+    "".join(["超时就在统一的重试预算内重试，因为否则备用工具会放大重试次数。"] * 10),
+]
+
+GAMED_EXTRA = [
+    # a keyword list with a verb per item, no reasons
+    "Use a fuse. Use a completion condition. Use task state. Use a retry budget. Use fingerprints. Use traces. "
+    "Use replay. Use statuses.",
+    # every point stuffed into one sentence with a connective
+    "Because of the step cap fuse, root cause, completion condition, evidence, task state, versioned state, "
+    "timeouts, retry budget, task types, fingerprints, legitimate retries, waiting for the user, traces and replay, "
+    "the agent works.",
+]
 
 
-def test_importing_the_grader_imports_no_heavy_library() -> None:
-    code = ("import sys, agentloops.interview; "
-            "bad = [m for m in ('matplotlib', 'pandas', 'ipywidgets') if m in sys.modules]; assert not bad, bad")
-    subprocess.run([sys.executable, "-c", code], check=True)
+@pytest.fixture
+def no_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Grade one-sentence answers without the length floor, to see a single rule at work."""
+    monkeypatch.setattr(interview, "LENGTH_FLOOR", 1)
 
 
-def test_a_good_answer_covers_every_point() -> None:
-    result = grade(GOOD)
-    assert result.covered == CORE and not result.missed and not result.cap_only
-    assert result.language == "en" and result.score == len(CORE)
-    assert "8 of 8 points covered" in result.verdict()
+def _percent(answer: str) -> int:
+    return grade(answer).percent
 
 
-def test_our_own_answers_pass_our_own_grader() -> None:
-    assert grade(FULL_ANSWER).covered == CORE
-    short = grade(THIRTY_SECONDS)
-    assert len(short.covered) >= len(CORE) - 1 and not short.missed
+# --------------------------------------------------------------------------- the gaming cases, several answers each
+
+LOW, WELL = 25, 75
+"""An answer scores low at or under 25 %, and well at or above 75 %."""
+
+
+@pytest.mark.parametrize("answer", KEYWORDS_EN + KEYWORDS_HANS + KEYWORDS_HANT)
+def test_a_keyword_list_scores_low_in_every_script(answer: str) -> None:
+    result = grade(answer)
+    assert result.percent <= LOW and not result.covered and not result.partly
+    assert "keywords" in result.flags
+
+
+@pytest.mark.parametrize("answer", GAMED_EXTRA)
+def test_a_list_dressed_as_sentences_scores_low(answer: str) -> None:
+    assert _percent(answer) <= LOW
+
+
+@pytest.mark.parametrize("answer", NEGATED_EN + NEGATED_ZH)
+def test_an_answer_that_negates_the_points_scores_low(answer: str) -> None:
+    result = grade(answer)
+    assert result.percent <= LOW and "negated" in result.flags
+    assert sum(len(r.negated) for r in result.results) >= 3
+
+
+@pytest.mark.parametrize("answer", QUESTION_COPIES)
+def test_a_copy_of_the_question_is_not_an_answer(answer: str) -> None:
+    result = grade(answer)
+    assert not result.attempted and result.score == 0 and result.flags == ("question",)
+    assert "repeats the question" in result.verdict() or "重复了问题" in result.verdict() or "重複了問題" in result.verdict()
+
+
+def test_the_question_followed_by_an_answer_grades_the_answer_only() -> None:
+    alone, after = grade(PLAIN_EN[1]), grade(interview.QUESTION + " " + PLAIN_EN[1])
+    assert after.score == alone.score and after.attempted
+
+
+@pytest.mark.parametrize("answer", REPEATED_ONE_POINT)
+def test_repeating_one_point_scores_low(answer: str) -> None:
+    result = grade(answer)
+    assert result.percent <= LOW and "repeated" in result.flags
+    assert len(result.covered) + len(result.partly) <= 2
+
+
+def test_a_repeated_sentence_counts_once() -> None:
+    once = "I keep one retry budget for the whole task, because otherwise fallbacks multiply the retries."
+    assert grade(once * 1).score == grade(" ".join([once] * 6)).score
+    assert grade(" ".join([once] * 6)).words == grade(once).words
+
+
+@pytest.mark.parametrize("answer", PLAIN_EN)
+def test_a_sound_answer_in_plain_words_scores_well(answer: str) -> None:
+    result = grade(answer)
+    assert result.percent >= WELL and not result.missed and result.language == "en"
+    assert "keywords" not in result.flags and "negated" not in result.flags
+
+
+@pytest.mark.parametrize("answer", HANS)
+def test_a_sound_simplified_chinese_answer_scores_well(answer: str) -> None:
+    result = grade(answer)
+    assert result.percent >= WELL and result.language == "zh-Hans" and not result.missed
+
+
+@pytest.mark.parametrize("answer", HANT)
+def test_a_sound_traditional_chinese_answer_scores_well(answer: str) -> None:
+    result = grade(answer)
+    assert result.percent >= WELL and result.language == "zh-Hant" and not result.missed
+
+
+def test_traditional_is_graded_like_its_simplified_original() -> None:
+    simplified, traditional = grade(HANS[0]), grade(HANT[0])
+    assert [r.status for r in traditional.results] == [r.status for r in simplified.results]
+    assert ("names the step cap", "最大步數") in traditional.get("fuse").found  # the learner's own characters
+
+
+@pytest.mark.parametrize(("answer", "language"), [(MIXED[0], "zh-Hans"), (MIXED[1], "en")])
+def test_a_mixed_language_answer_scores_well_and_is_advised_in_its_main_language(answer: str, language: str) -> None:
+    result = grade(answer)
+    assert result.percent >= WELL and result.language == language
+
+
+def test_our_own_two_minute_answer_covers_every_point() -> None:
+    result = grade(TWO_MINUTES)
+    assert result.covered == CORE and result.flags == ()
+
+
+def test_the_thirty_second_answer_names_most_points_but_explains_few() -> None:
+    result = grade(THIRTY_SECONDS)
+    assert len(result.missed) <= 2 and result.percent < grade(TWO_MINUTES).percent
+    assert "enumeration" in result.flags
+
+
+# --------------------------------------------------------------------------- each rule, and what it catches
+
+
+def test_a_negation_removes_the_concept_it_reaches() -> None:
+    said, denied = grade("We use a retry budget."), grade("We never use a retry budget.")
+    assert ("one shared retry budget", "retry budget") in said.get("budgets").found
+    assert not denied.get("budgets").found and denied.get("budgets").negated == ("retry budget",)
+    zh = grade("我们不需要重试预算。")
+    assert not zh.get("budgets").found and "重试预算" in zh.get("budgets").negated
+
+
+def test_a_negation_stops_at_its_clause() -> None:
+    result = grade("The cap is not the fix, but a completion condition is, because it checks the evidence.")
+    assert result.get("completion").found and not result.get("completion").negated
+    for answer in ("Never guess, keep a retry budget.", "Do not guess but keep a retry budget.", "不要猜，用重试预算。",
+                   "不要猜而是用重试预算。"):
+        assert grade(answer).get("budgets").found and not grade(answer).get("budgets").negated, answer
+    kept, denied = grade("不要只看步数上限，而是检查完成条件。"), grade("不要检查完成条件。")
+    assert kept.get("completion").found and not kept.get("completion").negated
+    assert denied.get("completion").negated == ("完成条件",) and not denied.get("completion").found
+
+
+def test_a_negation_reaches_only_a_few_words() -> None:
+    near = grade("We never set any retry budget.")
+    far = grade("We never let the model alone decide things, and I keep a retry budget per task.")
+    assert near.get("budgets").negated and not far.get("budgets").negated
+
+
+def test_a_negation_that_names_a_cause_does_not_negate() -> None:
+    result = grade("Loops run on because there is no completion condition, so I define one per task type.")
+    assert result.get("completion").found and not result.get("completion").negated
+
+
+def test_a_negation_inside_a_key_term_negates_nothing_after_it() -> None:
+    result = grade("A reply without tool calls is only a claim, so the system verifies it against the state.")
+    concepts = dict(result.get("completion").found)
+    assert {"no tool calls is only a claim", "verifies against evidence"} <= set(concepts)
+    assert concepts["no tool calls is only a claim"] in {"without tool calls", "claim"}
+    assert not result.get("completion").negated
+
+
+def test_a_point_needs_a_sentence_with_a_verb() -> None:
+    fragment = grade("Completion condition, evidence.")
+    sentence = grade("The system checks a completion condition and its evidence.")
+    assert fragment.get("completion").status == "missed"
+    assert sentence.get("completion").status == "partly"
+
+
+def test_a_key_term_can_be_the_verb_when_the_sentence_has_a_subject() -> None:
+    assert grade("We replay the trace.").get("traces").found
+    assert grade("我们回放轨迹。").get("traces").found
+    assert not grade("replay, trace").get("traces").found and not grade("回放、轨迹").get("traces").found
+
+
+@pytest.mark.usefixtures("no_floor")
+def test_a_point_is_covered_only_with_its_reason() -> None:
+    plain = "The system checks a completion condition over the task state with evidence."
+    reasoned = "The system checks a completion condition over the task state with evidence, because a claim is cheap."
+    assert grade(plain).get("completion").status == "partly" and not grade(plain).get("completion").explained
+    assert grade(reasoned).get("completion").status == "covered"
+
+
+@pytest.mark.usefixtures("no_floor")
+def test_one_concept_with_its_reason_is_partly_and_without_it_only_named() -> None:
+    assert grade("The step cap stays, so runaway costs stay bounded.").get("fuse").status == "partly"
+    assert grade("The step cap stays.").get("fuse").status == "named"
+
+
+def test_a_sentence_naming_many_points_explains_none() -> None:
+    three = ("The cap is a fuse, the completion condition is checked, and a retry budget is shared, because the "
+             "loop must converge.")
+    four = three.replace("shared,", "shared, traces are kept,")
+    assert grade(three).get("completion").explained
+    assert not grade(four).get("completion").explained and "enumeration" in grade(four).flags
+
+
+def test_the_sentence_list_boundary_is_enumeration(monkeypatch: pytest.MonkeyPatch) -> None:
+    three = ("The cap is a fuse, the completion condition is checked, and a retry budget is shared, because the "
+             "loop must converge.")
+    monkeypatch.setattr(interview, "ENUMERATION", 3)
+    assert not grade(three).get("completion").explained
+
+
+def test_the_length_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    answer = "The system checks a completion condition over the state with evidence, because a claim is cheap."
+    words = grade(answer).words
+    monkeypatch.setattr(interview, "LENGTH_FLOOR", words)
+    assert "short" not in grade(answer).flags and grade(answer).get("completion").status == "covered"
+    monkeypatch.setattr(interview, "LENGTH_FLOOR", words + 1)
+    assert "short" in grade(answer).flags and grade(answer).get("completion").status == "partly"
+
+
+def test_the_density_ceiling(monkeypatch: pytest.MonkeyPatch) -> None:
+    answer = "The system checks a completion condition over the state with evidence, because a claim is cheap."
+    density = grade(answer).density
+    assert 0 < density < 1
+    monkeypatch.setattr(interview, "LENGTH_FLOOR", 1)
+    monkeypatch.setitem(interview.DENSITY_CEILING, "en", density)
+    assert "keywords" not in grade(answer).flags
+    monkeypatch.setitem(interview.DENSITY_CEILING, "en", density - 0.01)
+    result = grade(answer)
+    assert "keywords" in result.flags and result.get("completion").score == pytest.approx(0.1)
+
+
+def test_density_counts_words_inside_key_terms() -> None:
+    assert grade("We keep a retry budget.").density == pytest.approx(2 / 5)
+    assert grade("我们有重试预算。").density == pytest.approx(4 / 7)
+
+
+@pytest.mark.parametrize(("score", "status"), [(1.0, "covered"), (0.999, "partly"), (0.5, "partly"),
+                                               (0.499, "named"), (0.001, "named"), (0.0, "missed")])
+def test_status_thresholds(score: float, status: str) -> None:
+    assert interview._status(score) == status
+
+
+def test_the_score_is_the_sum_of_the_core_points() -> None:
+    result = grade(PLAIN_EN[1])
+    assert result.score == pytest.approx(sum(r.score for r in result.results if r.point.core))
+    assert result.percent == round(100 * result.score / len(CORE))
+    assert len(result.covered) + len(result.partly) + len(result.named) + len(result.missed) == len(CORE)
 
 
 def test_a_cap_only_answer_is_called_out() -> None:
-    result = grade(CAP_ONLY)
-    assert result.cap_only and result.covered == [] and result.partly == ["fuse"]
-    assert result.get("fuse").found[0][0] == "names the step cap"
-    assert "names only the fuse" in result.verdict() and "names only the fuse" in str(result)
-    assert "what number, why" in result._repr_html_()
+    result = grade("I'd set a maximum number of iterations, like 10, so it can't loop forever.")
+    assert result.cap_only and result.percent <= LOW
+    assert "names only the fuse" in result.verdict() and "what number, why" in result._repr_html_()
+    assert not grade("I'd set max_steps to 10, and a retry budget so it can't loop forever.").cap_only
 
 
-@pytest.mark.parametrize("empty", ["", "   \n\t", None, ..., b""])
+def test_evidence_spans_show_the_answers_own_words() -> None:
+    result = grade("We Retry Timeouts within one shared budget, because the service may be back in a second.")
+    assert ("retries transient failures", "Timeouts") in result.get("errors").found
+    assert "<mark>Timeouts</mark>" in result._repr_html_() and "“Timeouts”" in str(result)
+
+
+# --------------------------------------------------------------------------- advice in the answer's language
+
+_HANT_ONLY = interview._HANT_ONLY
+_HANS_ONLY = interview._HANS_ONLY
+
+
+def _cjk(text: str) -> set[str]:
+    return set(re.findall(r"[\u4e00-\u9fff]", text))
+
+
+def test_english_answers_get_english_advice() -> None:
+    text = str(grade(PLAIN_EN[1]))
+    assert "points made with a reason" in text and not _cjk(text.split("add:")[1] if "add:" in text else "")
+
+
+def test_simplified_answers_get_simplified_advice() -> None:
+    result = grade(HANS[1][:120])
+    text = str(result)
+    assert result.verdict().startswith("8 个要点中") and "补充" in text and "这是启发式检查" in result._repr_html_()
+    assert not (_cjk(text) & _HANT_ONLY)
+
+
+def test_traditional_answers_get_traditional_advice() -> None:
+    result = grade(HANT[1][:120])
+    text = str(result)
+    assert result.language == "zh-Hant" and result.verdict().startswith("8 個要點中") and "補充" in text
+    assert "這是啟發式檢查" in result._repr_html_()
+    advice = "".join(line for line in text.splitlines() if "補充" in line or "說明" in line or "!" in line)
+    assert not (_cjk(advice) & _HANS_ONLY), _cjk(advice) & _HANS_ONLY
+
+
+def test_every_chinese_message_has_a_traditional_rendering() -> None:
+    said = [*interview.MESSAGES["zh"].values()]
+    said += [p.title_zh for p in POINTS] + [p.advice_zh for p in POINTS]
+    said += [c.name_zh for p in POINTS for c in p.concepts]
+    for text in said:
+        assert not (_cjk(interview._script(text, "zh-Hant")) & _HANS_ONLY), text
+
+
+def test_folding_keeps_offsets() -> None:
+    text = "權限拒絕就停止，重試預算統一核算。"
+    assert len(interview._fold(text)) == len(text) and interview._fold(text) == "权限拒绝就停止，重试预算统一核算。"
+
+
+@pytest.mark.parametrize(("answer", "language"), [("We retry.", "en"), ("我们重试。", "zh-Hans"),
+                                                  ("我們重試。", "zh-Hant"), ("", "none"), ("12 34", "none")])
+def test_language_detection(answer: str, language: str) -> None:
+    assert grade(answer).language == language
+
+
+# --------------------------------------------------------------------------- the grader never fails a learner
+
+
+def test_the_grader_is_labelled_a_heuristic_everywhere() -> None:
+    for result in (grade(TWO_MINUTES), grade(""), grade(NEGATED_EN[0]), grade(HANS[0]), grade(HANT[0])):
+        assert result.say("heuristic") in str(result) and result.say("heuristic_label") in result._repr_html_()
+    assert grade(HANT[0]).say("heuristic_label") == "這是啟發式檢查。"
+    assert HEURISTIC_NOTE in str(grade("")) and "This is a heuristic." in grade("")._repr_html_()
+
+
+@pytest.mark.parametrize("empty", ["", "   \n\t", None, ..., b"", "。。。", "..."])
 def test_an_empty_answer_is_not_attempted(empty: object) -> None:
     result = grade(empty)
-    assert not result.attempted and result.language == "none" and result.score == 0
-    assert result.verdict().startswith("Not attempted") and not result.cap_only
-    assert all(r.status == "missed" and not r.found for r in result.results)
-
-
-def test_a_chinese_answer_is_graded_with_chinese_keywords() -> None:
-    result = grade(CHINESE)
-    assert result.language == "zh" and result.covered == CORE
-    assert ("names the step cap", "最大步数") in result.get("fuse").found
-    assert any(words == "指纹" for _, words in result.get("progress").found)
-
-
-def test_a_mixed_answer_counts_both_languages() -> None:
-    result = grade("Fingerprint the action; 超时在统一重试预算内重试; 权限拒绝就停止; ask the user for missing parameters.")
-    assert result.language == "mixed" and result.get("errors").status == "covered"
-
-
-def test_partly_covered_points_say_what_to_add() -> None:
-    result = grade("We retry timeouts.")
-    errors = result.get("errors")
-    assert errors.status == "partly" and "retries transient failures" in dict(errors.found)
-    assert "asks the user for a missing parameter" in errors.missing
-    assert f"add: {errors.point.advice}" in str(result)
-
-
-def test_the_grader_is_honest_about_being_a_heuristic() -> None:
-    wrong_but_worded = grade("I would never use a retry budget or any budgets at all.")
-    assert "retry budget" in [w for _, w in wrong_but_worded.get("budgets").found]  # negation is not understood
-    for result in (grade(GOOD), grade(""), wrong_but_worded):
-        assert HEURISTIC_NOTE in str(result)
-        assert "This is a heuristic." in result._repr_html_()
+    assert not result.attempted and result.score == 0 and result.verdict().startswith("Not attempted")
+    assert not result.cap_only and all(r.status == "missed" for r in result.results)
 
 
 @pytest.mark.parametrize("odd", [b"\xff\xfe timeout \x80", 12345, 3.5, ["fuse", b"retry budget", None],
-                                 {"answer": "trace"}, "x" * 200_000, "\u0000\ud800 replay"])
+                                 {"answer": "trace"}, "x" * 200_000, "\u0000\ud800 replay", "不" * 500])
 def test_odd_input_never_raises(odd: object) -> None:
     result = grade(odd)
     assert isinstance(str(result), str) and result._repr_html_().startswith("<div")
@@ -119,26 +469,240 @@ def test_an_object_whose_str_fails_is_not_attempted() -> None:
     assert not grade(Broken()).attempted
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=400))
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=300))
 def test_any_text_grades_without_raising(text: str) -> None:
     result = grade(text)
-    assert {r.status for r in result.results} <= {"covered", "partly", "missed"}
-    assert len(result.covered) + len(result.partly) + len(result.missed) == len(CORE)
-    assert 0 <= result.score <= len(CORE)
-    assert result.attempted == bool(text.strip())
+    assert 0 <= result.score <= len(CORE) and 0 <= result.density <= 1
+    assert all(0 <= r.score <= 1 for r in result.results)
     str(result)
     result._repr_html_()
 
 
 def test_html_never_carries_the_learners_markup() -> None:
-    html = grade("<script>alert(1)</script> replay the trace")._repr_html_()
+    html = grade("<script>alert(1)</script> We replay the trace, because it shows the loop.")._repr_html_()
     assert "<script>" not in html and "replay" in html
 
 
 def test_asking_for_an_unknown_point_names_the_known_ones() -> None:
-    with pytest.raises(KeyError, match="no point 'vibes'; expected one of: fuse, completion"):
-        grade(GOOD).get("vibes")
+    with pytest.raises(DrillError, match="no point 'vibes'; expected one of: fuse, completion"):
+        grade(TWO_MINUTES).get("vibes")
+    assert issubclass(DrillError, UsageError)
+
+
+def test_importing_the_drill_imports_no_heavy_library() -> None:
+    code = ("import sys, agentloops.interview as i; i.grade('We replay the trace.'); "
+            "bad = [m for m in ('matplotlib', 'pandas', 'ipywidgets') if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --------------------------------------------------------------------------- the answers and the timer
+
+
+def test_the_thirty_second_answer_is_at_most_80_words() -> None:
+    assert interview.word_count(THIRTY_SECONDS) <= 80
+
+
+def test_the_two_minute_answer_is_250_to_320_words() -> None:
+    assert 250 <= interview.word_count(TWO_MINUTES) <= 320
+
+
+def test_word_count_counts_words_and_chinese_characters() -> None:
+    assert interview.word_count("Don't re-run the tool_call; 重试。") == 6
+    assert interview.word_count("") == 0
+
+
+@pytest.mark.parametrize(("seconds", "within"), [(29.9, True), (30.0, True), (30.1, False)])
+def test_pace_is_within_the_target_up_to_the_target(seconds: float, within: bool) -> None:
+    assert interview.pace(80, seconds, 30).within is within
+
+
+def test_pace_measures_words_a_minute_and_what_to_cut() -> None:
+    slow = interview.pace(80, 40, 30)
+    assert slow.wpm == pytest.approx(120) and slow.words_to_cut() == 20
+    assert "10 s over the 30 s target" in slow.verdict() and "cut about 20 words" in slow.verdict()
+    assert interview.pace(80, 30, 30).words_to_cut() == 0
+    assert "fast" in interview.pace(80, 20, 30).verdict() and "fast" not in interview.pace(80, 30, 30).verdict()
+    assert interview.pace(10, 0, 30).wpm == 0
+
+
+@pytest.mark.parametrize("bad", [(-1, 10, 30), (10, -1, 30), (10, 10, 0)])
+def test_pace_rejects_nonsense(bad: tuple[int, float, float]) -> None:
+    with pytest.raises(DrillError, match=r"pace: words=.*expected words and seconds of at least 0"):
+        interview.pace(*bad)
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_timer_times_a_spoken_answer_without_a_browser() -> None:
+    clock = Clock()
+    timer = interview.speaking_timer(clock=clock)
+    assert timer.last is None and timer.stop() is None  # Stop before Start does nothing
+    assert "78 words" in timer.text.value or f"{interview.word_count(THIRTY_SECONDS)} words" in timer.text.value
+    timer.start_button.click()
+    assert timer.start_button.disabled and not timer.stop_button.disabled
+    clock.now += 33
+    timer.stop_button.click()
+    assert timer.last == interview.pace(interview.word_count(THIRTY_SECONDS), 33, 30)
+    assert "3 s over the 30 s target" in timer.result.value and not timer.start_button.disabled
+
+
+def test_the_timer_switches_scripts_and_targets() -> None:
+    timer = interview.speaking_timer("2-minute answer", clock=Clock())
+    assert timer.target() == (TWO_MINUTES, 120.0)
+    timer.script.value = interview.OWN_WORDS
+    timer.own.value = " ".join(["word"] * 100)
+    assert timer.target()[1] == 30.0 and timer.own.layout.display is None
+    timer.own.value += " word"
+    assert timer.target()[1] == 120.0 and "101 words" in timer.text.value
+    timer.script.value = "30-second answer"
+    assert timer.own.layout.display == "none"
+
+
+def test_the_timer_rejects_an_unknown_script() -> None:
+    with pytest.raises(DrillError, match="script 'haiku' is unknown; expected one of: 30-second answer"):
+        interview.speaking_timer("haiku")
+
+
+def test_the_practice_box_grades_what_is_typed_and_what_is_clicked() -> None:
+    box = interview.practice()
+    assert not box.state.attempted and "heuristic" in box.result.value
+    assert box.check("Set max_steps to 10.").cap_only
+    box.answer.value = HANT[0]
+    box.button.click()
+    assert box.state.language == "zh-Hant" and "練習檢查" in str(box.state)
+    assert "agentloops-practice-result" in box.result._dom_classes
+
+
+# --------------------------------------------------------------------------- follow-ups answered by runs
+
+
+@pytest.mark.parametrize("number", range(1, len(FOLLOW_UPS) + 1))
+def test_each_follow_up_is_shown_by_its_runs(number: int) -> None:
+    answered = interview.follow_up(number)
+    assert answered.holds, answered.failed()
+    assert set(answered.runs) == set(FOLLOW_UPS[number - 1].scenarios) and len(answered.checks) >= 3
+    assert f"Follow-up {number}" in str(answered) and "✓" in answered._repr_html_()
+
+
+@dataclass
+class FakeRun:
+    """Just the public surface of a ControllerRun that the follow-ups read."""
+
+    status: str
+    code: str
+    actions: list[str]
+    message: str = ""
+    record: dict[str, Any] = field(default_factory=dict)
+
+    def user_message(self) -> str:
+        return self.message
+
+    def system_record(self) -> dict[str, Any]:
+        return self.record
+
+
+def _real(name: str) -> FakeRun:
+    from agentloops.controller import run_scenario
+
+    run = run_scenario(name)
+    return FakeRun(run.status, run.code, list(run.actions), run.user_message(), run.system_record())
+
+
+def _runner_with(name: str, **changes: Any) -> Any:
+    return lambda scenario: replace(_real(scenario), **changes) if scenario == name else _real(scenario)
+
+
+def _record_with(name: str, **changes: Any) -> dict[str, Any]:
+    record = _real(name).record
+    return {**record, **changes}
+
+
+@pytest.mark.parametrize(("number", "scenario", "changes", "claim"), [
+    (1, "order-missing-id", {"status": "failed_unrecoverable"}, "a run can end as waiting_for_user"),
+    (1, "weather-cancelled", {"code": "budget:steps"}, "none of these endings is the step cap"),
+    (2, "weather-timeout-once", {"status": "budget_exhausted"}, "a recoverable failure still succeeds"),
+    (3, "weather-reask", {"actions": ["get_weather(city=Shanghai)"] * 2}, "the same call that brought nothing new"),
+    (3, "weather-timeout-once", {"actions": ["get_weather(city=Beijing)", "answer"]}, "is a retry"),
+    (4, "weather-early-claim", {"status": "succeeded"}, "the claim is not reported as success"),
+    (4, "weather-early-claim", {"actions": ["get_weather(city=Shanghai)", "answer"]}, "claimed it was done"),
+    (4, "weather-early-claim", {"message": "I could only partly finish this."}, "the user is told what is missing"),
+    (5, "weather-timeout-always", {"code": "budget:steps"}, "retries stop when the shared retry budget"),
+    (5, "weather-timeout-always", {"message": "Nothing was kept."}, "the verified result is kept"),
+    (5, "refund-handoff", {"actions": ["issue_refund(order_id=A-1042, amount=25.0)", "retry:issue_refund("
+                                       "order_id=A-1042, amount=25.0)"]}, "side effects goes to a person"),
+    (6, "weather-no-state", {"actions": ["get_weather(city=Shanghai)", "get_weather(city=Beijing)"]},
+     "where the loop began repeating"),
+    (6, "weather-normal", {"actions": ["get_weather(city=Shanghai)", "get_weather(city=Shanghai)", "answer"]},
+     "without a repeat"),
+])
+def test_a_run_that_contradicts_a_claim_fails_it(number: int, scenario: str, changes: dict[str, Any],
+                                                  claim: str) -> None:
+    answered = interview.follow_up(number, runner=_runner_with(scenario, **changes))
+    assert not answered.holds and [c for c in answered.failed() if claim in c.claim], answered
+
+
+@pytest.mark.parametrize(("number", "scenario", "budget", "claim"), [
+    (2, "weather-normal", {"steps": 0}, "the happy path uses"),
+    (3, "weather-reask", {"steps": 0}, "it stops before the step cap"),
+    (5, "weather-timeout-always", {"retries": 1}, "retries stop when the shared retry budget"),
+])
+def test_a_budget_that_contradicts_a_claim_fails_it(number: int, scenario: str, budget: dict[str, int],
+                                                    claim: str) -> None:
+    left = {**_real(scenario).record["budgets_left"], **budget}
+    answered = interview.follow_up(number, runner=_runner_with(scenario, record=_record_with(scenario,
+                                                                                              budgets_left=left)))
+    assert [c for c in answered.failed() if claim in c.claim], answered
+
+
+@pytest.mark.parametrize("bad", [0, 7, "1", True, 1.0])
+def test_asking_for_a_follow_up_that_does_not_exist(bad: Any) -> None:
+    with pytest.raises(DrillError, match=r"follow_up: number .* is not a follow-up; expected 1 to 6"):
+        interview.follow_up(bad)
+
+
+def test_first_repeat_finds_the_first_repeated_action() -> None:
+    assert interview._first_repeat(["a", "b", "a", "b"]) == 3
+    assert interview._first_repeat(["a", "b"]) is None and interview._first_repeat([]) is None
+
+
+@pytest.mark.parametrize("number", range(1, len(FOLLOW_UPS) + 1))
+def test_each_follow_up_names_an_evidence_function_of_the_controller(number: int) -> None:
+    import agentloops.controller as ctl
+
+    assert callable(getattr(ctl, FOLLOW_UPS[number - 1].evidence))
+    assert str(interview.evidence_for(number))
+
+
+def test_status_scenarios_cover_every_stop_status() -> None:
+    import agentloops.controller as ctl
+
+    assert set(interview.STATUS_SCENARIOS) == set(ctl.STOP_STATUSES)
+
+
+# --------------------------------------------------------------------------- frameworks, evidence, notebook
+
+
+def test_three_frameworks_each_name_the_fuse_with_a_checked_version() -> None:
+    assert [f.framework for f in FRAMEWORK_FUSES] == ["LangGraph", "OpenAI Agents SDK", "Pydantic AI"]
+    settings_ = {f.framework: f.setting for f in FRAMEWORK_FUSES}
+    assert "recursion_limit" in settings_["LangGraph"] and "max_turns" in settings_["OpenAI Agents SDK"]
+    assert "request_limit" in settings_["Pydantic AI"] and "tool_calls_limit" in settings_["Pydantic AI"]
+    assert [f.raises.split()[0].rstrip(",") for f in FRAMEWORK_FUSES] == [
+        "GraphRecursionError", "MaxTurnsExceeded", "UsageLimitExceeded"]
+    for fuse in FRAMEWORK_FUSES:
+        assert re.fullmatch(r"\d+\.\d+\.\d+", fuse.version), fuse
+        assert fuse.source and all(re.match(r"[\w/]+\.py:\d+", ref) for ref in fuse.source), fuse.source
+    rows = interview.framework_rows()
+    assert rows[0]["checked against"] == "langgraph 1.2.24" and len(rows) == 3
 
 
 def test_six_follow_ups_and_six_pieces_of_evidence() -> None:
@@ -151,11 +715,11 @@ def test_six_follow_ups_and_six_pieces_of_evidence() -> None:
     assert all(callable(getattr(ctl, e.function)) for e in EVIDENCE)
 
 
-def _cells(path: Path) -> list[dict[str, object]]:
+def _cells(path: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_text(encoding="utf-8"))["cells"]
 
 
-def _source(cell: dict[str, object]) -> str:
+def _source(cell: dict[str, Any]) -> str:
     source = cell["source"]
     return "".join(source) if isinstance(source, list) else str(source)
 
@@ -171,8 +735,10 @@ def test_each_evidence_link_lands_on_the_cell_that_produces_it(evidence: intervi
     assert evidence.link() in "".join(_source(c) for c in _cells(DRILL) if c["cell_type"] == "markdown")
 
 
-def test_the_drill_answers_each_follow_up_with_a_cell() -> None:
-    code = [_source(c) for c in _cells(DRILL) if c["cell_type"] == "code"]
-    for number in range(len(FOLLOW_UPS)):
-        assert any(f"interview.FOLLOW_UPS[{number}]" in c for c in code), number
-    assert any("widgets.practice()" in c for c in code)
+def test_the_drill_answers_each_follow_up_with_a_run_and_asserts_it() -> None:
+    code = "\n".join(_source(c) for c in _cells(DRILL) if c["cell_type"] == "code")
+    for number in range(1, len(FOLLOW_UPS) + 1):
+        assert f"interview.follow_up({number})" in code, number
+    assert "interview.practice()" in code and "interview.speaking_timer()" in code
+    assert "interview.framework_rows()" in code
+    assert "agentloops.controller." not in code.replace("import agentloops.controller as ctl", "")
