@@ -58,8 +58,8 @@ def test_the_command_picks_the_page_the_port_and_no_browser(calls: list[list[str
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["app", "slides"], "argument page: invalid choice: 'slides' (choose from 'criteria', 'controller')"),
-    (["app", "--port", "0"], "argument --port: expected a port number from 1 to 65535; got 0"),
-    (["app", "--port", "http"], "argument --port: expected a port number from 1 to 65535; got 'http'"),
+    (["app", "--port", "0"], "argument --port: expected a whole number from 1 to 65535; got 0"),
+    (["app", "--port", "http"], "argument --port: expected a whole number from 1 to 65535, in digits 0-9; got 'http'"),
 ])
 def test_mistakes_end_in_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from collections.abc import Callable
 from functools import partial
 
 import pytest
@@ -23,24 +25,20 @@ LIMIT = 0.4  # seconds: short, so the infinite-loop cases cost little
 MODES = ["inprocess", *(["fork"] if default_mode() == "fork" else [])]
 
 
-def passes() -> tuple[bool, str]:
-    return True, "fine"
+def fine() -> str:
+    return "fine"
 
 
-def fails() -> tuple[bool, str]:
-    return False, "expected 3, got 4"
+def divides_by_zero() -> float:
+    return 1 / 0
 
 
-def divides_by_zero() -> tuple[bool, str]:
-    return 1 / 0, "unreachable"  # type: ignore[return-value]
-
-
-def loops_forever() -> tuple[bool, str]:
+def loops_forever() -> None:
     while True:
         pass
 
 
-def swallows_everything() -> tuple[bool, str]:
+def swallows_everything() -> None:
     while True:
         try:
             while True:
@@ -49,24 +47,35 @@ def swallows_everything() -> tuple[bool, str]:
             continue
 
 
-def exits() -> tuple[bool, str]:
+def exits() -> None:
     sys.exit(3)
 
 
-def talks() -> tuple[bool, str]:
+def talks() -> str:
     print("debugging output")
-    return True, "printed something"
+    return "fine"
+
+
+def expect(value: object) -> Callable[[object], tuple[bool, str]]:
+    """A judge that passes exactly ``value`` (compared by the notebook's process, on the decoded output)."""
+    def judge(output: object) -> tuple[bool, str]:
+        return (type(output) is type(value) and output == value), f"got {output!r}"
+    return judge
+
+
+def case(name: str, call: Callable[[], object], value: object = "fine") -> Case:
+    return Case(name, call, expect(value))
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_each_misbehaviour_becomes_a_verdict(mode: str) -> None:
-    cases = [Case("ok", passes), Case("wrong", fails), Case("raises", divides_by_zero), Case("exits", exits),
-             Case("loops", loops_forever), Case("after", passes)]
+    cases = [case("ok", fine), case("wrong", fine, "other"), case("raises", divides_by_zero), case("exits", exits),
+             case("loops", loops_forever), case("after", fine)]
     results, _ = run_cases(cases, time_limit=LIMIT, mode=mode)  # type: ignore[arg-type]
     by_name = {r.name: r for r in results}
     assert [r.name for r in results] == [c.name for c in cases]
-    assert by_name["ok"] == CaseResult("ok", "passed", "fine")
-    assert by_name["wrong"] == CaseResult("wrong", "failed", "expected 3, got 4")
+    assert by_name["ok"] == CaseResult("ok", "passed", "got 'fine'")
+    assert by_name["wrong"] == CaseResult("wrong", "failed", "got 'fine'")
     assert by_name["raises"].status == "failed"
     assert by_name["raises"].message.startswith("your code raised ZeroDivisionError: division by zero (in "
                                                 "divides_by_zero, line ")
@@ -78,35 +87,55 @@ def test_each_misbehaviour_becomes_a_verdict(mode: str) -> None:
 
 @pytest.mark.skipif(default_mode() != "fork", reason="only a forked child can be stopped whatever it catches")
 def test_a_learner_who_catches_everything_is_still_stopped() -> None:
-    results, _ = run_cases([Case("stubborn", swallows_everything)], time_limit=LIMIT, mode="fork")
+    results, _ = run_cases([case("stubborn", swallows_everything)], time_limit=LIMIT, mode="fork")
     assert results[0].status == "timeout"
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_after_too_many_timeouts_the_rest_is_skipped(mode: str) -> None:
-    cases = [Case(f"loop {i}", loops_forever) for i in range(MAX_TIMEOUTS)] + [Case("later", passes)]
+    cases = [case(f"loop {i}", loops_forever) for i in range(MAX_TIMEOUTS)] + [case("later", fine)]
     results, _ = run_cases(cases, time_limit=LIMIT, mode=mode)  # type: ignore[arg-type]
     assert [r.status for r in results] == ["timeout"] * MAX_TIMEOUTS + ["skipped"]
     assert "fix the infinite loop first" in results[-1].message
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_the_whole_check_has_its_own_time_limit(mode: str) -> None:
+    def slow() -> str:
+        time.sleep(0.3)  # each case stays under its own limit…
+        return "fine"
+
+    started = time.monotonic()
+    results, _ = run_cases([case(f"slow {i}", slow) for i in range(8)], time_limit=1.0, total_limit=1.0,
+                           mode=mode)  # type: ignore[arg-type]
+    assert time.monotonic() - started < 2.5  # …but eight of them would take 2.4 s
+    statuses = [r.status for r in results]
+    assert statuses[:2] == ["passed", "passed"] and statuses[-1] == "skipped" and "timeout" not in statuses[3:]
+    assert results[-1].message == "not run: the whole check ran out of its 1 s; make each case faster"
+
+
 def test_an_exception_is_blamed_on_the_learner_only_when_their_code_raised_it() -> None:
-    def learner_bug() -> tuple[bool, str]:
+    def learner_bug() -> object:
         return {}["missing"]  # raised in a test file: learner code
 
-    results, _ = run_cases([Case("theirs", learner_bug), Case("ours", partial(int, "x"))], mode="inprocess")
+    def broken_judge(output: object) -> tuple[bool, str]:
+        raise ValueError("the judge has a bug")
+
+    results, _ = run_cases([case("theirs", learner_bug), case("ours", partial(int, "x")),
+                            Case("judge", fine, broken_judge)], mode="inprocess")
     assert results[0].status == "failed" and results[0].message.startswith("your code raised KeyError: 'missing'")
     assert results[1].status == "error"
     assert results[1].message.startswith("the checker itself failed (ValueError: invalid literal for int()")
     assert results[1].message.endswith("this is not your fault — please report it")
+    assert results[2].status == "error" and "the judge has a bug" in results[2].message
 
 
 @pytest.mark.skipif(default_mode() != "fork", reason="forked isolation is used on Linux only")
 def test_fork_mode_captures_printing_and_survives_a_crash() -> None:
-    def crashes() -> tuple[bool, str]:
+    def crashes() -> None:
         os._exit(7)
 
-    results, printed = run_cases([Case("talks", talks), Case("crashes", crashes), Case("after", passes)],
+    results, printed = run_cases([case("talks", talks), case("crashes", crashes), case("after", fine)],
                                  time_limit=LIMIT, mode="fork")
     assert printed == "debugging output\n"
     assert results[1] == CaseResult("crashes", "failed",
@@ -120,7 +149,7 @@ def test_describe_exception_points_at_the_learners_line() -> None:
     except ZeroDivisionError as exc:
         text = describe_exception(exc)
     assert text.startswith("ZeroDivisionError: division by zero (in divides_by_zero, line ")
-    assert "`return 1 / 0, \"unreachable\"" in text
+    assert "`return 1 / 0`" in text
 
 
 def test_learner_frames_exclude_the_package_and_the_standard_library() -> None:
@@ -167,5 +196,5 @@ def test_when_fork_fails_the_cases_run_in_process(monkeypatch: pytest.MonkeyPatc
         raise OSError("Resource temporarily unavailable")
 
     monkeypatch.setattr(checking.os, "fork", no_fork)
-    results, _ = run_cases([Case("ok", passes), Case("wrong", fails)], mode="fork")
+    results, _ = run_cases([case("ok", fine), case("wrong", fine, "other")], mode="fork")
     assert [r.status for r in results] == ["passed", "failed"]

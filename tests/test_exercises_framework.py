@@ -86,20 +86,22 @@ def test_the_hint_ladder_climbs_then_repeats_its_last_rung() -> None:
 
 def test_the_solution_shows_the_reference_source_and_is_noted() -> None:
     note = q3.solution()
-    assert note.code.startswith("def count_wasted(rounds: tuple[al.Round, ...]) -> int:")
+    assert note.code.startswith("def count_wasted(rounds: tuple[LoggedCall, ...]) -> int:")
     assert progress.entry(q3.id).solution_viewed
-    assert progress.rows("stopping")[2][4] == "yes"
+    assert progress.rows("stopping")[3][4] == "yes"
 
 
 def test_every_exercise_is_registered_in_order_with_a_unique_variable() -> None:
     exercises = all_exercises()
-    assert [e.number for e in exercises] == [1, 2, 3, 4, 5, 6]
+    assert [(e.set_name, e.number) for e in exercises] == [
+        *(("part1", n) for n in range(1, 6)), *(("stopping", n) for n in (1, 2, 2, 3)),
+        *(("controlling", n) for n in (4, 5, 6))]
     assert len({e.variable for e in exercises}) == len(exercises)
     assert {e.set_name for e in exercises} == set(SETS)
     assert get_exercise("wasted-calls") is q3
-    with pytest.raises(UsageError, match="unknown exercise 'nope'; expected one of: stop-criterion"):
+    with pytest.raises(UsageError, match="unknown exercise 'nope'; expected one of: split-the-tests"):
         get_exercise("nope")
-    with pytest.raises(UsageError, match="unknown exercise set 'extra'; expected one of: stopping, controlling"):
+    with pytest.raises(UsageError, match="unknown exercise set 'extra'; expected one of: part1, stopping, controlling"):
         all_exercises("extra")
 
 
@@ -107,17 +109,17 @@ def test_the_progress_text_names_what_remains() -> None:
     q1.check(q1.reference())
     q3.check(lambda rounds: "x")
     text = progress.progress_text("stopping")
-    assert text.startswith("Progress this session: 1 of 3 passed (remaining: q2, q3)")
-    assert [line.split()[:1] for line in text.splitlines()[3:]] == [["q1"], ["q2"], ["q3"]]
-    assert "not yet" in text.splitlines()[5] and "to do" in text.splitlines()[4]
+    assert text.startswith("Progress this session: 1 of 4 passed (remaining: q2, q2b, q3)")
+    assert [line.split()[:1] for line in text.splitlines()[3:]] == [["q1"], ["q2"], ["q2b"], ["q3"]]
+    assert "not yet" in text.splitlines()[6] and "to do" in text.splitlines()[4]
 
 
 def test_the_summary_widget_redraws_itself_after_each_check() -> None:
     widget = progress.summary("stopping")
-    assert "0 of 3 passed" in widget.view.value
+    assert "0 of 4 passed" in widget.view.value
     q1.check(q1.reference())
-    assert "1 of 3 passed" in widget.view.value
-    assert widget._repr_mimebundle_()["text/plain"].startswith("Progress this session: 1 of 3 passed")
+    assert "1 of 4 passed" in widget.view.value
+    assert widget._repr_mimebundle_()["text/plain"].startswith("Progress this session: 1 of 4 passed")
     assert "agentloops-progress" in widget._dom_classes
     widget.close()
     with pytest.raises(UsageError, match="unknown exercise set"):

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import agentloops as al
+from agentloops.errors import ERROR_CLASSES
 from agentloops.exercises import progress
 from agentloops.exercises.stopping import LOOP_CASES, q1, q2, q3, run_tool, tool_results
 
@@ -82,8 +83,7 @@ def test_q1_an_unknown_abort_code_lists_the_codes() -> None:
         return not response.tool_calls
 
     message = q1.judge(stop_criterion).case("truncated").message
-    assert message.endswith("your function aborted with code 'cut_off'; the codes are: truncated, content_filter, "
-                            "refusal, malformed_tool_call, unknown_stop, max_steps, model_error")
+    assert message.endswith(f"your function aborted with code 'cut_off'; the codes are: {', '.join(ERROR_CLASSES)}")
 
 
 def test_q1_the_content_test_fails_on_the_talking_round() -> None:
@@ -252,7 +252,7 @@ def test_q3_an_infinite_loop_an_exception_and_a_wrong_type() -> None:
         return int(rounds[1].repeated) + len(rounds[2:])
 
     def lists(rounds):
-        return [r.step for r in rounds if r.repeated]
+        return [r.step for r in rounds[1:]]
 
     looping = q3.judge(loops, time_limit=LIMIT)
     assert looping.case("normal").status == "timeout" and looping.case("talk-only").status == "skipped"
@@ -267,3 +267,52 @@ def test_q3_an_infinite_loop_an_exception_and_a_wrong_type() -> None:
 def test_q3_a_boolean_is_not_a_count() -> None:
     result = q3.judge(lambda rounds: False)
     assert result.case("normal").message.endswith("returned bool (False); expected an int: the number of wasted calls")
+
+
+def test_q3_summing_the_loops_own_verdict_is_not_possible() -> None:
+    result = q3.judge(lambda rounds: sum(r.repeated for r in rounds))
+    assert result.status == "incorrect"
+    assert "'LoggedCall' object has no attribute 'repeated'" in result.case("normal").message
+
+
+# --------------------------------------------------------------------------- q2b: one wasted call
+
+
+def test_q2b_the_reference_agrees_with_the_loop_on_every_pair() -> None:
+    from agentloops.exercises.stopping import call_pairs, q2b
+
+    result = q2b.judge(q2b.reference())
+    assert result.passed, str(result)
+    assert len(result.cases) == len(call_pairs()) >= 20
+    assert result.case("truncated × content · call 2").message == (
+        "True — the same response, and nothing new was sent in between")
+
+
+def test_q2b_the_same_response_alone_is_not_waste() -> None:
+    from agentloops.exercises.stopping import q2b
+
+    result = q2b.judge(lambda before, now: now.response.same_as(before.response))
+    failed = {c.name for c in result.failures}
+    assert "cut-off-arguments × content · call 2" in failed
+    assert any(name.startswith("polling") for name in failed)
+    assert result.case("cut-off-arguments × content · call 2").message == (
+        "you said True for call 2; expected False — the same response, but a tool result it had not seen was sent")
+
+
+def test_q2b_news_alone_is_not_waste_either() -> None:
+    from agentloops.exercises.stopping import q2b
+
+    def is_wasted(before, now):  # forgets to compare the responses
+        return not set(tool_results(now.request[now.new_from:])) - set(tool_results(before.request))
+
+    result = q2b.judge(is_wasted)
+    assert result.case("rephrasing (new words, nothing new learned) · call 4").message == (
+        "you said True for call 4; expected False — a different response")
+    assert result.case("rephrasing (new words, nothing new learned) · call 3").passed  # word for word: wasted
+
+
+def test_q2b_one_is_not_true() -> None:
+    from agentloops.exercises.stopping import q2b
+
+    message = q2b.judge(lambda before, now: 1).cases[0].message
+    assert message == "returned int (1); expected True (wasted) or False"

@@ -1,23 +1,30 @@
 """Workshop mode: exercises that check themselves, in the style of Kaggle's learntools.
 
-Each exercise set is one module and one learner notebook under
-``notebooks/exercises/``:
+Each exercise set is one module; Part 1's are embedded one per lesson, the
+others have their own learner notebook under ``notebooks/exercises/``:
 
+- :mod:`~agentloops.exercises.part1` — ``q01_split`` … ``q05_respond``, one per lesson of
+  notebooks 01–05;
 - :mod:`~agentloops.exercises.stopping` — ``q1`` a stop criterion, ``q2`` raise at the
-  cap, ``q3`` the wasted-call detector (the core loop);
+  cap, ``q2b`` one wasted call, ``q3`` the wasted-call detector (the core loop);
 - :mod:`~agentloops.exercises.controlling` — ``q4`` an action fingerprint that lets a
   retry through, ``q5`` error routing, ``q6`` a completion condition (the controller).
 
 The pieces, one concept per module:
 
-- :mod:`~agentloops.exercises.checking` runs learner code safely (exceptions,
-  infinite loops under a time limit, odd return values);
+- :mod:`~agentloops.exercises.checking` runs learner code in a worker process and
+  judges its outputs in the notebook's (time and memory limits, a process group);
+- :mod:`~agentloops.exercises.outputs` is the only thing a worker sends back: raw
+  outputs as JSON, with exact types;
+- :mod:`~agentloops.exercises.failures` describes a learner's exception in one line,
+  with a hint;
 - :mod:`~agentloops.exercises.results` renders verdicts as HTML and text;
 - :mod:`~agentloops.exercises.exercise` is ``q.check()`` / ``q.hint()`` / ``q.solution()``;
 - :mod:`~agentloops.exercises.registry` lists every exercise by id and set;
 - :mod:`~agentloops.exercises.progress` remembers what passed in this kernel session;
 - :mod:`~agentloops.exercises.solutions` holds the reference solutions;
-- :mod:`~agentloops.exercises.notebooks` renders instructor copies with the solutions filled in.
+- :mod:`~agentloops.exercises.notebooks` renders instructor copies with the solutions and the quiz
+  answers filled in.
 
 Importing this package loads nothing heavy; ipywidgets is imported only by
 :func:`agentloops.exercises.progress.summary`.

@@ -1,25 +1,41 @@
-"""Running a learner's code safely: exceptions, infinite loops and odd values become verdicts.
+"""Running a learner's code safely, and judging what it returned in the notebook's own process.
 
-A checker runs the learner's function on many cases. Any of them may raise,
-loop forever or return something odd, and none of that may reach the
-notebook as a traceback or a frozen kernel. Each case is a zero-argument
-function that returns ``(passed, message)``; :func:`run_cases` runs them
-under a time limit and always returns one :class:`CaseResult` per case.
+Each :class:`Case` has two halves. ``call`` runs the learner's code and
+returns its raw outputs; ``judge`` compares those outputs with the expected
+values and says passed or failed. Only ``call`` ever runs learner code, and
+``judge`` only ever sees the outputs as JSON (:mod:`agentloops.exercises.outputs`).
 
-How the time limit is enforced:
+How it is isolated:
 
-- ``fork`` (Linux, the default there): the cases run in a forked child
-  process that streams one result per case back through a pipe. The parent
-  waits at most ``time_limit`` seconds for each; at the deadline it kills the
-  child (``SIGKILL``), reports that case as timed out and forks a fresh child
-  for the cases after it. A runaway loop in C code, a ``sys.exit()`` or a
-  crash are stopped too, and the kernel is never touched. What the learner's
-  code prints is captured and shown with the verdict.
-- ``inprocess`` (elsewhere, or on request): the cases run in the calling
+- ``fork`` (Linux, the default there): the calls run in a forked worker
+  process, in its own process group, with about :data:`MEMORY_LIMIT` bytes of
+  address space more than the notebook already uses. The worker writes one
+  length-prefixed JSON message per case to a pipe — the learner function's
+  outputs and what it printed, nothing else — and the notebook's process
+  judges them. The parent waits at most ``time_limit`` seconds per case and
+  :data:`TOTAL_LIMIT_S` for the whole check; at a deadline it kills the
+  worker's whole process group and, after a per-case timeout, forks a fresh
+  worker for the cases after it. A worker that dies is reported as a crash
+  even when a child it forked still holds the pipe open. When the check ends
+  the process group is killed, so no child the learner's code started
+  survives it. A message the worker never sends (extra, out of order,
+  malformed) fails that case; a forged one can only claim outputs, which are
+  judged like any other.
+- ``inprocess`` (elsewhere, or on request): the calls run in the calling
   thread; a watchdog thread raises :class:`CaseTimeout` inside it at the
   deadline (``PyThreadState_SetAsyncExc``), and again every 50 ms if it is
-  caught. It stops any loop of Python code, but not a thread stuck inside one
-  long C call, nor a loop that catches ``BaseException`` and goes round again.
+  caught. The outputs still go through JSON before they are judged.
+
+What is *not* protected — the learner owns the kernel. Code run at the top of
+a notebook cell can replace this module's functions or the expected values
+before a check; a worker's code can compute the right outputs any way it
+likes (hard-coding them, or writing them to the pipe itself) and they will be
+judged correct; a child that calls ``setsid()`` leaves the process group and
+outlives the check; the memory limit bounds address space, not a disk or a
+network. In-process mode stops neither a thread stuck in one long C call nor
+a loop that catches ``BaseException`` and goes round again, and shares the
+kernel's memory. The checker catches mistakes and cheap tricks, not a
+determined cheat.
 
 After :data:`MAX_TIMEOUTS` cases have timed out the remaining ones are
 skipped: a learner with an infinite loop learns that in seconds, not minutes.
@@ -30,25 +46,34 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import io
-import linecache
+import json
 import os
-import pickle
 import select
 import signal
 import struct
 import sys
-import sysconfig
 import threading
 import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal
 
+from agentloops.exercises import outputs
+from agentloops.exercises.failures import (
+    describe_exception,
+    describe_raised,
+    is_learner_frame,
+    raised_text,
+    type_name,
+)
+from agentloops.exercises.outputs import JSON, WrongValue
 from agentloops.exercises.results import OUTPUT_LIMIT, CaseResult
+
+__all__ = ["MAX_TIMEOUTS", "MEMORY_LIMIT", "TIME_LIMIT_S", "TOTAL_LIMIT_S", "Case", "CaseTimeout", "LearnerError",
+           "Mode", "Verdict", "default_mode", "describe_exception", "guarded_call", "is_learner_frame", "run_cases",
+           "type_name"]
 
 Mode = Literal["auto", "fork", "inprocess"]
 """How cases are isolated: see the module docstring. ``auto`` forks on Linux, else runs in-process."""
@@ -56,19 +81,20 @@ Mode = Literal["auto", "fork", "inprocess"]
 TIME_LIMIT_S = 2.0
 """Seconds one case may take. Every shipped case needs milliseconds; two seconds is a hang."""
 
+TOTAL_LIMIT_S = 12.0
+"""Seconds a whole check may take, however many cases each stay under their own limit."""
+
 MAX_TIMEOUTS = 2
 """Timed-out cases after which the rest are skipped."""
 
+MEMORY_LIMIT = 1 << 30
+"""Bytes of address space a worker may add to what the notebook's process already uses (1 GiB)."""
+
+MAX_MESSAGE = 4 << 20
+"""Largest message a worker may send, in bytes; a larger length prefix is treated as tampering."""
+
 Verdict = tuple[bool, str]
-"""What a case returns: passed or not, and the message the learner reads."""
-
-CaseFunction = Callable[[], Verdict]
-
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
-_LIBRARY_DIRS = tuple(
-    {str(Path(p).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib")
-     if (p := sysconfig.get_paths().get(key))}
-)
+"""What a judge returns: passed or not, and the message the learner reads."""
 
 
 class CaseTimeout(BaseException):
@@ -79,103 +105,74 @@ class CaseTimeout(BaseException):
 
 
 class LearnerError(Exception):
-    """Raised by a case when the learner's code misbehaved; the message is the verdict."""
+    """Raised by a judge (or a call) when the learner's code misbehaved; the message is the verdict."""
 
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """One named check.
+    """One named check, split where the trust boundary is.
 
     Attributes:
         name: how the learner sees the case (a scenario name, a situation…).
-        run: computes the verdict; it calls the learner's code, which may raise or hang.
+        call: runs the learner's code and returns its raw outputs (in the worker).
+        judge: the decoded outputs → the verdict (in the notebook's process; never calls learner code).
     """
 
     name: str
-    run: CaseFunction
+    call: Callable[[], Any]
+    judge: Callable[[JSON], Verdict]
 
 
-# --------------------------------------------------------------------------- describing failures
+# --------------------------------------------------------------------------- the two halves of a case
 
 
-def is_learner_frame(filename: str) -> bool:
-    """True for code the learner wrote: not this package, not the standard library, not an installed package."""
-    if filename.startswith("<frozen") or filename.startswith("<string>"):
-        return False
+def call_case(case: Case) -> JSON:
+    """Run ``case.call`` and encode what came out: the outputs, an exception, or an exit (worker side)."""
     try:
-        resolved = str(Path(filename).resolve())
-    except (OSError, ValueError):
-        return True  # an IPython cell such as <ipython-input-3-…> has no real path
-    if resolved.startswith(_PACKAGE_DIR + os.sep):
-        return False
-    return not any(resolved.startswith(lib + os.sep) for lib in _LIBRARY_DIRS)
-
-
-def learner_line(tb: TracebackType | None) -> str:
-    """``in my_fn, line 4: `return x / 0``` for the innermost frame of learner code, or ``""``."""
-    found = ""
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if is_learner_frame(code.co_filename):
-            text = linecache.getline(code.co_filename, tb.tb_lineno).strip()
-            found = f"in {code.co_name}, line {tb.tb_lineno}" + (f": `{text}`" if text else "")
-        tb = tb.tb_next
-    return found
-
-
-def describe_exception(exc: BaseException) -> str:
-    """``ZeroDivisionError: division by zero (in f, line 3: `1 / 0`)`` — one line, no traceback."""
-    text = str(exc).strip().splitlines()
-    summary = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-    if len(summary) > 200:
-        summary = summary[:199] + "…"
-    where = learner_line(exc.__traceback__)
-    return f"{summary} ({where})" if where else summary
-
-
-def raised_in_learner_code(exc: BaseException) -> bool:
-    """True when the traceback passes through code the learner wrote."""
-    tb = exc.__traceback__
-    while tb is not None:
-        if is_learner_frame(tb.tb_frame.f_code.co_filename):
-            return True
-        tb = tb.tb_next
-    return False
-
-
-def type_name(value: object) -> str:
-    """``str ('done')``, ``bool (True)``, ``None``, ``list of 3`` — a value's type as a learner reads it."""
-    if value is None:
-        return "None"
-    name = type(value).__name__
-    if isinstance(value, (str, int, float)):
-        shown = repr(value)
-        return f"{name} ({shown[:40] + '…' if len(shown) > 40 else shown})"
-    if isinstance(value, (list, tuple, set, dict)):
-        return f"{name} of {len(value)}"
-    return name
-
-
-# --------------------------------------------------------------------------- running one case
-
-
-def run_one(case: Case) -> CaseResult:
-    """Run one case in this process, turning every exception into a verdict (no time limit here)."""
-    try:
-        passed, message = case.run()
+        return {"$": "value", "value": outputs.encode(case.call())}
     except CaseTimeout:
         raise
+    except SystemExit as exc:
+        return {"$": "exit", "code": outputs.encode(exc.code)}
     except LearnerError as exc:
+        return {"$": "learner", "text": str(exc)}
+    except Exception as exc:
+        return describe_raised(exc)
+
+
+def judge_case(case: Case, output: JSON) -> CaseResult:
+    """Turn one encoded output into a verdict (notebook side). A failure of the judge itself is ours."""
+    kind = outputs.tag(output)
+    if kind == "exit":
+        return CaseResult(case.name, "failed", f"your code called sys.exit({outputs.show_short(output.get('code'))}); "
+                                               "return a value instead")
+    if kind == "learner":
+        return CaseResult(case.name, "failed", str(output.get("text")))
+    if kind == "raised":
+        if output.get("learner"):
+            return CaseResult(case.name, "failed", f"your code raised {raised_text(output)}")
+        return _checker_failed(case.name, str(output.get("text")))
+    if kind != "value":
+        return _tampered(case.name)
+    try:
+        passed, message = case.judge(output.get("value"))
+    except (LearnerError, WrongValue) as exc:
         return CaseResult(case.name, "failed", str(exc))
-    except (Exception, SystemExit) as exc:  # the learner's code raised, or called sys.exit()
-        if isinstance(exc, SystemExit):
-            return CaseResult(case.name, "failed", f"your code called sys.exit({exc.code!r}); return a value instead")
-        if raised_in_learner_code(exc):
-            return CaseResult(case.name, "failed", f"your code raised {describe_exception(exc)}")
+    except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return CaseResult(case.name, "error", f"the checker itself failed ({detail}); this is not your fault — "
-                                              "please report it")
+        return _checker_failed(case.name, detail)
     return CaseResult(case.name, "passed" if passed else "failed", message)
+
+
+def _checker_failed(name: str, detail: str) -> CaseResult:
+    return CaseResult(name, "error", f"the checker itself failed ({detail}); this is not your fault — "
+                                     "please report it")
+
+
+def _tampered(name: str) -> CaseResult:
+    return CaseResult(name, "failed", "the checker's worker sent something it never sends (malformed, too large "
+                                      "or out of order) — does your code write to the checker's pipe? Return your "
+                                      "answer instead")
 
 
 def _timeout_result(name: str, limit: float) -> CaseResult:
@@ -183,12 +180,26 @@ def _timeout_result(name: str, limit: float) -> CaseResult:
                                        "Look for a loop whose condition never changes")
 
 
-def _skipped(cases: Sequence[Case], start: int) -> list[CaseResult]:
-    return [CaseResult(c.name, "skipped", f"not run: {MAX_TIMEOUTS} cases already ran out of time; "
-                                          "fix the infinite loop first") for c in cases[start:]]
+def _skipped(cases: Sequence[Case], start: int, why: str) -> list[CaseResult]:
+    return [CaseResult(c.name, "skipped", f"not run: {why}") for c in cases[start:]]
 
 
-# --------------------------------------------------------------------------- fork mode
+_TOO_MANY_TIMEOUTS = f"{MAX_TIMEOUTS} cases already ran out of time; fix the infinite loop first"
+
+
+def _out_of_total(total: float) -> str:
+    return f"the whole check ran out of its {total:g} s; make each case faster"
+
+
+def guarded_call(function: Callable[..., Any], *args: Any) -> Any:
+    """Call the learner's function; an exception it raises becomes an output its judge can put in context."""
+    try:
+        return function(*args)
+    except Exception as exc:
+        return outputs.Encoded(describe_raised(exc))
+
+
+# --------------------------------------------------------------------------- the worker
 
 
 class _CappedWriter(io.TextIOBase):
@@ -216,61 +227,128 @@ class _CappedWriter(io.TextIOBase):
         return text
 
 
-def _send(fd: int, message: Any) -> None:
-    data = pickle.dumps(message)
+def _send(fd: int, message: JSON) -> None:
+    data = outputs.dumps(message).encode("utf-8")
     view = memoryview(struct.pack(">I", len(data)) + data)
     while view:
         written = os.write(fd, view)
         view = view[written:]
 
 
-def _child(fd: int, cases: Sequence[Case], start: int) -> None:
-    """Body of the forked process: run cases from ``start``, streaming each verdict. Never returns."""
+def address_space() -> int:
+    """Bytes of address space this process uses now (0 when the system does not say)."""
     try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def limit_memory(extra: int) -> None:
+    """Allow this process ``extra`` bytes of address space beyond what it uses now (never above the hard limit)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Linux
+        return
+    used = address_space()
+    if not used:
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = used + extra if hard == resource.RLIM_INFINITY else min(used + extra, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _worker(fd: int, cases: Sequence[Case], start: int) -> None:
+    """Body of the forked worker: run calls from ``start``, streaming each encoded output. Never returns."""
+    try:
+        with contextlib.suppress(OSError):
+            os.setpgid(0, 0)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         writer = _CappedWriter()
         sys.stdout = sys.stderr = writer  # type: ignore[assignment]
+        limit_memory(MEMORY_LIMIT)
         for index in range(start, len(cases)):
-            result = run_one(cases[index])
-            _send(fd, ("case", index, result, writer.take()))
-        _send(fd, ("done", writer.dropped))
-    except BaseException:  # nothing may escape a forked child into the notebook's code
+            output = call_case(cases[index])
+            _send(fd, {"case": index, "output": output, "printed": writer.take()})
+        _send(fd, {"done": writer.dropped})
+    except BaseException:  # nothing may escape a forked worker into the notebook's code
         pass
     finally:
         os._exit(0)
 
 
+# --------------------------------------------------------------------------- the parent's side of the pipe
+
+
+_TIMEOUT = "timeout"
+_DIED = "died"
+_BAD = "bad"
+_POLL_S = 0.05
+
+
 class _Reader:
-    """Reads length-prefixed pickles from a pipe, each with its own deadline."""
+    """Reads length-prefixed JSON messages from a worker, watching the worker itself as well as the pipe."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, pid: int) -> None:
         self.fd = fd
+        self.pid = pid
         self.buffer = b""
+        self.closed = False
 
-    def next(self, timeout: float) -> Any | None:
-        """The next message, or ``None`` on timeout or when the pipe closes first."""
-        deadline = time.monotonic() + timeout
+    def _message(self) -> JSON | str | None:
+        if len(self.buffer) < 4:
+            return None
+        size = struct.unpack(">I", self.buffer[:4])[0]
+        if size > MAX_MESSAGE:
+            return _BAD
+        if len(self.buffer) < 4 + size:
+            return None
+        data, self.buffer = self.buffer[4:4 + size], self.buffer[4 + size:]
+        try:
+            return json.loads(data.decode("utf-8"))
+        except ValueError:
+            return _BAD
+
+    def _read(self, timeout: float) -> bool:
+        """Read what is there within ``timeout``; False when nothing came."""
+        if self.closed:
+            return False
+        ready, _, _ = select.select([self.fd], [], [], max(timeout, 0))
+        if not ready:
+            return False
+        chunk = os.read(self.fd, 65536)
+        if not chunk:
+            self.closed = True
+            return False
+        self.buffer += chunk
+        return True
+
+    def worker_exited(self) -> bool:
+        """True once the worker has exited (it stays waitable: its status is read later)."""
+        try:
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None
+
+    def next(self, deadline: float) -> JSON | str:
+        """The next message, or :data:`_TIMEOUT`, :data:`_DIED` (the worker is gone) or :data:`_BAD`."""
         while True:
-            if len(self.buffer) >= 4:
-                size = struct.unpack(">I", self.buffer[:4])[0]
-                if len(self.buffer) >= 4 + size:
-                    data, self.buffer = self.buffer[4:4 + size], self.buffer[4 + size:]
-                    return pickle.loads(data)
+            message = self._message()
+            if message is not None:
+                return message
+            if self.closed or self.worker_exited():
+                while self._read(0):  # what the worker wrote before it went
+                    pass
+                message = self._message()
+                return message if message is not None else _DIED
             left = deadline - time.monotonic()
             if left <= 0:
-                return None
-            ready, _, _ = select.select([self.fd], [], [], left)
-            if not ready:
-                return None
-            chunk = os.read(self.fd, 65536)
-            if not chunk:
-                return _CLOSED
-            self.buffer += chunk
-
-
-_CLOSED = ("closed",)
+                return _TIMEOUT
+            self._read(min(left, _POLL_S))
 
 
 def _fork(cases: Sequence[Case], start: int) -> tuple[int, int]:
@@ -278,18 +356,21 @@ def _fork(cases: Sequence[Case], start: int) -> tuple[int, int]:
     with warnings.catch_warnings():  # Python 3.12+ warns about fork() in a threaded process (a kernel is one)
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the child, which reports through the pipe
+    if pid == 0:  # pragma: no cover - runs in the worker, which reports through the pipe
         os.close(read_fd)
-        _child(write_fd, cases, start)
+        _worker(write_fd, cases, start)
     os.close(write_fd)
+    with contextlib.suppress(OSError):  # the worker does it too; whoever is first wins the race
+        os.setpgid(pid, pid)
     return pid, read_fd
 
 
-def _reap(pid: int, kill: bool) -> int:
-    """Wait for the child (killing it first if asked); returns its exit status."""
-    if kill:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+def _end(pid: int) -> int:
+    """Kill the worker's whole process group, then reap the worker; returns its exit status."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)  # the worker is not reaped yet, so its pid cannot name another group
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
     try:
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:
@@ -297,57 +378,86 @@ def _reap(pid: int, kill: bool) -> int:
     return status
 
 
-def _run_forked(cases: Sequence[Case], time_limit: float) -> tuple[list[CaseResult], str]:
-    results: list[CaseResult] = []
-    printed: list[str] = []
-    timeouts = 0
-    start = 0
-    while start < len(cases):
-        try:
-            pid, fd = _fork(cases, start)
-        except OSError:  # no fork today (a process limit, say): run the rest here rather than fail
-            rest, _ = _run_in_process(cases[start:], time_limit)
-            return results + rest, "".join(printed)
-        reader = _Reader(fd)
-        killed = True
-        try:
-            while True:
-                message = reader.next(time_limit)
-                if message is None:  # the case at `start` hung: stop the child, move past it
-                    results.append(_timeout_result(cases[start].name, time_limit))
-                    timeouts += 1
-                    start += 1
-                    break
-                if message is _CLOSED or message == _CLOSED:  # the child died without a word
-                    status = _reap(pid, kill=False)
-                    killed = False
-                    code = os.waitstatus_to_exitcode(status) if status else 0
-                    why = f"signal {-code}" if code < 0 else f"exit status {code}"
-                    results.append(CaseResult(cases[start].name, "failed",
-                                              f"your code crashed the checker's worker process ({why})"))
-                    start += 1
-                    break
-                if message[0] == "done":
-                    if message[1]:
-                        printed.append(f"\n… ({message[1]} more characters)")
-                    start = len(cases)
-                    break
-                _, index, result, output = message
-                results.append(result)
-                if output:
-                    printed.append(output)
-                start = index + 1
-        except KeyboardInterrupt:  # the learner pressed stop: end the child, report, no traceback
-            results += [CaseResult(c.name, "skipped", "not run: the check was interrupted") for c in cases[start:]]
-            start = len(cases)
-        finally:
-            os.close(fd)
-            if killed:
-                _reap(pid, kill=True)
-        if timeouts >= MAX_TIMEOUTS and start < len(cases):
-            results += _skipped(cases, start)
+def _crash_result(name: str, status: int) -> CaseResult:
+    code = os.waitstatus_to_exitcode(status) if status else 0
+    why = f"signal {-code}" if code < 0 else f"exit status {code}"
+    return CaseResult(name, "failed", f"your code crashed the checker's worker process ({why})")
+
+
+@dataclass
+class _Progress:
+    """Where a forked check stands: results so far, output, timeouts, the next case, the deadline."""
+
+    cases: Sequence[Case]
+    time_limit: float
+    total_deadline: float
+    results: list[CaseResult]
+    printed: list[str]
+    timeouts: int = 0
+    start: int = 0
+
+
+def _one_worker(state: _Progress) -> None:
+    """Fork one worker for the cases from ``state.start`` and judge its messages until it ends."""
+    pid, fd = _fork(state.cases, state.start)
+    reader = _Reader(fd, pid)
+    crashed = False
+    try:
+        while state.start < len(state.cases):
+            deadline = min(time.monotonic() + state.time_limit, state.total_deadline)
+            message = reader.next(deadline)
+            name = state.cases[state.start].name
+            if message == _TIMEOUT:
+                if time.monotonic() >= state.total_deadline:
+                    return
+                state.results.append(_timeout_result(name, state.time_limit))
+                state.timeouts += 1
+                state.start += 1
+                return
+            if message == _DIED:
+                crashed = True
+                break
+            expected = state.start
+            if (not isinstance(message, dict) or set(message) != {"case", "output", "printed"}
+                    or message["case"] != expected or type(message["printed"]) is not str):
+                state.results.append(_tampered(name))  # forged, out of order, or "done" too early
+                state.start += 1
+                return
+            state.results.append(judge_case(state.cases[expected], message["output"]))
+            if message["printed"]:
+                state.printed.append(message["printed"][:OUTPUT_LIMIT])
+            state.start += 1
+        if not crashed:
+            final = reader.next(min(time.monotonic() + state.time_limit, state.total_deadline))
+            if isinstance(final, dict) and set(final) == {"done"} and type(final["done"]) is int and final["done"]:
+                state.printed.append(f"\n… ({final['done']} more characters)")
+    finally:
+        os.close(fd)
+        status = _end(pid)
+        if crashed:
+            state.results.append(_crash_result(state.cases[state.start].name, status))
+            state.start += 1
+
+
+def _run_forked(cases: Sequence[Case], time_limit: float, total: float) -> tuple[list[CaseResult], str]:
+    state = _Progress(cases, time_limit, time.monotonic() + total, [], [])
+    while state.start < len(cases):
+        if time.monotonic() >= state.total_deadline:
+            state.results += _skipped(cases, state.start, _out_of_total(total))
             break
-    return results, "".join(printed)
+        try:
+            _one_worker(state)
+        except OSError:  # no fork today (a process limit, say): run the rest here rather than fail
+            rest, _ = _run_in_process(cases[state.start:], time_limit, total)
+            return state.results + rest, "".join(state.printed)
+        except KeyboardInterrupt:  # the learner pressed stop: the worker is gone, report, no traceback
+            state.results += [CaseResult(c.name, "skipped", "not run: the check was interrupted")
+                              for c in cases[len(state.results):]]
+            break
+        if state.timeouts >= MAX_TIMEOUTS and state.start < len(cases):
+            state.results += _skipped(cases, state.start, _TOO_MANY_TIMEOUTS)
+            break
+    return state.results, "".join(state.printed)
 
 
 # --------------------------------------------------------------------------- in-process mode
@@ -386,20 +496,27 @@ def _deadline(limit: float) -> Iterator[None]:
         thread.join()
 
 
-def _run_in_process(cases: Sequence[Case], time_limit: float) -> tuple[list[CaseResult], str]:
+def _run_in_process(cases: Sequence[Case], time_limit: float, total: float) -> tuple[list[CaseResult], str]:
     results: list[CaseResult] = []
     timeouts = 0
+    end = time.monotonic() + total
     for index, case in enumerate(cases):
+        left = end - time.monotonic()
+        if left <= 0:
+            return results + _skipped(cases, index, _out_of_total(total)), ""
+        limit = min(time_limit, left)
         try:
-            with _deadline(time_limit):
-                result = run_one(case)
+            with _deadline(limit):
+                output = call_case(case)
+            result = judge_case(case, json.loads(outputs.dumps(output)))  # the same JSON trip as a worker's
         except CaseTimeout:
+            if limit < time_limit:
+                return results + _skipped(cases, index, _out_of_total(total)), ""
             result = _timeout_result(case.name, time_limit)
             timeouts += 1
         results.append(result)
         if timeouts >= MAX_TIMEOUTS and index + 1 < len(cases):
-            results += _skipped(cases, index + 1)
-            break
+            return results + _skipped(cases, index + 1, _TOO_MANY_TIMEOUTS), ""
     return results, ""
 
 
@@ -411,13 +528,14 @@ def default_mode() -> Literal["fork", "inprocess"]:
     return "fork" if sys.platform.startswith("linux") and hasattr(os, "fork") else "inprocess"
 
 
-def run_cases(cases: Sequence[Case], *, time_limit: float = TIME_LIMIT_S,
+def run_cases(cases: Sequence[Case], *, time_limit: float = TIME_LIMIT_S, total_limit: float = TOTAL_LIMIT_S,
               mode: Mode = "auto") -> tuple[list[CaseResult], str]:
-    """Run every case under a time limit; never raises because of the learner's code.
+    """Run every case under a time limit per case and one for the whole check; never raises for learner code.
 
     Args:
         cases: the checks, in order.
         time_limit: seconds each case may take before it is stopped.
+        total_limit: seconds the whole check may take; cases not reached by then are skipped.
         mode: ``fork``, ``inprocess`` or ``auto`` (see the module docstring).
 
     Returns:
@@ -428,5 +546,5 @@ def run_cases(cases: Sequence[Case], *, time_limit: float = TIME_LIMIT_S,
         return [], ""
     chosen = default_mode() if mode == "auto" else mode
     if chosen == "fork":
-        return _run_forked(cases, time_limit)
-    return _run_in_process(cases, time_limit)
+        return _run_forked(cases, time_limit, total_limit)
+    return _run_in_process(cases, time_limit, total_limit)

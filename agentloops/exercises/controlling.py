@@ -20,6 +20,7 @@ In a notebook::
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,8 +32,10 @@ from agentloops.controller.progress import ProgressMonitor, fingerprint
 from agentloops.controller.state import Fact, TaskState
 from agentloops.controller.tools import TRANSIENT, ToolResult, ToolSpec, ToolStatus
 from agentloops.errors import UsageError
-from agentloops.exercises.checking import Case, LearnerError, Verdict, describe_exception, type_name
+from agentloops.exercises import outputs
+from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_call
 from agentloops.exercises.exercise import Exercise
+from agentloops.exercises.failures import raised_text
 
 # --------------------------------------------------------------------------- q4: is this action a repeat?
 
@@ -108,7 +111,7 @@ _SH = _act("get_weather", 1, city="Shanghai")
 REPEAT_CASES: tuple[tuple[str, Action, tuple[Attempt, ...]], ...] = (
     ("first call", _BJ, ()),
     ("asked again, nothing new", _BJ, (Attempt(_SH, "ok", True, 1), Attempt(_BJ, "ok", False, 2))),
-    ("same call, spelled differently", _act("get_weather", 2, city="  beijing "),
+    ("same call, spaced differently", _act("get_weather", 2, city="  Beijing "),
      (Attempt(_BJ, "ok", False, 2),)),
     ("same call, arguments in another order", _act("get_weather", 2, units="c", city="Beijing"),
      (Attempt(_act("get_weather", 2, city="Beijing", units="c"), "ok", False, 2),)),
@@ -164,25 +167,23 @@ def _history_text(history: Sequence[Attempt]) -> str:
     return "; ".join(str(a) for a in history) or "nothing yet"
 
 
-def judge_repeat(function: Callable[[Action, list[Attempt]], Any], action: Action,
-                 history: tuple[Attempt, ...]) -> Verdict:
-    """Compare the learner's answer with the controller's progress monitor."""
+def judge_repeat(raw: Any, action: Action, history: tuple[Attempt, ...]) -> Verdict:
+    """Compare the learner's answer (as the worker sent it) with the controller's progress monitor."""
     expected, why = controller_repeat(action, history)
-    try:
-        value = function(action, list(history))
-    except Exception as exc:
-        raise LearnerError(f"your function raised {describe_exception(exc)} on {action} after: "
-                           f"{_history_text(history)}") from None
-    if not isinstance(value, bool):
-        raise LearnerError(f"your function returned {type_name(value)}; expected True (a repeat: stop before "
+    if outputs.tag(raw) == "raised":
+        raise LearnerError(f"your function raised {raised_text(raw)} on {action} after: "
+                           f"{_history_text(history)}")
+    if type(raw) is not bool:
+        raise LearnerError(f"your function returned {outputs.show(raw)}; expected True (a repeat: stop before "
                            "running it) or False (let it run)")
-    if value == expected:
-        return True, f"{value} — {why}"
-    return False, f"you said {value} for {action} after: {_history_text(history)}; expected {expected} — {why}"
+    if raw == expected:
+        return True, f"{raw} — {why}"
+    return False, f"you said {raw} for {action} after: {_history_text(history)}; expected {expected} — {why}"
 
 
 def _repeat_cases(function: Callable[..., Any]) -> list[Case]:
-    return [Case(name, partial(judge_repeat, function, action, history))
+    return [Case(name, partial(guarded_call, function, action, list(history)),
+                 partial(judge_repeat, action=action, history=history))
             for name, action, history in repeat_situations()]
 
 
@@ -198,7 +199,8 @@ q4 = Exercise(
         "Two calls are 'the same action' when the tool, the arguments (however they are spelled) and the state "
         "version all match. Then ask how the latest such attempt went.",
         "fingerprint(tool, args, state_version) from agentloops.controller normalises the arguments for you "
-        "(case, spaces, key order). Find the most recent attempt in history with an equal fingerprint.",
+        "(spacing, key order — whatever the controller treats as the same). Find the most recent attempt "
+        "in history with an equal fingerprint.",
         "No such attempt → False. It brought something new → False. Its status is in TRANSIENT (timeout, "
         "rate_limited) → False: that is a retry. Otherwise → True.",
     ),
@@ -273,6 +275,19 @@ ROUTING_CASES: tuple[tuple[str, ToolResult, RouteContext], ...] = (
 """Named situations: (name, the tool result, what else the router knows)."""
 
 
+ROUTING_RULES = (
+    "The rules, by status. ok → accept. empty → accept_not_found when ctx.allows_not_found; else fallback "
+    "when a usable fallback exists (not None, not on the tool's own backend) and a retry is left; else degrade. "
+    "invalid_arguments → repair the first time (ctx.repairs_used == 0), stop after. missing_parameter → "
+    "ask_user. timeout or rate_limited → stop when the tool has side effects or no retry is left "
+    "(ctx.retries_left below 1; None means unlimited); else fallback from the 2nd attempt on "
+    "(ctx.attempts_on_tool >= 2) when a usable fallback exists; else retry. permission_denied → stop. "
+    "not_found → degrade. permanent_error → fallback when a usable fallback exists and a retry is left; "
+    "else degrade."
+)
+"""The default policy's routes in words: ``q5`` states them up front, not only in its failure messages."""
+
+
 def move_of(decision: Route) -> str:
     """A route as one of :data:`MOVES`: every ``stop:<status>`` is ``stop``."""
     name = route_name(decision)
@@ -301,31 +316,36 @@ def describe_context(ctx: RouteContext) -> str:
     return ", ".join(parts)
 
 
-def judge_move(function: Callable[[ToolResult, RouteContext], Any], result: ToolResult,
-               ctx: RouteContext) -> Verdict:
+def move_outputs(function: Callable[[ToolResult, RouteContext], Any], result: ToolResult,
+                 ctx: RouteContext) -> Any:
+    """Worker side: the learner's move; a route value such as ``Retry(...)`` is named as its move here."""
+    value = function(result, ctx)
+    if type(value) is not str:
+        with contextlib.suppress(Exception):
+            return move_of(value)
+    return value
+
+
+def judge_move(raw: Any, result: ToolResult, ctx: RouteContext) -> Verdict:
     """Compare the learner's move with the controller's route."""
     expected, why = controller_move(result, ctx)
-    try:
-        value = function(result, ctx)
-    except Exception as exc:
-        raise LearnerError(f"your function raised {describe_exception(exc)} on status {result.status} "
-                           f"({describe_context(ctx)})") from None
-    if not isinstance(value, str):
-        try:
-            value = move_of(value)  # a route value such as Retry(...) is fine too
-        except Exception:
-            raise LearnerError(f"your function returned {type_name(value)}; expected one of: "
-                               f"{', '.join(map(repr, MOVES))}") from None
-    if value not in MOVES:
-        raise LearnerError(f"your function returned {value!r}, which is not a move; expected one of: "
+    if outputs.tag(raw) == "raised":
+        raise LearnerError(f"your function raised {raised_text(raw)} on status {result.status} "
+                           f"({describe_context(ctx)})")
+    if type(raw) is not str:
+        raise LearnerError(f"your function returned {outputs.show(raw)}; expected one of: "
                            f"{', '.join(map(repr, MOVES))}")
-    if value == expected:
-        return True, f"{value} — {why}"
-    return False, f"you said {value!r} ({describe_context(ctx)}); the controller says {expected!r} — {why}"
+    if raw not in MOVES:
+        raise LearnerError(f"your function returned {raw!r}, which is not a move; expected one of: "
+                           f"{', '.join(map(repr, MOVES))}")
+    if raw == expected:
+        return True, f"{raw} — {why}"
+    return False, f"you said {raw!r} ({describe_context(ctx)}); the controller says {expected!r} — {why}"
 
 
 def _routing_cases(function: Callable[..., Any]) -> list[Case]:
-    return [Case(name, partial(judge_move, function, result, ctx)) for name, result, ctx in ROUTING_CASES]
+    return [Case(name, partial(guarded_call, partial(move_outputs, function), result, ctx),
+                 partial(judge_move, result=result, ctx=ctx)) for name, result, ctx in ROUTING_CASES]
 
 
 q5 = Exercise(
@@ -336,6 +356,7 @@ q5 = Exercise(
     variable="next_move",
     arguments=("result", "ctx"),
     noun="situations",
+    prompt=("Write next_move(result, ctx) returning one of: " + ", ".join(MOVES) + ". " + ROUTING_RULES),
     hints=(
         "Whose fault is it, and can it recover? Only the user can supply a missing detail; the model may fix "
         "its arguments once; a transient failure may be retried within the shared budget; a denial never goes "
@@ -457,25 +478,26 @@ def _entry_text(entry: PriceEntry) -> str:
     return f"{amount} {currency} from {source or 'no source'}"
 
 
-def judge_completion(function: Callable[[TaskState], Any], prices: Mapping[str, PriceEntry],
-                     expected: Assessment, why: str) -> Verdict:
+def judge_completion(raw: Any, prices: Mapping[str, PriceEntry], expected: Assessment, why: str) -> Verdict:
     """Compare the learner's assessment of one task state with the expected one."""
-    state = price_state(prices)
     shown = ", ".join(f"{shop}: {_entry_text(v)}" for shop, v in prices.items()) or "an empty state"
-    try:
-        value = function(state)
-    except Exception as exc:
-        raise LearnerError(f"your function raised {describe_exception(exc)} on the state {shown}") from None
-    if not isinstance(value, str) or value not in ASSESSMENTS:
-        raise LearnerError(f"your function returned {type_name(value)}; expected one of "
+    if outputs.tag(raw) == "raised":
+        raise LearnerError(f"your function raised {raised_text(raw)} on the state {shown}")
+    if type(raw) is not str or raw not in ASSESSMENTS:
+        raise LearnerError(f"your function returned {outputs.show(raw)}; expected one of "
                            f"{', '.join(map(repr, ASSESSMENTS))}")
-    if value == expected:
-        return True, f"{value} — {why}"
-    return False, f"you said {value!r} for {shown}; expected {expected!r} — {why}"
+    if raw == expected:
+        return True, f"{raw} — {why}"
+    return False, f"you said {raw!r} for {shown}; expected {expected!r} — {why}"
+
+
+def _state_call(function: Callable[[TaskState], Any], prices: Mapping[str, PriceEntry]) -> Any:
+    return guarded_call(function, price_state(prices))
 
 
 def _completion_cases(function: Callable[..., Any]) -> list[Case]:
-    return [Case(name, partial(judge_completion, function, prices, expected, why))
+    return [Case(name, partial(_state_call, function, prices),
+                 partial(judge_completion, prices=prices, expected=expected, why=why))
             for name, prices, expected, why in COMPLETION_CASES]
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentloops.exercises import progress
-from agentloops.exercises.checking import TIME_LIMIT_S, Case, Mode, run_cases, type_name
+from agentloops.exercises.checking import TIME_LIMIT_S, TOTAL_LIMIT_S, Case, Mode, run_cases, type_name
 from agentloops.exercises.registry import register
 from agentloops.exercises.results import ExerciseResult, Note
 
@@ -70,6 +70,9 @@ class Exercise:
         hints: from vague to concrete.
         build_cases: the learner's function → the cases to run it on.
         time_limit: seconds each case may take.
+        total_limit: seconds the whole check may take.
+        prompt: the task with its rules, in full (``q.task()`` shows it); a notebook may say it in its own words.
+        handle: the name the notebook gives the exercise object, when it is not ``q<number>`` (``q01_split``).
     """
 
     id: str
@@ -82,15 +85,23 @@ class Exercise:
     hints: Sequence[str]
     build_cases: Callable[[Callable[..., Any]], list[Case]]
     time_limit: float = TIME_LIMIT_S
+    total_limit: float = TOTAL_LIMIT_S
+    prompt: str = ""
+    handle: str = ""
     _hints_shown: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
         register(self)
 
     @property
+    def name(self) -> str:
+        """What the notebook calls the exercise object: ``q1``, ``q01_split``."""
+        return self.handle or f"q{self.number}"
+
+    @property
     def label(self) -> str:
         """``q1 · write a stop criterion``."""
-        return f"q{self.number} · {self.title}"
+        return f"{self.name} · {self.title}"
 
     # ---- the learner's three calls
 
@@ -107,6 +118,10 @@ class Exercise:
         progress.record(self.id, result.status)
         return result
 
+    def task(self) -> Note:
+        """The task and its rules, in full."""
+        return Note(f"Task {self.name}", self.prompt or self.title)
+
     def hint(self) -> Note:
         """The next hint on the ladder (the last one repeats)."""
         if not self.hints:
@@ -118,7 +133,7 @@ class Exercise:
     def solution(self) -> Note:
         """The reference solution's source (the progress summary notes that it was viewed)."""
         progress.record_solution_viewed(self.id)
-        return Note(f"Solution to q{self.number}", "one way to write it; yours may differ and still pass",
+        return Note(f"Solution to {self.name}", "one way to write it; yours may differ and still pass",
                     self.solution_source())
 
     # ---- for instructors, tests and the solutions command
@@ -154,7 +169,8 @@ class Exercise:
         except Exception as exc:  # building cases does not run learner code; a failure here is ours
             return ExerciseResult(self.label, "incorrect", f"the checker could not prepare its cases "
                                                           f"({type(exc).__name__}: {exc}); please report it")
-        results, printed = run_cases(cases, time_limit=time_limit or self.time_limit, mode=mode)
+        results, printed = run_cases(cases, time_limit=time_limit or self.time_limit, total_limit=self.total_limit,
+                                     mode=mode)
         failed = [r for r in results if not r.passed]
         if not failed:
             return ExerciseResult(self.label, "correct", f"all {len(results)} {self.noun} pass.", tuple(results),
@@ -165,7 +181,7 @@ class Exercise:
         return ExerciseResult(self.label, "incorrect", message, tuple(results), hint=self._nudge(), output=printed)
 
     def _nudge(self) -> str:
-        return f"Stuck? q{self.number}.hint() gives a hint; q{self.number}.solution() shows one solution."
+        return f"Stuck? {self.name}.hint() gives a hint; {self.name}.solution() shows one solution."
 
     def _shape_problem(self, answer: Any) -> str:
         """Why ``answer`` cannot even be called the way the checker calls it ("" when it can)."""
@@ -186,7 +202,7 @@ class Exercise:
 
     def __repr__(self) -> str:
         call = f"{self.variable}({', '.join(self.arguments)})"
-        return f"<Exercise {self.label}: define {call}, then q{self.number}.check()>"
+        return f"<Exercise {self.label}: define {call}, then {self.name}.check()>"
 
 
 def _lookup(name: str, namespace: dict[str, Any]) -> Any:

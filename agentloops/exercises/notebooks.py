@@ -1,12 +1,16 @@
-"""Instructor copies of the exercise notebooks, with the reference solutions filled in.
+"""Instructor copies of the notebooks: the reference solutions and the quiz answers filled in.
 
-The learner notebooks under ``notebooks/exercises/`` mark each answer cell
-with the tag ``exercise:<id>``. :func:`render_solutions` copies every
-exercise notebook into a folder the instructor names and replaces each tagged
-cell's source with the source of the reference solution
-(:mod:`agentloops.exercises.solutions`), under a banner that says what the
-copy is. The learner notebooks are never modified, and existing files are
-not overwritten unless asked.
+The learner notebooks mark each answer cell with the tag ``exercise:<id>`` —
+the exercise notebooks under ``notebooks/exercises/`` and the Part-1 lessons,
+which embed one exercise each. :func:`render_solutions` copies every exercise
+notebook and every lesson with an exercise or self-check questions into a
+folder the instructor names, replaces each tagged cell's source with the
+source of the reference solution (:mod:`agentloops.exercises.solutions`), and
+turns each ``qN.check(...)`` of a self-check question into
+``qN.check(<its answer>)`` — the answer read from the question's own
+definition (the cell tagged ``self-check-definitions``), so the key is the
+code that grades. A banner on top says what the copy is. The learner
+notebooks are never modified, and existing files are not overwritten unless asked.
 
 Notebooks are plain JSON; this module reads and writes them with :mod:`json`
 so that rendering needs nothing beyond the package.
@@ -14,7 +18,9 @@ so that rendering needs nothing beyond the package.
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +30,12 @@ from agentloops.resources import notebooks_dir
 EXERCISE_TAG = "exercise:"
 """Prefix of the tag that marks a learner's answer cell: ``exercise:stop-criterion``."""
 
+QUIZ_TAG = "self-check-definitions"
+"""Tag of the cell that defines a notebook's self-check questions (``q1 = Question(...)``)."""
+
 BANNER = (
-    "> **Instructor copy — reference solutions filled in. Do not hand this out.**\n"
-    "> Rendered by `agentloops solutions`; the learner's version is `notebooks/exercises/{name}`.\n"
+    "> **Instructor copy — reference solutions and quiz answers filled in. Do not hand this out.**\n"
+    "> Rendered by `agentloops solutions`; the learner's version is `notebooks/{name}`.\n"
     "> Every check below should say ✓ Correct. Each solution is one way to write it: a learner's may differ and "
     "still pass."
 )
@@ -40,6 +49,76 @@ def exercises_dir() -> Path:
 def exercise_notebooks() -> list[Path]:
     """The learner exercise notebooks, in order."""
     return sorted(p for p in exercises_dir().glob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def lesson_notebooks() -> list[Path]:
+    """The lessons with something to fill in: an embedded exercise or self-check questions."""
+    found = []
+    for path in sorted(notebooks_dir().glob("*.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        if answer_cells(notebook) or quiz_cell(notebook) is not None:
+            found.append(path)
+    return found
+
+
+class SolutionsError(UsageError):
+    """The instructor copies cannot be written where asked, or a notebook's answers cannot be read."""
+
+
+def quiz_cell(notebook: dict[str, Any]) -> int | None:
+    """Index of the cell that defines the self-check questions, if any."""
+    for index, cell in enumerate(notebook.get("cells", [])):
+        if cell.get("cell_type") == "code" and QUIZ_TAG in cell.get("metadata", {}).get("tags", []):
+            return index
+    return None
+
+
+def quiz_answers(source: str, where: str = "notebook") -> dict[str, str]:
+    """Question name → the source of its answer, from a definitions cell (``q1 = Question(answer=…)``).
+
+    A function answer (``lambda: run(...).steps``) gives its body, so running the cell computes it.
+
+    Raises:
+        SolutionsError: the cell does not parse, or a question has no ``answer=``.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise SolutionsError(f"{where}: the self-check definitions do not parse (line {exc.lineno})") from None
+    answers = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "Question"):
+            continue
+        name = node.targets[0].id
+        given = {k.arg: k.value for k in node.value.keywords}
+        value = given.get("answer") or (node.value.args[1] if len(node.value.args) > 1 else None)
+        if value is None:
+            raise SolutionsError(f"{where}: question {name} has no answer=")
+        expression = value.body if isinstance(value, ast.Lambda) else value
+        answers[name] = ast.get_source_segment(source, expression) or ast.unparse(expression)
+    return answers
+
+
+_CHECK = re.compile(r"^(\w+)\.check\(\.\.\.\)")
+
+
+def fill_quiz(notebook: dict[str, Any], where: str = "notebook") -> list[str]:
+    """Fill every ``qN.check(...)`` with the question's answer, in place; the names filled."""
+    index = quiz_cell(notebook)
+    if index is None:
+        return []
+    answers = quiz_answers("".join(notebook["cells"][index]["source"]), where)
+    filled = []
+    for cell in notebook["cells"]:
+        source = "".join(cell.get("source", ""))
+        found = _CHECK.match(source) if cell.get("cell_type") == "code" else None
+        if found and found.group(1) in answers:
+            name = found.group(1)
+            rest = source.partition("\n")[2]
+            cell["source"] = _lines(f"{name}.check({answers[name]})  # answer key\n{rest}")
+            filled.append(name)
+    return filled
 
 
 def answer_cells(notebook: dict[str, Any]) -> list[tuple[int, str]]:
@@ -66,7 +145,7 @@ def fill_solutions(notebook: dict[str, Any], name: str) -> tuple[dict[str, Any],
         name: its file name, for the banner.
 
     Returns:
-        The instructor copy and the ids of the exercises it filled in.
+        The instructor copy and what it filled in: exercise ids, then quiz question names.
 
     Raises:
         UsageError: a cell is tagged with an unknown exercise id.
@@ -81,6 +160,7 @@ def fill_solutions(notebook: dict[str, Any], name: str) -> tuple[dict[str, Any],
         cell["source"] = _lines(exercise.solution_source())
         cell["metadata"]["tags"] = [*cell["metadata"].get("tags", []), "solution"]
         filled.append(exercise_id)
+    filled += fill_quiz(copy, name)
     banner = {"cell_type": "markdown", "metadata": {"tags": ["instructor-banner"]},
               "source": _lines(BANNER.format(name=name))}
     if copy.get("nbformat", 4) >= 4 and copy.get("nbformat_minor", 0) >= 5:
@@ -90,35 +170,40 @@ def fill_solutions(notebook: dict[str, Any], name: str) -> tuple[dict[str, Any],
 
 
 def render_solutions(out_dir: Path, *, force: bool = False) -> list[Path]:
-    """Write instructor copies of every exercise notebook into ``out_dir``.
+    """Write instructor copies of every exercise notebook and every lesson with answers into ``out_dir``.
 
     Args:
         out_dir: the folder to write into (created if needed).
         force: overwrite files that already exist there.
 
     Returns:
-        The files written.
+        The files written: the exercise notebooks, then the lessons.
 
     Raises:
-        UsageError: ``out_dir`` is the learner notebooks' own folder, a file is in the way, or a copy exists
-            and ``force`` is false.
+        UsageError: ``out_dir`` is a learner notebooks folder, a file is in the way, a copy exists and ``force``
+            is false, or the folder cannot be written (:class:`SolutionsError`).
     """
     out_dir = Path(out_dir)
     source_dir = exercises_dir()
-    if out_dir.resolve() == source_dir.resolve():
+    if out_dir.resolve() in (source_dir.resolve(), notebooks_dir().resolve()):
         raise UsageError(f"{out_dir}: this is the learner notebooks' own folder; choose another one")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"{out_dir}: exists and is not a folder")
     sources = exercise_notebooks()
     if not sources:
         raise UsageError(f"{source_dir}: no exercise notebooks found")
+    sources += lesson_notebooks()
     targets = [out_dir / path.name for path in sources]
     existing = [t for t in targets if t.exists()]
     if existing and not force:
         raise UsageError(f"{existing[0]} already exists; pass --force to overwrite it, or choose another folder")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for path, target in zip(sources, targets):
-        notebook = json.loads(path.read_text(encoding="utf-8"))
-        copy, _ = fill_solutions(notebook, path.name)
-        target.write_text(json.dumps(copy, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for path, target in zip(sources, targets):
+            notebook = json.loads(path.read_text(encoding="utf-8"))
+            copy, _ = fill_solutions(notebook, str(path.relative_to(notebooks_dir())))
+            target.write_text(json.dumps(copy, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise SolutionsError(f"solutions --out {out_dir}: cannot write there ({exc.strerror or exc}); "
+                             "expected a folder you can write into") from None
     return targets

@@ -89,7 +89,7 @@ def rows(set_name: str | None = None) -> list[list[Any]]:
     table = []
     for exercise in all_exercises(set_name):
         item = entry(exercise.id)
-        table.append([f"q{exercise.number}", exercise.title, _state(item), item.checks,
+        table.append([exercise.name, exercise.title, _state(item), item.checks,
                       "yes" if item.solution_viewed else ""])
     return table
 
@@ -108,7 +108,7 @@ def counts(set_name: str | None = None) -> tuple[int, int]:
 def progress_text(set_name: str | None = None) -> str:
     """The summary as plain text: a headline and one row per exercise."""
     done, total = counts(set_name)
-    remaining = [f"q{e.number}" for e in _remaining(set_name)]
+    remaining = [e.name for e in _remaining(set_name)]
     tail = f"remaining: {', '.join(remaining)}" if remaining else "all done"
     return f"Progress this session: {done} of {total} passed ({tail})\n{text_table(HEADERS, rows(set_name))}"
 

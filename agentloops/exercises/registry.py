@@ -25,7 +25,7 @@ class ExerciseSet:
     Attributes:
         name: the module under ``agentloops.exercises`` that defines them.
         title: the notebook's title.
-        notebook: the learner notebook's file name under ``notebooks/exercises/``.
+        notebook: where the exercises live, relative to ``notebooks/`` (a Part-1 set spans the lessons).
     """
 
     name: str
@@ -36,8 +36,12 @@ class ExerciseSet:
 SETS: dict[str, ExerciseSet] = {
     s.name: s
     for s in (
-        ExerciseSet("stopping", "Stop the loop: the criterion, the cap, the wasted calls", "01-stop-the-loop.ipynb"),
-        ExerciseSet("controlling", "Control the loop: repeats, error routes, completion", "02-control-the-loop.ipynb"),
+        ExerciseSet("part1", "Part 1: one short exercise per lesson",
+                    "01-normal-run.ipynb … 05-caps-are-not-retries.ipynb"),
+        ExerciseSet("stopping", "Stop the loop: the criterion, the cap, the wasted calls",
+                    "exercises/01-stop-the-loop.ipynb"),
+        ExerciseSet("controlling", "Control the loop: repeats, error routes, completion",
+                    "exercises/02-control-the-loop.ipynb"),
     )
 }
 """The exercise sets in teaching order."""
@@ -74,7 +78,8 @@ def all_exercises(set_name: str | None = None) -> list[Exercise]:
         raise UsageError(f"unknown exercise set {set_name!r}; expected one of: {', '.join(SETS)}")
     load_all()
     chosen = [e for e in EXERCISES.values() if set_name is None or e.set_name == set_name]
-    return sorted(chosen, key=lambda e: e.number)
+    order = list(SETS)
+    return sorted(chosen, key=lambda e: (order.index(e.set_name), e.number))
 
 
 def get_exercise(exercise_id: str) -> Exercise:

@@ -10,11 +10,14 @@ rendered notebooks to keep it that way.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import agentloops as al
 from agentloops.controller import Fingerprint, RouteContext, TaskState, ToolResult, fingerprint
 from agentloops.controller.tools import TRANSIENT
 from agentloops.exercises.controlling import PRICE_TASK, Action, Attempt
-from agentloops.exercises.stopping import run_tool, tool_results
+from agentloops.exercises.part1 import Setup, failing_tools
+from agentloops.exercises.stopping import LoggedCall, run_tool, tool_results
 
 # -- set 1: stop the loop ----------------------------------------------------------------------
 
@@ -28,9 +31,10 @@ def stop_criterion(response: al.Response) -> al.Decision:
     if response.finish_reason == "refusal":
         return al.Abort("refusal", "the model refused")
     for call in response.tool_calls:
-        if call.parsed_arguments is None:  # a call that cannot run: cut off mid-JSON, or not JSON at all
-            code = "truncated" if call.is_cut_off else "malformed_tool_call"
-            return al.Abort(code, f"the arguments of {call.name} cannot be parsed")
+        if call.parsed_arguments is None and call.is_cut_off:  # a call that cannot run: cut off mid-JSON…
+            return al.Abort("truncated", f"the arguments of {call.name} were cut off")
+        if call.parsed_arguments is None:  # … or not JSON at all
+            return al.Abort("malformed_tool_call", f"the arguments of {call.name} cannot be parsed")
     if response.tool_calls:
         return al.Continue("tool calls to run")
     return al.Finish(response.content, "no tool calls and a normal stop")
@@ -49,7 +53,14 @@ def capped_loop(model: al.Model, tools: dict[str, str], max_steps: int = 8) -> s
     raise al.MaxStepsError(f"reached max_steps={max_steps} without a final answer")
 
 
-def count_wasted(rounds: tuple[al.Round, ...]) -> int:
+def is_wasted(before: LoggedCall, now: LoggedCall) -> bool:
+    """Wasted: the same response again, and nothing sent in between that the model had not seen."""
+    same = now.response.same_as(before.response)
+    new = set(tool_results(now.request[now.new_from:])) - set(tool_results(before.request))
+    return same and not new
+
+
+def count_wasted(rounds: tuple[LoggedCall, ...]) -> int:
     """Calls that repeat the previous response when nothing new was sent in between."""
     wasted = 0
     for i in range(1, len(rounds)):
@@ -123,3 +134,65 @@ def price_compare_done(state: TaskState) -> str:
     if counted + len(state.open_items()) < PRICE_TASK.minimum:
         return "impossible"  # settled items cannot be redone: too few are left open to reach the minimum
     return "incomplete"
+
+
+# -- Part 1: one exercise per lesson -----------------------------------------------------------
+
+
+def splitting_round(done_test: str, going_test: str) -> al.Response:
+    """Each naive test watches one field: set the done test's field to 'done', the other's to 'go on'."""
+    content = "notes.txt has 42 lines." if done_test == "content" else None  # text: the content test is done
+    calls = (al.ToolCall(id="call_1", name="read_file", arguments="{}"),) if going_test == "tool_calls" else ()
+    finish: al.FinishReason = "length" if going_test == "finish_reason" else "stop"
+    return al.Response(content=content, tool_calls=calls, finish_reason=finish)
+
+
+def my_stop_test(response: al.Response) -> bool:
+    """Done only when nothing is left to run and the round ended normally."""
+    return not response.tool_calls and response.finish_reason == "stop"
+
+
+def wasted_calls(log: list[dict]) -> int:
+    """A call is wasted when its response repeats the previous one and it brought no tool result not seen before."""
+    seen: set[tuple] = set()
+    wasted = 0
+    previous = None
+    for entry in log:
+        results = {(m["name"], m["arguments"], m["content"]) for m in entry["new_messages"] if m["role"] == "tool"}
+        fresh = results - seen
+        seen |= results
+        if previous is not None and entry["response"] == previous and not fresh:
+            wasted += 1
+        previous = entry["response"]
+    return wasted
+
+
+def my_decide(response: al.Response) -> al.Decision:
+    """How the round ended comes first; only a normal end lets the tool calls decide."""
+    from agentloops.stops import ABORT_CODES  # every abnormal finish_reason → the error code it raises
+
+    if response.finish_reason in ABORT_CODES:  # length, content_filter, refusal, provider_error, unknown…
+        return al.Abort(ABORT_CODES[response.finish_reason], f"finish_reason is {response.finish_reason}")
+    for call in response.tool_calls:
+        if call.parsed_arguments is None and call.is_cut_off:  # cut off mid-JSON: a truncation
+            return al.Abort("truncated", f"the arguments of {call.name} were cut off")
+        if call.parsed_arguments is None:  # not JSON at all
+            return al.Abort("malformed_tool_call", f"the arguments of {call.name} cannot be parsed")
+    if response.tool_calls:
+        return al.Continue("tool calls to run, whatever the finish_reason says")
+    if response.finish_reason == "pause":
+        return al.Continue("the provider paused; send the transcript back")
+    if response.finish_reason == "tool_calls" and not response.content:
+        return al.Abort("malformed_tool_call", "finish_reason is tool_calls but nothing arrived")
+    return al.Finish(response.content, "no tool calls and a normal stop")
+
+
+def respond(record: al.RunRecord, setup: Setup) -> Setup | None:
+    """Each stop has its own response; the same request again is never one of them."""
+    if record.error == "truncated":
+        return replace(setup, max_tokens=setup.max_tokens * 2)  # the same limit cuts the same answer off
+    if record.error == "content_filter":
+        return replace(setup, prompt="List the action items in notes.txt and who owns each.")
+    if record.error == "max_steps" and failing_tools(record):
+        return replace(setup, tool_fixed=True)  # the model kept calling a broken tool: fix the tool
+    return None  # nothing automatic helps: a person decides

@@ -8,33 +8,39 @@ what the package measures:
   the way the correct loop does (:func:`agentloops.criteria.correct` is the judge);
 - ``q2`` — make a naive loop raise :class:`~agentloops.errors.MaxStepsError`
   at the cap instead of returning its last text;
+- ``q2b`` — decide whether one call was wasted (the step between the cap and the detector);
 - ``q3`` — write the wasted-call detector and match
   :attr:`agentloops.record.RunRecord.wasted_calls` on every run.
 
 In a notebook::
 
-    from agentloops.exercises.stopping import q1, q2, q3, run_tool, tool_results
+    from agentloops.exercises.stopping import LoggedCall, q1, q2, q2b, q3, run_tool, tool_results
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from agentloops.comparison import cell
-from agentloops.criteria import CRITERION_NAMES, Abort, Continue, Criterion, Finish, by_tool_calls
-from agentloops.errors import ERROR_CLASSES, MaxStepsError, RunError
-from agentloops.exercises.checking import Case, LearnerError, Verdict, describe_exception, type_name
+from agentloops.criteria import CRITERION_NAMES, Criterion, by_tool_calls
+from agentloops.errors import MaxStepsError, RunError
+from agentloops.exercises import outputs
+from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_call
 from agentloops.exercises.exercise import Exercise
+from agentloops.exercises.failures import describe_raised, raised_text
+from agentloops.exercises.outputs import Encoded, WrongValue
 from agentloops.loop import Tools, execute, run, run_loop
 from agentloops.messages import Message
-from agentloops.record import OUTCOME_LABELS, Round, RunRecord
+from agentloops.record import OUTCOME_LABELS, RunRecord
 from agentloops.response import Response, ToolCall, show_content
-from agentloops.scenario import Scenario, list_scenarios, load_scenario
+from agentloops.scenario import Group, Scenario, list_scenarios, load_scenario
 from agentloops.stubs import ScriptedModel
 
-SCENARIO_GROUPS = ("article", "extra")
+SCENARIO_GROUPS: tuple[Group, ...] = ("article", "extra")
 """The scenarios a stop criterion must handle: the article's four and the rounds it leaves out."""
 
 
@@ -116,32 +122,70 @@ def _why(got: RunRecord, expected: RunRecord) -> str:
     return "the run should take the same path as the correct loop"
 
 
-def _criterion_guard(function: Callable[[Response], Any]) -> Callable[[Response], Any]:
-    """Wrap the learner's criterion: their exceptions and wrong return types become clear verdicts."""
-    calls = [0]
+class _Stopped(Exception):
+    """Ends a worker's run early: the learner's function raised or returned something that is not a decision."""
 
-    def guarded(response: Response) -> Any:
-        calls[0] += 1
-        where = f"on call {calls[0]} ({response.summary()})"
+
+def criterion_outputs(function: Callable[[Response], Any], scenario: Scenario | str, *,
+                      read: Callable[[Any], Any] = outputs.decision) -> Encoded:
+    """Worker side: run ``scenario`` under the learner's criterion; what it returned on each call, encoded.
+
+    The run stops at the first exception or value that ``read`` rejects, which is then the last item.
+    """
+    seen: list[Any] = []
+
+    def recorder(response: Response) -> Any:
         try:
             value = function(response)
         except Exception as exc:
-            raise LearnerError(f"{where} your function raised {describe_exception(exc)}") from None
-        if isinstance(value, Abort) and value.code not in ERROR_CLASSES:
-            raise LearnerError(f"{where} your function aborted with code {value.code!r}; "
-                               f"the codes are: {', '.join(ERROR_CLASSES)}")
-        if not isinstance(value, (bool, Continue, Finish, Abort)):
-            raise LearnerError(f"{where} your function returned {type_name(value)}; return True/False, or "
-                               "al.Continue(), al.Finish(answer), al.Abort(code, reason)")
-        return value
+            seen.append(describe_raised(exc))
+            raise _Stopped from None
+        seen.append(outputs.encode(value))
+        try:
+            return read(outputs.roundtrip(seen[-1]))
+        except WrongValue:
+            raise _Stopped from None
 
-    return guarded
+    with contextlib.suppress(_Stopped):
+        run(scenario, Criterion("stop_criterion", recorder, "raise", "yours"))
+    return Encoded(seen)
 
 
-def judge_criterion(function: Callable[[Response], Any], scenario: Scenario) -> Verdict:
-    """Run ``scenario`` under the learner's criterion and under the correct one; compare how they end."""
+def replay_criterion(raw: Any, scenario: Scenario | str, *, read: Callable[[Any], Any] = outputs.decision,
+                     name: str = "stop_criterion") -> RunRecord:
+    """Notebook side: run ``scenario`` again, deciding each call with what the learner's function returned.
+
+    Raises:
+        LearnerError: a call's output is an exception or not a decision; the message names the call.
+    """
+    if type(raw) is not list:
+        raise LearnerError("the checker's worker sent something it never sends; return your answer instead")
+    items = iter(raw)
+    calls = [0]
+
+    def replayed(response: Response) -> Any:
+        calls[0] += 1
+        where = f"on call {calls[0]} ({response.summary()})"
+        value = next(items, _NOTHING)
+        if value is _NOTHING:
+            raise LearnerError(f"{where} the checker's worker sent no answer for this call")
+        if outputs.tag(value) == "raised":
+            raise LearnerError(f"{where} your function raised {raised_text(value)}")
+        try:
+            return read(value)
+        except WrongValue as exc:
+            raise LearnerError(f"{where} your function {exc}") from None
+
+    return run(scenario, Criterion(name, replayed, "raise", "yours"))
+
+
+_NOTHING: Any = object()
+
+
+def judge_criterion(raw: Any, scenario: Scenario) -> Verdict:
+    """Replay the learner's decisions on ``scenario`` and compare how the run ends with the correct loop."""
     expected = run(scenario, "correct")
-    got = run(scenario, Criterion("stop_criterion", _criterion_guard(function), "raise", "yours"))
+    got = replay_criterion(raw, scenario)
     same = (got.outcome, got.error, got.steps, got.answer, got.tools_executed) == (
         expected.outcome, expected.error, expected.steps, expected.answer, expected.tools_executed)
     if same:
@@ -150,7 +194,8 @@ def judge_criterion(function: Callable[[Response], Any], scenario: Scenario) -> 
 
 
 def _criterion_cases(function: Callable[..., Any]) -> list[Case]:
-    return [Case(s.name, partial(judge_criterion, function, s)) for s in list_scenarios(list(SCENARIO_GROUPS))]
+    return [Case(s.name, partial(criterion_outputs, function, s), partial(judge_criterion, scenario=s))
+            for s in list_scenarios(list(SCENARIO_GROUPS))]
 
 
 q1 = Exercise(
@@ -227,21 +272,54 @@ def expected_loop_run(scenario: Scenario | str, max_steps: int) -> RunRecord:
     return run(scenario, Criterion("capped_loop", by_tool_calls, "raise", "capped"), max_steps)
 
 
-def judge_loop(function: Callable[..., Any], scenario: Scenario | str, max_steps: int) -> Verdict:
-    """Run the learner's loop on a scripted model; check the answer, the calls made and the exception at the cap."""
+def loop_outputs(function: Callable[..., Any], scenario: Scenario | str, max_steps: int) -> Encoded:
+    """Worker side: run the learner's loop on a counting model; how many calls it made and how it ended."""
     loaded = load_scenario(scenario)
-    expected = expected_loop_run(loaded, max_steps)
     model = CountingModel(loaded.responses, ceiling=10 * max_steps + 10)
-    should_raise = expected.error == "max_steps"
-    want = (f"raise al.MaxStepsError after {max_steps} model calls" if should_raise
-            else f"return {show_content(expected.answer, 40)} after {plural(expected.steps, 'model call')}")
     try:
         value = function(model, dict(loaded.tools), max_steps)
     except _TooManyCalls:
-        return False, (f"kept calling the model: stopped at {model.calls} calls with max_steps={max_steps} — "
+        return Encoded({"calls": model.calls, "ending": "too_many_calls"})
+    except Exception as exc:
+        return Encoded({"calls": model.calls, "ending": "raised", "raised": describe_raised(exc),
+                        "max_steps_error": isinstance(exc, MaxStepsError), "run_error": isinstance(exc, RunError)})
+    return Encoded({"calls": model.calls, "ending": "returned", "value": outputs.encode(value)})
+
+
+def _field(raw: Any, key: str, kind: type) -> Any:
+    """``raw[key]`` when ``raw`` is a dict and the value has exactly type ``kind``, else the learner is told."""
+    value = raw.get(key) if type(raw) is dict else None
+    if type(value) is not kind:
+        raise LearnerError("the checker's worker sent something it never sends; return your answer instead")
+    return value
+
+
+def judge_loop(raw: Any, scenario: Scenario | str, max_steps: int) -> Verdict:
+    """Check the learner's loop from its outputs: the answer, the calls made and the exception at the cap."""
+    expected = expected_loop_run(load_scenario(scenario), max_steps)
+    calls, ending = _field(raw, "calls", int), _field(raw, "ending", str)
+    should_raise = expected.error == "max_steps"
+    want = (f"raise al.MaxStepsError after {max_steps} model calls" if should_raise
+            else f"return {show_content(expected.answer, 40)} after {plural(expected.steps, 'model call')}")
+    if ending == "too_many_calls":
+        return False, (f"kept calling the model: stopped at {calls} calls with max_steps={max_steps} — "
                        f"the loop has no working cap; expected to {want}")
-    except MaxStepsError:
-        calls = model.calls
+    if ending == "raised":
+        return _judge_raised(raw, calls, max_steps, should_raise, want)
+    value = raw.get("value")
+    if should_raise:
+        return False, (f"returned {outputs.show(value)} after {calls} model calls; expected to {want} — a loop "
+                       "that ran out of steps has no answer, and returning its last text lets a spin pass silently")
+    if type(value) is not str:
+        return False, f"returned {outputs.show(value)}; expected the answer text (a str): {want}"
+    if (value, calls) != (expected.answer, expected.steps):
+        return False, f"returned {show_content(value, 40)} after {plural(calls, 'model call')}; expected to {want}"
+    return True, f"returned {show_content(value, 40)} after {plural(calls, 'model call')}"
+
+
+def _judge_raised(raw: dict[str, Any], calls: int, max_steps: int, should_raise: bool, want: str) -> Verdict:
+    raised = _field(raw, "raised", dict)
+    if _field(raw, "max_steps_error", bool):
         if not should_raise:
             off = " — the last allowed call must still run" if calls == max_steps - 1 else ""
             return False, f"raised MaxStepsError after {plural(calls, 'model call')}; expected to {want}{off}"
@@ -249,24 +327,17 @@ def judge_loop(function: Callable[..., Any], scenario: Scenario | str, max_steps
             return False, (f"raised MaxStepsError after {calls} model calls; max_steps={max_steps} allows exactly "
                            f"{max_steps}{' — off by one' if abs(calls - max_steps) == 1 else ''}")
         return True, f"raised MaxStepsError after {calls} model calls"
-    except Exception as exc:
-        hint = (" — raise al.MaxStepsError: it is the RunError (code 'max_steps') callers catch for "
-                "'did not converge', apart from bugs" if should_raise and not isinstance(exc, RunError) else "")
-        return False, (f"raised {describe_exception(exc)} after {plural(model.calls, 'model call')}; "
-                       f"expected to {want}{hint}")
-    calls = model.calls
-    if should_raise:
-        return False, (f"returned {type_name(value)} after {calls} model calls; expected to {want} — a loop that "
-                       "ran out of steps has no answer, and returning its last text lets a spin pass silently")
-    if not isinstance(value, str):
-        return False, f"returned {type_name(value)}; expected the answer text (a str): {want}"
-    if (value, calls) != (expected.answer, expected.steps):
-        return False, f"returned {show_content(value, 40)} after {plural(calls, 'model call')}; expected to {want}"
-    return True, f"returned {show_content(value, 40)} after {plural(calls, 'model call')}"
+    hint = (" — raise al.MaxStepsError: it is the RunError (code 'max_steps') callers catch for "
+            "'did not converge', apart from bugs"
+            if should_raise and not raw.get("run_error") and not raised.get("hint") else "")
+    return False, (f"raised {raised_text(raised)} after {plural(calls, 'model call')}; "
+                   f"expected to {want}{hint}")
 
 
 def _loop_cases(function: Callable[..., Any]) -> list[Case]:
-    return [Case(name, partial(judge_loop, function, scenario, cap)) for name, scenario, cap in LOOP_CASES]
+    return [Case(name, partial(loop_outputs, function, scenario, cap), partial(judge_loop, scenario=scenario,
+                                                                               max_steps=cap))
+            for name, scenario, cap in LOOP_CASES]
 
 
 q2 = Exercise(
@@ -323,34 +394,160 @@ def _repeats(record: RunRecord) -> str:
     return f"call{'s' if len(steps) != 1 else ''} {', '.join(steps)}" if steps else "none"
 
 
-def judge_wasted(function: Callable[[tuple[Round, ...]], Any], records: Sequence[RunRecord]) -> Verdict:
-    """Compare the learner's count with ``RunRecord.wasted_calls`` on each record of one scenario."""
-    counts = []
-    for record in records:
-        where = f"{record.scenario} × {record.criterion}" if len(records) > 1 else record.scenario
+@dataclass(frozen=True, slots=True)
+class LoggedCall:
+    """One model call as a request log records it: what was sent and what came back — no verdict on it.
+
+    Attributes:
+        step: 1-based call number.
+        request: every message sent on this call.
+        new_from: index in ``request`` of the first message the previous call did not send.
+        response: what the model returned.
+    """
+
+    step: int
+    request: tuple[Message, ...]
+    new_from: int
+    response: Response
+
+
+def call_log(record: RunRecord) -> tuple[LoggedCall, ...]:
+    """The run's calls without the loop's own judgement (``Round.repeated``), so a count must be worked out."""
+    return tuple(LoggedCall(r.step, tuple(r.request), r.new_from, r.response) for r in record.rounds)
+
+
+def _wasted_records(name: str) -> list[RunRecord]:
+    """The runs of one ``q3`` case: a scenario under every criterion, or one crafted run."""
+    if name in CRAFTED_RUNS:
+        return [CRAFTED_RUNS[name]()]
+    return [run(name, c) for c in CRITERION_NAMES]
+
+
+def wasted_outputs(function: Callable[[tuple[LoggedCall, ...]], Any], name: str) -> Encoded:
+    """Worker side: the learner's count on each run of the case (or the exception it raised)."""
+    counts: list[Any] = []
+    for record in _wasted_records(name):
         try:
-            value = function(record.rounds)
+            counts.append(outputs.encode(function(call_log(record))))
         except Exception as exc:
-            raise LearnerError(f"on {where} your function raised {describe_exception(exc)}") from None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise LearnerError(f"on {where} your function returned {type_name(value)}; "
+            counts.append(describe_raised(exc))
+            break
+    return Encoded(counts)
+
+
+def judge_wasted(raw: Any, name: str) -> Verdict:
+    """Compare the learner's count with ``RunRecord.wasted_calls`` on each run of one case."""
+    records = _wasted_records(name)
+    if type(raw) is not list or not raw:
+        raise LearnerError("the checker's worker sent something it never sends; return your answer instead")
+    counts = []
+    for record, value in zip(records, raw):
+        where = f"{record.scenario} × {record.criterion}" if len(records) > 1 else record.scenario
+        if outputs.tag(value) == "raised":
+            raise LearnerError(f"on {where} your function raised {raised_text(value)}")
+        if type(value) is not int:
+            raise LearnerError(f"on {where} your function returned {outputs.show(value)}; "
                                "expected an int: the number of wasted calls")
         if value != record.wasted_calls:
             return False, (f"under {record.criterion}: you counted {value}; RunRecord.wasted_calls is "
                            f"{record.wasted_calls} (repeats: {_repeats(record)}; {record.steps} calls in all, "
                            f"{cell(record)})")
         counts.append(f"{record.criterion} {value}")
+    if len(counts) < len(records):
+        raise LearnerError("the checker's worker sent too few counts; return your answer instead")
     return True, "matches RunRecord.wasted_calls: " + ", ".join(counts)
 
 
 def _wasted_cases(function: Callable[..., Any]) -> list[Case]:
-    cases = [
-        Case(s.name, partial(lambda s: judge_wasted(function, [run(s, c) for c in CRITERION_NAMES]), s))
-        for s in list_scenarios(list(SCENARIO_GROUPS))
-    ]
-    cases += [Case(name, partial(lambda make: judge_wasted(function, [make()]), make))
-              for name, make in CRAFTED_RUNS.items()]
-    return cases
+    names = [s.name for s in list_scenarios(list(SCENARIO_GROUPS))] + list(CRAFTED_RUNS)
+    return [Case(name, partial(wasted_outputs, function, name), partial(judge_wasted, name=name)) for name in names]
+
+
+# --------------------------------------------------------------------------- q2b: one wasted call
+
+PAIR_RUNS: tuple[tuple[str, str], ...] = (("truncated", "content"), ("cut-off-arguments", "content"),
+                                          ("normal", "correct"), ("talk-and-call", "correct"))
+"""(scenario, criterion) runs whose consecutive calls ``q2b`` is checked on, before the crafted runs."""
+
+
+def _rephrasing_run() -> RunRecord:
+    """New words, nothing new learned: the model rephrases its call, then repeats it word for word."""
+    def ask(content: str | None) -> dict[str, Any]:
+        return {"content": content, "finish_reason": "tool_calls",
+                "tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "notes.txt"}}]}
+    answer = {"content": "notes.txt has 42 lines.", "tool_calls": [], "finish_reason": "stop"}
+    return run_loop(ScriptedModel([ask(None), ask("Let me read it again."), ask("Let me read it again."), answer]),
+                    {"read_file": "(notes.txt)"}, label="rephrasing")
+
+
+def _pair_records() -> dict[str, RunRecord]:
+    records = {f"{s} × {c}": run(s, c) for s, c in PAIR_RUNS}
+    crafted = {name: make() for name, make in CRAFTED_RUNS.items()}
+    return records | crafted | {"rephrasing (new words, nothing new learned)": _rephrasing_run()}
+
+
+def call_pairs() -> list[tuple[str, str, int]]:
+    """Every case of ``q2b``: (case name, run, index of the later call), one per pair of consecutive calls."""
+    return [(f"{name} · call {r.step}", name, r.step - 1) for name, record in _pair_records().items()
+            for r in record.rounds[1:]]
+
+
+def _pair(name: str, index: int) -> tuple[RunRecord, LoggedCall, LoggedCall]:
+    record = _pair_records()[name]
+    log = call_log(record)
+    return record, log[index - 1], log[index]
+
+
+def pair_outputs(function: Callable[[LoggedCall, LoggedCall], Any], name: str, index: int) -> Any:
+    """Worker side: the learner's verdict on one pair of consecutive calls."""
+    _, before, now = _pair(name, index)
+    return guarded_call(function, before, now)
+
+
+def judge_pair(raw: Any, name: str, index: int) -> Verdict:
+    """Compare the learner's verdict with the loop's own (``Round.repeated``)."""
+    record, before, now = _pair(name, index)
+    expected = record.rounds[index].repeated
+    if outputs.tag(raw) == "raised":
+        raise LearnerError(f"your function raised {raised_text(raw)} on calls {before.step} and {now.step}")
+    value = outputs.exact(raw, bool, "True (wasted) or False")
+    same = now.response.same_as(before.response)
+    why = ("the same response, and nothing new was sent in between" if expected else
+           "a different response" if not same else "the same response, but a tool result it had not seen was sent")
+    if value == expected:
+        return True, f"{value} — {why}"
+    return False, f"you said {value} for call {now.step}; expected {expected} — {why}"
+
+
+def _pair_cases(function: Callable[..., Any]) -> list[Case]:
+    return [Case(case, partial(pair_outputs, function, name, index), partial(judge_pair, name=name, index=index))
+            for case, name, index in call_pairs()]
+
+
+q2b = Exercise(
+    id="one-wasted-call",
+    number=2,
+    set_name="stopping",
+    handle="q2b",
+    title="spot one wasted call",
+    variable="is_wasted",
+    arguments=("before", "now"),
+    noun="pairs of calls",
+    prompt=(
+        "Write is_wasted(before, now) -> bool for two consecutive calls of a run (LoggedCall: .response, "
+        ".request, .new_from). Return True when now's response says the same as before's "
+        "(now.response.same_as(before.response)) and nothing new was sent in between: no tool result in "
+        "now.request[now.new_from:] that before.request did not already hold with the same tool, arguments and "
+        "text (tool_results(messages) lists them as (tool, arguments, text)). Exercise 3 then only counts."
+    ),
+    hints=(
+        "Two conditions, both needed: the same response, and no news. A poll that brings a new status is news.",
+        "Same: now.response.same_as(before.response). Sent in between: now.request[now.new_from:].",
+        "new = set(tool_results(now.request[now.new_from:])) - set(tool_results(before.request)); "
+        "return same and not new",
+    ),
+    build_cases=_pair_cases,
+)
 
 
 q3 = Exercise(
@@ -373,4 +570,4 @@ q3 = Exercise(
     build_cases=_wasted_cases,
 )
 
-__all__ = ["CountingModel", "q1", "q2", "q3", "run_tool", "tool_results"]
+__all__ = ["CountingModel", "LoggedCall", "q1", "q2", "q2b", "q3", "run_tool", "tool_results"]

@@ -1,0 +1,512 @@
+"""Part 1 exercises — one short exercise per lesson, embedded in notebooks 01–05.
+
+Each exercise object is imported into its lesson; the learner defines one
+function, runs ``q.check()``, and may ask ``q.task()`` (the rules in full),
+``q.hint()`` and ``q.solution()``. What each learner function receives and
+returns:
+
+- ``q01_split`` (notebook 01) — ``splitting_round(done_test, going_test) -> al.Response``.
+  Receives two names of naive stop tests (``"content"``, ``"finish_reason"``,
+  ``"tool_calls"``); returns one round on which ``done_test`` says *done* and
+  ``going_test`` says *go on*. Checked on all six ordered pairs: a happy path
+  cannot tell the tests apart, a round built for it can.
+- ``q02_stop_test`` (notebook 02) — ``my_stop_test(response) -> bool``.
+  Receives one :class:`~agentloops.response.Response`; returns ``True`` (stop
+  and answer with the round's text) or ``False`` (go on). Checked by running
+  it as the loop's criterion on the article's four scenarios and on
+  ``tool-call-with-stop``.
+- ``q03_wasted`` (notebook 03) — ``wasted_calls(log) -> int``. Receives a run
+  as a request log: a list of dicts, one per model call, ``{"call": n,
+  "new_messages": [...], "response": {...}}`` (see :func:`request_log`); returns
+  how many calls were wasted. The log carries no verdict to add up.
+- ``q04_decide`` (notebook 04) — ``my_decide(response) -> al.Continue | al.Finish | al.Abort``.
+  Receives one response; returns the correct loop's decision. Checked on every
+  response of every shipped scenario and on crafted rounds (tool calls with
+  ``length``, tool calls with ``stop``, ``pause``…) against
+  :func:`agentloops.criteria.correct` itself, so the answer key is the code.
+- ``q05_respond`` (notebook 05) — ``respond(record, setup) -> Setup | None``.
+  Receives a failed run (:class:`~agentloops.record.RunRecord`) and the
+  :class:`~agentloops.retry.Setup` it ran with; returns the setup of the next
+  attempt, or ``None`` when nothing automatic helps. The next attempt is run.
+
+In a notebook::
+
+    from agentloops.exercises.part1 import q01_split
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from agentloops.criteria import CRITERIA, NAIVE_CRITERIA, Abort, Continue, Decision, Finish, correct
+from agentloops.exercises import outputs
+from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_call
+from agentloops.exercises.exercise import Exercise
+from agentloops.exercises.failures import raised_text
+from agentloops.exercises.outputs import JSON, Encoded, WrongValue
+from agentloops.exercises.stopping import (
+    CRAFTED_RUNS,
+    criterion_outputs,
+    describe_ending,
+    replay_criterion,
+)
+from agentloops.loop import run
+from agentloops.messages import Message
+from agentloops.record import RunRecord
+from agentloops.response import Response, ToolCall
+from agentloops.retry import CASES, Setup, attempt, failing_tools
+from agentloops.scenario import list_scenarios, load_scenario
+
+__all__ = ["NAIVE_TESTS", "Setup", "failing_tools", "q01_split", "q02_stop_test", "q03_wasted", "q04_decide",
+           "q05_respond", "request_log"]
+
+NAIVE_TESTS: tuple[str, ...] = NAIVE_CRITERIA
+"""The three naive stop tests by name: ``content``, ``finish_reason``, ``tool_calls``."""
+
+
+def _kind(decision: Decision) -> str:
+    return type(decision).__name__
+
+
+def _said(name: str, decision: Decision) -> str:
+    verdict = "done" if isinstance(decision, Finish) else "go on" if isinstance(decision, Continue) else "abort"
+    return f"{name} says {verdict} ({decision.reason})"
+
+
+# --------------------------------------------------------------------------- 01: a round that splits two tests
+
+
+def judge_split(raw: JSON, done_test: str, going_test: str) -> Verdict:
+    """Both named naive tests, run here on the learner's round: one must finish, the other go on."""
+    if outputs.tag(raw) == "raised":
+        raise LearnerError(f"your function raised {raised_text(raw)}")
+    round_ = outputs.response(raw)
+    done, going = CRITERIA[done_test](round_), CRITERIA[going_test](round_)
+    right = _kind(correct(round_))
+    if isinstance(done, Finish) and isinstance(going, Continue):
+        return True, f"{_said(done_test, done)}; {_said(going_test, going)}; the correct loop: {right}"
+    return False, (f"on your round ({round_.summary()}) {_said(done_test, done)} and {_said(going_test, going)}; "
+                   f"expected {done_test} to say done and {going_test} to say go on")
+
+
+def _split_cases(function: Callable[..., Any]) -> list[Case]:
+    pairs = [(a, b) for a in NAIVE_TESTS for b in NAIVE_TESTS if a != b]
+    return [Case(f"{a} done, {b} goes on", partial(guarded_call, function, a, b),
+                 partial(judge_split, done_test=a, going_test=b)) for a, b in pairs]
+
+
+q01_split = Exercise(
+    id="split-the-tests",
+    number=1,
+    set_name="part1",
+    handle="q01_split",
+    title="build a round on which two naive stop tests disagree",
+    variable="splitting_round",
+    arguments=("done_test", "going_test"),
+    noun="pairs of tests",
+    prompt=(
+        "On the normal run the three naive stop tests agree, so a happy-path test cannot tell them apart. "
+        "Write splitting_round(done_test, going_test) that returns one al.Response on which the test named "
+        "done_test says done and the test named going_test says go on. The names are 'content' (non-empty "
+        "text means done), 'finish_reason' (finish_reason 'stop' means done) and 'tool_calls' (no tool calls "
+        "means done). It is checked on all six ordered pairs; the tests themselves judge your round."
+    ),
+    hints=(
+        "Each naive test watches one field. Make the field done_test watches say 'done' and the field "
+        "going_test watches say 'go on'; the third field can stay as it is.",
+        "Done: content non-empty / finish_reason 'stop' / no tool calls. Go on: content None / finish_reason "
+        "'length' / a tool call such as al.ToolCall(id='call_1', name='read_file', arguments='{}').",
+        "Start from al.Response(content=None, tool_calls=[], finish_reason='stop') and change two fields, one "
+        "per test: look up what done_test needs for 'done' and what going_test needs for 'go on'.",
+    ),
+    build_cases=_split_cases,
+)
+
+
+# --------------------------------------------------------------------------- 02: your own stop test
+
+STOP_TEST_SCENARIOS = ("normal", "talk-and-call", "truncated", "talk-only", "tool-call-with-stop")
+"""The article's four scenarios and the tool call that arrives with ``stop``."""
+
+
+def judge_stop_test(raw: JSON, scenario: str) -> Verdict:
+    """Replay the learner's True/False answers in the loop; right when the run ends as the correct loop's does.
+
+    Where the correct loop raises, a True/False test cannot: it is right when it reports no answer at all.
+    """
+    expected = run(scenario, "correct")
+    got = replay_criterion(raw, scenario, read=outputs.boolean, name="my_stop_test")
+    if expected.error is None:
+        same = (got.outcome, got.answer, got.steps, got.tools_executed) == (
+            expected.outcome, expected.answer, expected.steps, expected.tools_executed)
+        if same:
+            return True, f"{describe_ending(got)}, like the correct loop"
+        return False, f"{describe_ending(got)}; expected: {describe_ending(expected)}"
+    if got.error is not None:
+        return True, (f"{describe_ending(got)} — no answer reported, the best True/False can do here; "
+                      f"the correct loop {describe_ending(expected)} (notebook 04)")
+    reason = (expected.error_message or "").split(": ", 1)[-1]
+    return False, (f"{describe_ending(got)}; expected no answer at all — {reason}, so True here reports "
+                   "a broken round as the answer")
+
+
+def _stop_test_cases(function: Callable[..., Any]) -> list[Case]:
+    return [Case(name, partial(criterion_outputs, function, name, read=outputs.boolean),
+                 partial(judge_stop_test, scenario=name)) for name in STOP_TEST_SCENARIOS]
+
+
+q02_stop_test = Exercise(
+    id="my-stop-test",
+    number=2,
+    set_name="part1",
+    handle="q02_stop_test",
+    title="write a True/False stop test that never stops early",
+    variable="my_stop_test",
+    arguments=("response",),
+    noun="scenarios",
+    prompt=(
+        "Write my_stop_test(response) -> bool. True means: stop, and answer with this round's text; False "
+        "means: go on (run the round's tool calls and ask the model again). It runs as the loop's criterion "
+        "on normal, talk-and-call, truncated, talk-only and tool-call-with-stop, with a cap of 8 calls that "
+        "raises. It is right when every run ends the way the correct loop's does: the same answer after the "
+        "same tools — and where the correct loop raises (a cut-off round), it must report no answer at all "
+        "(True/False cannot raise, so there the cap ends the run). Return exactly True or False."
+    ),
+    hints=(
+        "Two fields can each be wrong alone: text arrives alongside a tool call, and a tool call can arrive "
+        "with finish_reason 'stop'. Which combination really means the model is done?",
+        "Done means: no tool calls left to run, and the round ended normally (finish_reason 'stop').",
+        "return not response.tool_calls and response.finish_reason == 'stop'",
+    ),
+    build_cases=_stop_test_cases,
+)
+
+
+# --------------------------------------------------------------------------- 03: wasted calls, from a log
+
+
+def _call_dicts(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    return [{"name": c.name, "arguments": c.arguments} for c in calls]
+
+
+def _message_dict(message: Message, arguments: dict[str, str]) -> dict[str, Any]:
+    if message.role == "assistant":
+        return {"role": "assistant", "content": message.content, "tool_calls": _call_dicts(message.tool_calls)}
+    if message.role == "tool":
+        return {"role": "tool", "name": message.name, "arguments": arguments.get(message.tool_call_id or "", "?"),
+                "content": message.content}
+    return {"role": message.role, "content": message.content}
+
+
+def request_log(record: RunRecord) -> list[dict[str, Any]]:
+    """A run as a request log shows it: per call, the messages new since the last call and the response.
+
+    ``{"call": 2, "new_messages": [{"role": "assistant", …}, {"role": "tool", "name": "read_file",
+    "arguments": "{…}", "content": "…"}], "response": {"content": …, "tool_calls": [{"name", "arguments"}],
+    "finish_reason": "stop"}}`` — tool-call ids left out, no verdict on any call.
+    """
+    arguments: dict[str, str] = {}
+    log = []
+    for r in record.rounds:
+        for message in r.request:
+            if message.role == "assistant":
+                arguments.update({c.id: c.arguments for c in message.tool_calls})
+        log.append({"call": r.step,
+                    "new_messages": [_message_dict(m, arguments) for m in r.request[r.new_from:]],
+                    "response": {"content": r.response.content, "tool_calls": _call_dicts(r.response.tool_calls),
+                                 "finish_reason": r.response.finish_reason}})
+    return log
+
+
+def _log_records(name: str) -> list[RunRecord]:
+    if name in CRAFTED_RUNS:
+        return [CRAFTED_RUNS[name]()]
+    return [run(name, c) for c in CRITERIA]
+
+
+def log_outputs(function: Callable[[list[dict[str, Any]]], Any], name: str) -> Encoded:
+    """Worker side: the learner's count on each run's log (stopping at an exception)."""
+    counts: list[JSON] = []
+    for record in _log_records(name):
+        value = guarded_call(function, request_log(record))
+        counts.append(outputs.encode(value))
+        if outputs.tag(counts[-1]) == "raised":
+            break
+    return Encoded(counts)
+
+
+def judge_log(raw: JSON, name: str) -> Verdict:
+    """Compare the learner's counts with ``RunRecord.wasted_calls``."""
+    records = _log_records(name)
+    if type(raw) is not list or len(raw) > len(records) or not raw:
+        raise LearnerError("the checker's worker sent something it never sends; return your answer instead")
+    said = []
+    for record, value in zip(records, raw):
+        where = f"{record.scenario} × {record.criterion}" if len(records) > 1 else record.scenario
+        if outputs.tag(value) == "raised":
+            raise LearnerError(f"on {where} your function raised {raised_text(value)}")
+        count = outputs.exact(value, int, "an int: the number of wasted calls")
+        if count != record.wasted_calls:
+            repeats = [str(r.step) for r in record.rounds if r.repeated] or ["none"]
+            return False, (f"on {where} you counted {count}; {record.wasted_calls} calls were wasted "
+                           f"(calls: {', '.join(repeats)}, of {record.steps})")
+        said.append(f"{record.criterion} {count}" if len(records) > 1 else str(count))
+    if len(said) < len(records):
+        raise LearnerError("the checker's worker sent too few counts; return your answer instead")
+    return True, "counted right: " + ", ".join(said)
+
+
+def _log_cases(function: Callable[..., Any]) -> list[Case]:
+    names = [s.name for s in list_scenarios(["article", "extra"])] + list(CRAFTED_RUNS)
+    return [Case(name, partial(log_outputs, function, name), partial(judge_log, name=name)) for name in names]
+
+
+q03_wasted = Exercise(
+    id="wasted-from-a-log",
+    number=3,
+    set_name="part1",
+    handle="q03_wasted",
+    title="count the wasted calls in a request log",
+    variable="wasted_calls",
+    arguments=("log",),
+    noun="runs",
+    prompt=(
+        "Write wasted_calls(log) -> int. The log is a list with one dict per model call: 'call' (1, 2, …), "
+        "'new_messages' (what this call sent that the previous call did not: the assistant's last reply and "
+        "the tool results, each {'role', 'content'}, tool results also with 'name' and 'arguments') and "
+        "'response' ({'content', 'tool_calls': [{'name', 'arguments'}], 'finish_reason'}). A call is wasted "
+        "when its response is identical to the previous call's and nothing new was sent in between: no tool "
+        "result among its new_messages that the run had not already seen with the same name, arguments and "
+        "content. The first call is never wasted. Checked on every scenario under all four criteria, and on "
+        "a polling run and a paging run."
+    ),
+    hints=(
+        "Walk the log in pairs (previous call, this call). Two things must both hold for a waste.",
+        "Same response: this['response'] == previous['response']. Something new: a tool message in "
+        "this['new_messages'] whose (name, arguments, content) was not in any earlier call's new_messages.",
+        "Keep a set `seen` of (name, arguments, content) tuples; for each call, compute `fresh` = its tool "
+        "results not in seen, add them to seen, and count the call when the response repeats and fresh is empty.",
+    ),
+    build_cases=_log_cases,
+)
+
+
+# --------------------------------------------------------------------------- 04: the correct loop's decision
+
+
+def _call(arguments: str = '{"path": "notes.txt"}') -> ToolCall:
+    return ToolCall(id="call_1", name="read_file", arguments=arguments)
+
+
+CRAFTED_ROUNDS: dict[str, Response] = {
+    "tool calls with length": Response(content=None, tool_calls=(_call(),), finish_reason="length"),
+    "tool calls with stop": Response(content=None, tool_calls=(_call(),), finish_reason="stop"),
+    "talk and a tool call": Response(content="Let me look.", tool_calls=(_call(),), finish_reason="tool_calls"),
+    "pause": Response(content=None, finish_reason="pause"),
+    "a filtered round with a tool call": Response(content=None, tool_calls=(_call(),),
+                                                  finish_reason="content_filter"),
+    "a refusal": Response(content="I can't help with that.", finish_reason="refusal"),
+    "an unknown stop value": Response(content="?", finish_reason="unknown", raw_finish_reason="END_OF_WORLD"),
+    "finish_reason tool_calls, no call": Response(content=None, finish_reason="tool_calls"),
+    "arguments cut off, with stop": Response(content=None, tool_calls=(_call('{"path": "no'),),
+                                            finish_reason="stop"),
+    "arguments that are not JSON": Response(content=None, tool_calls=(_call("path=notes.txt"),),
+                                           finish_reason="tool_calls"),
+    "an empty stop": Response(content="", finish_reason="stop"),
+    "text with length": Response(content="The file has", finish_reason="length"),
+}
+"""Rounds the scenarios do not show directly."""
+
+
+def decide_rounds() -> list[tuple[str, Response]]:
+    """Every round ``q04`` is checked on: the crafted ones, then each distinct response of a shipped scenario."""
+    found = list(CRAFTED_ROUNDS.items())
+    seen = {r.summary() for _, r in found}
+    for scenario in list_scenarios():
+        for index, response in enumerate(load_scenario(scenario).responses, 1):
+            if response.summary() not in seen:
+                seen.add(response.summary())
+                found.append((f"{scenario.name} · response {index}", response))
+    return found
+
+
+def judge_decide(raw: JSON, response: Response) -> Verdict:
+    """Compare the learner's decision with :func:`agentloops.criteria.correct` on the same round."""
+    expected = correct(response)
+    if outputs.tag(raw) == "raised":
+        raise LearnerError(f"on {response.summary()} your function raised {raised_text(raw)}")
+    try:
+        got = outputs.decision(raw, allow_bool=False)
+    except WrongValue as exc:
+        raise LearnerError(f"on {response.summary()} your function {exc}") from None
+    assert not isinstance(got, bool)
+    same = type(got) is type(expected) and (
+        not isinstance(expected, Abort) or getattr(got, "code", None) == expected.code) and (
+        not isinstance(expected, Finish) or (getattr(got, "answer", None) or "") == (expected.answer or ""))
+    want = _shown(expected)
+    if same:
+        return True, f"{want} — {expected.reason}"
+    return False, f"you said {_shown(got)} on {response.summary()}; the correct loop says {want} — {expected.reason}"
+
+
+def _shown(decision: Decision) -> str:
+    if isinstance(decision, Abort):
+        return f"Abort({decision.code!r})"
+    if isinstance(decision, Finish):
+        return f"Finish({outputs.show_short(decision.answer)})"
+    return "Continue()"
+
+
+def _decide_cases(function: Callable[..., Any]) -> list[Case]:
+    return [Case(name, partial(guarded_call, function, response), partial(judge_decide, response=response))
+            for name, response in decide_rounds()]
+
+
+q04_decide = Exercise(
+    id="decide-like-the-correct-loop",
+    number=4,
+    set_name="part1",
+    handle="q04_decide",
+    title="decide each round as the correct loop does",
+    variable="my_decide",
+    arguments=("response",),
+    noun="rounds",
+    prompt=(
+        "Write my_decide(response) that returns al.Continue(), al.Finish(answer) or al.Abort(code, reason) — "
+        "never True/False. The order of the checks is the lesson. First, how did the round end: an abnormal "
+        "end aborts before anything runs, whatever tool calls the round carries. agentloops.stops.ABORT_CODES "
+        "maps each abnormal finish_reason to its code ('length' → 'truncated', 'content_filter', 'refusal', "
+        "'malformed_tool_call', 'provider_error', 'unknown' → 'unknown_stop'). Then a tool call that cannot run "
+        "aborts ('truncated' when its arguments were cut off mid-JSON — call.is_cut_off — else "
+        "'malformed_tool_call'; call.parsed_arguments is None for both). Only then do the tool calls decide: any "
+        "tool call → Continue, even with finish_reason 'stop'. With no tool calls: 'pause' → Continue; "
+        "'tool_calls' with no call and no text → Abort('malformed_tool_call'); otherwise "
+        "Finish(response.content). Checked against "
+        "al.criteria.correct on every round of every shipped scenario and on crafted ones."
+    ),
+    hints=(
+        "Ask 'how did it end?' before 'is there work left?'. A round cut off by the token limit may carry "
+        "tool calls — they are not safe to run.",
+        "from agentloops.stops import ABORT_CODES; if response.finish_reason in ABORT_CODES: return "
+        "al.Abort(ABORT_CODES[response.finish_reason], …). Then check each call.parsed_arguments (None: it "
+        "cannot run; call.is_cut_off says whether it was cut off).",
+        "After the abnormal ends and the broken calls: if response.tool_calls: return al.Continue(); then 'pause' "
+        "→ Continue, 'tool_calls' with no text → Abort('malformed_tool_call', …), else "
+        "al.Finish(response.content).",
+    ),
+    build_cases=_decide_cases,
+)
+
+
+# --------------------------------------------------------------------------- 05: the right response to each stop
+
+
+def _long_chain_failure() -> tuple[RunRecord, Setup]:
+    record = run("long-chain", "correct")
+    return record, Setup(max_tokens=256, prompt=load_scenario("long-chain").prompt)
+
+
+RESPOND_SITUATIONS: tuple[str, ...] = ("truncated", "content_filter", "failing_tool", "a chain longer than the cap")
+"""The failed runs ``q05`` shows: the three stops of notebook 05, and a cap reached with no tool failing."""
+
+
+def _situation(name: str) -> tuple[RunRecord, Setup]:
+    if name in CASES:
+        case = CASES[name]
+        return attempt(case), case.setup
+    return _long_chain_failure()
+
+
+def respond_call(function: Callable[[RunRecord, Setup], Any], name: str) -> Any:
+    """Worker side: what the learner answers to one failed run."""
+    record, setup = _situation(name)
+    return guarded_call(function, record, setup)
+
+
+def _setup_of(raw: JSON) -> Setup | None:
+    if raw is None:
+        return None
+    setup = outputs.rebuild(raw, "Setup", Setup, "a Setup (dataclasses.replace(setup, …)) or None")
+    for field, kind in (("max_tokens", int), ("prompt", str), ("tool_fixed", bool)):
+        outputs.exact(getattr(setup, field), kind, f"{field} to be a {kind.__name__} in the Setup you returned")
+    return setup
+
+
+def _knob_problem(name: str, setup: Setup, new: Setup) -> str:
+    """Why ``new`` is the wrong response to the stop of situation ``name`` ("" when it is the right kind)."""
+    if new == setup:
+        return "that is the same request again — a blind retry pays the whole bill again for the same stop"
+    if name == "truncated" and not (new.max_tokens > setup.max_tokens and new.prompt == setup.prompt):
+        return "a cut-off calls for a higher max_tokens, with the same prompt"
+    if name == "content_filter" and not (new.prompt != setup.prompt and new.max_tokens == setup.max_tokens):
+        return "a filtered reply calls for another input (prompt), with the same max_tokens"
+    if name == "failing_tool" and not (new.tool_fixed and new.prompt == setup.prompt):
+        return "the tool keeps failing: fix the tool (tool_fixed=True); the prompt and the limit are not the problem"
+    return ""
+
+
+def judge_respond(raw: JSON, name: str) -> Verdict:
+    """Check the learner's next setup: the right knob for the stop, and the next attempt must answer."""
+    record, setup = _situation(name)
+    if outputs.tag(raw) == "raised":
+        raise LearnerError(f"your function raised {raised_text(raw)} on a run that ended with {record.error}")
+    new = _setup_of(raw)
+    if name not in CASES:
+        if new is None:
+            return True, "None — no tool failed: the task needs more steps or a split, a person decides on purpose"
+        return False, (f"you returned {new.describe()}; expected None — the run raised max_steps with no tool "
+                       "failing, so nothing automatic helps: raising the cap is a decision, not a retry")
+    if new is None:
+        return False, f"you returned None; a run that ended with {record.error} has a response: {_advice(name)}"
+    problem = _knob_problem(name, setup, new)
+    if problem:
+        return False, f"you returned {new.describe()} after {record.error}; {problem}"
+    after = attempt(CASES[name], new)
+    if not after.succeeded:
+        return False, (f"you returned {new.describe()}: the right kind of change, but the next attempt still "
+                       f"ended with {after.error or after.outcome}; change it more")
+    return True, f"{new.describe()} — the next attempt answered in {after.steps} calls"
+
+
+def _advice(name: str) -> str:
+    return {"truncated": "raise max_tokens", "content_filter": "change the prompt",
+            "failing_tool": "fix the tool"}[name]
+
+
+def _respond_cases(function: Callable[..., Any]) -> list[Case]:
+    return [Case(name, partial(respond_call, function, name), partial(judge_respond, name=name))
+            for name in RESPOND_SITUATIONS]
+
+
+q05_respond = Exercise(
+    id="respond-to-each-stop",
+    number=5,
+    set_name="part1",
+    handle="q05_respond",
+    title="answer each stop with its own response, never a blind retry",
+    variable="respond",
+    arguments=("record", "setup"),
+    noun="failed runs",
+    prompt=(
+        "Write respond(record, setup) -> Setup | None. record is a failed run (record.error says how it ended: "
+        "'truncated', 'content_filter' or 'max_steps'); setup is what it ran with (max_tokens, prompt, "
+        "tool_fixed). Return the setup of the next attempt — dataclasses.replace(setup, …) — or None when "
+        "nothing automatic helps. The rules: on 'truncated' raise max_tokens and keep the prompt; on "
+        "'content_filter' change the prompt (ask for something the filter does not withhold: the action items, "
+        "not the phone numbers) and keep max_tokens; on 'max_steps' look at the tools — failing_tools(record) "
+        "lists tools whose results were errors: if one failed, fix it (tool_fixed=True); if none did, return "
+        "None (raising the cap is a decision for a person). Never return the same setup: that is a blind retry. "
+        "Each answer is then run: the next attempt must answer."
+    ),
+    hints=(
+        "A retry helps a dropped connection. These stops come back identically: the same limit cuts the same "
+        "answer off, the same input is filtered again, the same broken tool fails again.",
+        "Branch on record.error. 'truncated' → replace(setup, max_tokens=setup.max_tokens * 2). "
+        "'content_filter' → replace(setup, prompt=...). 'max_steps' → failing_tools(record).",
+        "if record.error == 'max_steps': return replace(setup, tool_fixed=True) if failing_tools(record) "
+        "else None. For the filter: replace(setup, prompt='List the action items in notes.txt and who owns each.')",
+    ),
+    build_cases=_respond_cases,
+)

@@ -1,0 +1,148 @@
+"""The workshop kit stays true to the material: agendas against the notebooks' own times, the guide's wrong
+answers against the checkers, the slides built by nbconvert."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentloops as al
+from agentloops.exercises.exercise import Exercise
+from agentloops.exercises.notebooks import answer_cells
+from agentloops.exercises.registry import all_exercises, get_exercise
+from agentloops.exercises.stopping import run_tool
+from agentloops.resources import notebooks_dir
+
+WORKSHOP = notebooks_dir() / "workshop"
+LENGTHS = {"90 minutes": 90, "2 hours": 120, "Half day (3 h 30)": 210}
+BY_NAME: dict[str, Exercise] = {e.name: e for e in all_exercises()}
+
+
+def stated_minutes(path: Path) -> int:
+    """The time a notebook states under its title: "(about N minutes)"."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    text = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    found = re.search(r"about (\d+) minutes", text)
+    assert found, f"{path.name} states no time"
+    return int(found.group(1))
+
+
+def exercises_in(path: Path) -> set[str]:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return {get_exercise(exercise_id).name for _, exercise_id in answer_cells(notebook)}
+
+
+def agendas() -> dict[str, list[dict[str, str]]]:
+    """Heading → its table's rows as dicts."""
+    found: dict[str, list[dict[str, str]]] = {}
+    heading, headers = "", []
+    for line in (WORKSHOP / "agendas.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            heading, headers = line[3:].strip(), []
+        elif line.startswith("|") and not line.startswith("|---"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if not headers:
+                headers = cells
+            else:
+                found.setdefault(heading, []).append(dict(zip(headers, cells, strict=True)))
+    return found
+
+
+def _clock(minutes: int) -> str:
+    return f"{minutes // 60}:{minutes % 60:02d}"
+
+
+def test_there_are_three_agendas() -> None:
+    assert list(agendas()) == list(LENGTHS)
+
+
+@pytest.mark.parametrize("title", list(LENGTHS))
+def test_an_agendas_minutes_add_up_and_its_starts_follow(title: str) -> None:
+    rows = agendas()[title]
+    elapsed = 0
+    for row in rows:
+        assert row["start"] == _clock(elapsed), row
+        elapsed += int(row["minutes"])
+    assert elapsed == LENGTHS[title]
+
+
+@pytest.mark.parametrize("title", list(LENGTHS))
+def test_each_lesson_block_takes_the_time_its_notebook_states(title: str) -> None:
+    for row in agendas()[title]:
+        if row["notebook"] == "-":
+            continue
+        path = notebooks_dir() / row["notebook"]
+        assert path.exists(), row["notebook"]
+        assert int(row["minutes"]) == stated_minutes(path), f"{title}: {row['notebook']}"
+
+
+@pytest.mark.parametrize("title", list(LENGTHS))
+def test_each_block_names_the_exercises_its_notebook_holds(title: str) -> None:
+    for row in agendas()[title]:
+        named = set() if row["exercise"] == "-" else {n.strip() for n in row["exercise"].split(",")}
+        held = exercises_in(notebooks_dir() / row["notebook"]) if row["notebook"] != "-" else set()
+        assert named == held, f"{title}: {row['block']}"
+
+
+def test_the_longer_agendas_place_every_part1_exercise() -> None:
+    part1 = {e.name for e in all_exercises("part1")}
+    for title in ("2 hours", "Half day (3 h 30)"):
+        assert part1 <= {row["exercise"] for row in agendas()[title]}
+    assert len(part1 & {row["exercise"] for row in agendas()["90 minutes"]}) == 4
+
+
+# --------------------------------------------------------------------------- the facilitator guide
+
+
+def wrong_answers() -> list[tuple[str, str]]:
+    """(exercise name, code) for every snippet the guide marks ``<!-- wrong: NAME -->``."""
+    text = (WORKSHOP / "facilitator-guide.md").read_text(encoding="utf-8")
+    return re.findall(r"<!-- wrong: (\w+) -->\n```python\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_the_guide_has_wrong_answers_for_every_exercise_in_the_agendas() -> None:
+    named = {n.strip() for rows in agendas().values() for row in rows for n in row["exercise"].split(",")} - {"-"}
+    covered = {name for name, _ in wrong_answers()}
+    assert named <= covered
+
+
+@pytest.mark.parametrize(("name", "code"), wrong_answers(), ids=[f"{n}-{i}" for i, (n, _) in
+                                                                  enumerate(wrong_answers())])
+def test_every_wrong_answer_in_the_guide_still_fails_its_checker(name: str, code: str) -> None:
+    exercise = BY_NAME[name]
+    namespace: dict[str, Any] = {"al": al, "replace": replace, "run_tool": run_tool}
+    exec(code, namespace)
+    result = exercise.judge(namespace[exercise.variable])
+    assert result.status == "incorrect", str(result)
+    assert all(c.status != "error" for c in result.cases), str(result)  # the learner's mistake, never ours
+
+
+# --------------------------------------------------------------------------- the slides
+
+
+def test_the_slides_carry_slide_metadata_and_one_setup_cell() -> None:
+    notebook = json.loads((WORKSHOP / "slides.ipynb").read_text(encoding="utf-8"))
+    kinds = [c["metadata"].get("slideshow", {}).get("slide_type") for c in notebook["cells"]]
+    assert None not in kinds and kinds[0] == "slide"
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    assert "".join(code[0]["source"]).startswith("# Setup")
+    assert all(not c["outputs"] and c["execution_count"] is None for c in code)
+
+
+def test_nbconvert_builds_the_slides_as_reveal_js(tmp_path: Path) -> None:
+    source = WORKSHOP / "slides.ipynb"
+    done = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "slides", str(source), "--output-dir",
+                           str(tmp_path)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "slides.slides.html").read_text(encoding="utf-8")
+    notebook = json.loads(source.read_text(encoding="utf-8"))
+    slides = sum(c["metadata"]["slideshow"]["slide_type"] == "slide" for c in notebook["cells"])
+    assert page.count("<section") == 2 * slides  # each slide is a stack: its own section and its first sub-slide
+    assert "reveal" in page and "Two questions, kept apart" in page
