@@ -1,34 +1,130 @@
-"""``agentloops lab``: open the notebooks in JupyterLab."""
+"""``agentloops lab``: open the learner's own copy of the notebooks in JupyterLab.
+
+JupyterLab autosaves: within minutes every opened notebook is written back
+with its outputs, and checkpoints appear beside it. Served from the tracked
+``notebooks/`` folder that would dirty the repository, fail the "stored
+without outputs" test and leak into a wheel built from the checkout. So the
+lab never serves the shipped notebooks: it copies them (never overwriting a
+learner's edits) into a folder the learner owns — ``lab/`` at the root of a
+checkout (git-ignored), ``./agentloops-notebooks`` when installed from a
+wheel, or ``--dir`` — and serves that.
+
+The server runs as a child in its own session, so stopping ``agentloops lab``
+with Ctrl-C or SIGTERM stops the server too, without Jupyter's "shut down?"
+prompt.
+"""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import FrameType
 
 from agentloops.errors import UsageError
-from agentloops.resources import copy_notebooks, find_tool, is_checkout, notebooks_dir
+from agentloops.resources import checkout_root, copy_notebooks, find_tool, is_checkout
+
+CHECKOUT_FOLDER = "lab"
+"""The learner's folder inside a checkout (listed in ``.gitignore``; not under ``notebooks/``, which tests run)."""
+
+WHEEL_FOLDER = "agentloops-notebooks"
+"""The learner's folder, relative to the working directory, when installed from a wheel."""
+
+STOP_TIMEOUT_S = 15.0
+"""How long the server may take to shut down after SIGTERM before it is killed."""
 
 
 class LabError(UsageError):
-    """JupyterLab could not be opened on the notebooks."""
+    """JupyterLab could not be opened on the learner's copy of the notebooks."""
 
 
-def open_lab(folder: Path | None = None, *, no_browser: bool = False) -> None:
-    """Open JupyterLab on the notebooks (copied into ``folder`` when installed from a wheel)."""
-    if is_checkout() and folder is None:
-        target = notebooks_dir()
-    else:
-        target = (folder or Path("agentloops-notebooks")).resolve()
+def lab_folder(folder: Path | None = None) -> Path:
+    """Where the learner's copies live: ``folder``, else ``lab/`` in a checkout, else ``./agentloops-notebooks``."""
+    if folder is not None:
+        return folder.expanduser().resolve()
+    if is_checkout():
+        return checkout_root() / CHECKOUT_FOLDER
+    return Path(WHEEL_FOLDER).resolve()
+
+
+def prepare_folder(folder: Path | None = None) -> tuple[Path, list[Path]]:
+    """Create the learner's folder and copy in the notebooks it does not have yet.
+
+    Returns:
+        The folder and the files copied into it (a learner's existing files are left alone).
+
+    Raises:
+        LabError: the path is a file, cannot be created, or is not writable (one line naming it).
+    """
+    target = lab_folder(folder)
+    if target.exists() and not target.is_dir():
+        raise LabError(f"lab --dir {target}: is a file; expected a folder to copy the notebooks into")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LabError(f"lab --dir {target}: cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise LabError(f"lab --dir {target}: the folder is not writable; expected a folder you can save into")
+    try:
         copied = copy_notebooks(target)
-        print(f"copied {len(copied)} notebook(s) into {target}", file=sys.stderr)
+    except OSError as exc:
+        raise LabError(f"lab --dir {target}: cannot copy the notebooks ({exc.strerror or exc})") from None
+    return target, copied
+
+
+def lab_command(target: Path, *, no_browser: bool = False) -> list[str]:
+    """The ``jupyter lab`` command line that serves ``target``.
+
+    Raises:
+        LabError: JupyterLab is not installed in this environment.
+    """
     jupyter = find_tool("jupyter")
     if jupyter is None:
         raise LabError("JupyterLab is not installed in this environment; run: pip install jupyterlab")
     command = [jupyter, "lab", str(target)] + (["--no-browser"] if no_browser else [])
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root; Jupyter refuses without this
         command.append("--allow-root")
-    return_code = subprocess.call(command)
-    if return_code:
-        raise LabError(f"jupyter lab exited with status {return_code}")
+    return command
+
+
+class _Stop(Exception):
+    """SIGTERM arrived: unwind to the ``finally`` that stops the server."""
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stop
+
+
+def serve(command: list[str], *, cwd: Path) -> int:
+    """Run the server until it exits, or until Ctrl-C / SIGTERM — then stop it, and return its status."""
+    server = subprocess.Popen(command, cwd=cwd, start_new_session=True)
+    previous = signal.signal(signal.SIGTERM, _raise_stop)
+    try:
+        return server.wait()
+    except (KeyboardInterrupt, _Stop):
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if server.poll() is None:
+            server.terminate()
+            try:
+                server.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
+
+def open_lab(folder: Path | None = None, *, no_browser: bool = False) -> None:
+    """Copy the notebooks into the learner's folder and serve it with JupyterLab until stopped.
+
+    Raises:
+        LabError: a bad ``folder``, JupyterLab missing, or the server failing on its own.
+    """
+    target, copied = prepare_folder(folder)
+    print(f"your notebooks: {target} ({len(copied)} new cop{'y' if len(copied) == 1 else 'ies'}; "
+          "edits are yours and are never overwritten)", file=sys.stderr)
+    status = serve(lab_command(target, no_browser=no_browser), cwd=target)
+    if status:
+        raise LabError(f"jupyter lab exited with status {status}")

@@ -148,12 +148,31 @@ def _grid(source: Records) -> _Grid:
     return _Grid(scenarios, criteria, cells, caps)
 
 
+FONT_FAMILIES: tuple[str, ...] = ("DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei",
+                                   "Noto Sans SC")
+"""Fonts to draw with, in order: matplotlib's DejaVu Sans, then a CJK font for Chinese glosses when installed."""
+
+
+@functools.lru_cache(maxsize=1)
+def installed_fonts() -> tuple[str, ...]:
+    """The families of :data:`FONT_FAMILIES` that exist on this machine (never one that would warn "findfont")."""
+    from matplotlib import font_manager
+
+    present = {entry.name for entry in font_manager.fontManager.ttflist}
+    return tuple(family for family in FONT_FAMILIES if family in present) or ("DejaVu Sans",)
+
+
+def chart_style() -> dict[str, Any]:
+    """:data:`STYLE` plus the installed fonts, with fallback: Chinese text uses the CJK font when there is one."""
+    return {**STYLE, "font.family": list(installed_fonts())}
+
+
 def _styled(function: Callable[..., Figure]) -> Callable[..., Figure]:
     """Draw the whole chart inside the package's rc settings (text reads them when it is created)."""
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Figure:
-        with _pyplot().rc_context(STYLE):
+        with _pyplot().rc_context(chart_style()):
             return function(*args, **kwargs)
 
     return wrapper
@@ -202,12 +221,15 @@ def _criterion_legend(ax: Axes, criteria: Sequence[str], *, extra: Sequence[Any]
               title="stop criterion", alignment="left")
 
 
-def _cap_line(ax: Axes, caps: Sequence[int], *, horizontal: bool = True) -> None:
+def _cap_line(ax: Axes, caps: Sequence[int], *, horizontal: bool = True) -> list[Any]:
+    """Dashed lines at the step caps; returns legend handles (a label in the plot would collide with bars)."""
+    from matplotlib.lines import Line2D
+
     for cap in caps:
         if horizontal:
             ax.axhline(cap, color=CAP_COLOR, linestyle="--", linewidth=1.5, zorder=1)
-            ax.annotate(f"cap = {cap}", xy=(1, cap), xycoords=("axes fraction", "data"), xytext=(0, 4),
-                        textcoords="offset points", ha="right", va="bottom", fontsize=12)
+    label = f"step cap = {', '.join(map(str, caps))}"
+    return [Line2D([], [], color=CAP_COLOR, linestyle="--", linewidth=1.5, label=label)] if caps else []
 
 
 # --------------------------------------------------------------------------- static charts
@@ -246,15 +268,14 @@ def metric_chart(source: Records, metric: Metric = "steps", *, title: str | None
         bars = ax.bar(xs, heights, width, color=criterion_color(criterion), edgecolor="white", label=criterion,
                       zorder=2)
         ax.bar_label(bars, padding=2, fontsize=11)
-    if metric == "steps":
-        _cap_line(ax, grid.caps)
+    cap_handles = _cap_line(ax, grid.caps) if metric == "steps" else []
     ax.set_xticks(range(len(grid.scenarios)), [_label(s) for s in grid.scenarios])
     ax.set_xlabel("scenario")
     ax.set_ylabel(ylabel)
     ax.yaxis.set_major_locator(_integer_ticks())
     ax.margins(y=0.15)
     ax.set_title(title or default_title)
-    _criterion_legend(ax, grid.criteria)
+    _criterion_legend(ax, grid.criteria, extra=cap_handles)
     return _done(fig)
 
 
@@ -263,7 +284,9 @@ def steps_chart(source: Records, *, title: str | None = None, show_wasted: bool 
     """Model calls per scenario and criterion; the hatched top of a bar is its wasted calls.
 
     The dashed line is the step cap (步数上限): a bar that reaches it ran out of
-    steps instead of stopping.
+    steps instead of stopping. A run that raised is drawn with a thick black
+    outline and a "!" over its count, so "raised" never looks like "answered".
+    Legend entries appear only for what the chart holds.
     """
     from matplotlib.patches import Patch
 
@@ -278,35 +301,47 @@ def steps_chart(source: Records, *, title: str | None = None, show_wasted: bool 
                 continue
             x = i + offsets[j]
             wasted = record.wasted_calls if show_wasted else 0
-            ax.bar(x, record.steps - wasted, width, color=color, edgecolor="white", zorder=2)
+            raised = record.error is not None
+            outline = {"edgecolor": "black", "linewidth": 2.2} if raised else {"edgecolor": "white"}
+            ax.bar(x, record.steps - wasted, width, color=color, zorder=2, **outline)
             if wasted:
                 ax.bar(x, wasted, width, bottom=record.steps - wasted, color="white", edgecolor=color,
                        hatch=WASTE_HATCH, linewidth=1.5, zorder=2)
-            ax.annotate(str(record.steps), (x, record.steps), xytext=(0, 2), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=11)
-    _cap_line(ax, grid.caps)
+            ax.annotate(f"{record.steps}{'!' if raised else ''}", (x, record.steps), xytext=(0, 2),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=11,
+                        fontweight="bold" if raised else "normal")
+    extra = _cap_line(ax, grid.caps)
     ax.set_xticks(range(len(grid.scenarios)), [_label(s) for s in grid.scenarios])
     ax.set_xlabel("scenario")
     ax.set_ylabel("model calls (steps)")
     ax.yaxis.set_major_locator(_integer_ticks())
     ax.set_ylim(0, max(max(grid.caps), max(r.steps for r in grid.cells.values())) * 1.2)
     ax.set_title(title or "Model calls per run, by stop criterion")
-    wasted = Patch(facecolor="white", edgecolor="black", hatch=WASTE_HATCH, label="wasted calls")
-    extra = [wasted] if show_wasted else []
+    if show_wasted and any(r.wasted_calls for r in grid.cells.values()):
+        extra.append(Patch(facecolor="white", edgecolor="black", hatch=WASTE_HATCH, label="wasted calls"))
+    if any(r.error is not None for r in grid.cells.values()):
+        extra.append(Patch(facecolor="#dddddd", edgecolor="black", linewidth=2.2, label="raised an error (n!)"))
     _criterion_legend(ax, grid.criteria, extra=extra)
     return _done(fig)
 
 
 @_styled
 def wasted_chart(source: Records, *, title: str | None = None) -> Figure:
-    """What each criterion wastes, in two panels: model calls repeated for nothing, tool results never read."""
+    """What each criterion wastes: model calls repeated for nothing, tool results never read.
+
+    A kind of waste that no run in ``source`` has gets no panel (an empty panel
+    reads as a drawing error); when no run wastes anything, one panel says so.
+    """
     grid = _grid(source)
-    fig, axes = _new_figure(min(15.0, max(11.0, 2.6 * len(grid.scenarios) + 3)), 5.2, ncols=2)
+    panels: list[tuple[str, str, str]] = [
+        (metric, ylabel, subtitle) for metric, ylabel, subtitle in (
+            ("wasted_calls", "wasted model calls", "Calls that repeated the previous response"),
+            ("wasted_tool_runs", "tool runs the model never saw", "Tool results never sent back"),
+        ) if any(getattr(r, metric) for r in grid.cells.values())
+    ] or [("wasted_calls", "wasted model calls", "No run wasted a call or a tool result")]
+    per_panel = max(7.0, 1.6 * len(grid.scenarios) + 2.5)
+    fig, axes = _new_figure(min(15.0, per_panel * len(panels)), 5.2, ncols=len(panels))
     offsets, width = _grouped_positions(len(grid.scenarios), len(grid.criteria))
-    panels: tuple[tuple[str, str, str], ...] = (
-        ("wasted_calls", "wasted model calls", "Calls that repeated the previous response"),
-        ("wasted_tool_runs", "tool runs the model never saw", "Tool results never sent back"),
-    )
     for ax, (metric, ylabel, subtitle) in zip(axes, panels, strict=True):
         for j, criterion in enumerate(grid.criteria):
             xs, heights = [], []
@@ -322,7 +357,7 @@ def wasted_chart(source: Records, *, title: str | None = None) -> Figure:
         ax.set_title(subtitle, fontsize=14)
         ax.yaxis.set_major_locator(_integer_ticks())
         ax.set_ylim(0, max(1, *(getattr(r, metric) for r in grid.cells.values())) * 1.25)
-    _criterion_legend(axes[1], grid.criteria)
+    _criterion_legend(axes[-1], grid.criteria)
     fig.suptitle(title or "What each stop criterion wastes", fontsize=16, fontweight="bold")
     return _done(fig)
 
@@ -332,21 +367,25 @@ def context_chart(source: Records, *, title: str | None = None) -> Figure:
     """Prompt tokens sent on each call: every call resends the whole transcript, so the line only rises.
 
     A cross marks a wasted call (the same response as before, with nothing new
-    sent in between): a spinning run is a rising line made of crosses.
+    sent in between): a spinning run is a rising line made of crosses. With
+    several runs each line is shifted sideways by a fraction of a call, so runs
+    that send exactly the same context stay visible side by side.
     """
     from matplotlib.lines import Line2D
 
     records = _records(source)
     several = len({r.scenario for r in records}) > 1
     fig, (ax,) = _new_figure(9.0, 5.2)
-    for record in records:
+    dodge = 0.1 if len(records) > 1 else 0.0
+    for index, record in enumerate(records):
         style, marker = criterion_style(record.criterion)
         color = criterion_color(record.criterion)
-        calls = list(range(1, record.steps + 1))
+        shift = dodge * (index - (len(records) - 1) / 2)
+        calls = [step + shift for step in range(1, record.steps + 1)]
         label = f"{record.scenario} × {record.criterion}" if several else record.criterion
         ax.plot(calls, record.context_tokens, linestyle=style, marker=marker, color=color, linewidth=2.5,
                 markersize=8, label=label, zorder=3)
-        wasted = [(r.step, r.context_tokens) for r in record.rounds if r.repeated]
+        wasted = [(r.step + shift, r.context_tokens) for r in record.rounds if r.repeated]
         if wasted:
             xs, ys = zip(*wasted, strict=True)
             ax.plot(xs, ys, linestyle="none", marker="x", markersize=13, markeredgewidth=2.5,
@@ -460,11 +499,11 @@ class LiveChart:
         self.criteria = tuple(criteria)
         self.max_cap = max_cap
         n = len(self.criteria)
-        with matplotlib.rc_context(cast(Any, STYLE)):
-            fig = Figure(figsize=(16, 4.6), dpi=dpi)
+        with matplotlib.rc_context(cast(Any, chart_style())):
+            fig = Figure(figsize=(16, 4.9), dpi=dpi)
             self.canvas = FigureCanvasAgg(fig)
             calls, context, billed = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1.25, 1]})
-            fig.subplots_adjust(left=0.05, right=0.99, bottom=0.2, top=0.86, wspace=0.3)
+            fig.subplots_adjust(left=0.05, right=0.99, bottom=0.19, top=0.8, wspace=0.3)
             xs = range(n)
             short = [c.replace("_", "_\n") if len(c) > 9 else c for c in self.criteria]
 
@@ -478,8 +517,6 @@ class LiveChart:
             calls.yaxis.set_major_locator(MaxNLocator(5, integer=True))
             calls.set_ylabel("model calls (steps)")
             calls.set_title("Calls (hatched: wasted)")
-            calls.legend(handles=[Line2D([], [], color=CAP_COLOR, linestyle="--", label="step cap")],
-                         loc="upper right", frameon=False)
 
             self._lines = []
             for c in self.criteria:
@@ -495,11 +532,6 @@ class LiveChart:
             context.set_xlabel("model call number")
             context.set_ylabel("prompt tokens sent")
             context.set_title("Context sent with each call")
-            context.legend(handles=[*(Line2D([], [], linestyle=criterion_style(c)[0], marker=criterion_style(c)[1],
-                                             color=criterion_color(c), label=c) for c in self.criteria),
-                                    Line2D([], [], linestyle="none", marker="x", markeredgewidth=2.5,
-                                           color=OKABE_ITO["vermillion"], label="wasted call")],
-                           loc="upper left", frameon=False, fontsize=11)
 
             self._prompt = billed.bar(xs, [0] * n, 0.7, color=[criterion_color(c) for c in self.criteria], zorder=2)
             self._completion = billed.bar(xs, [0] * n, 0.7, color="white",
@@ -509,9 +541,17 @@ class LiveChart:
             billed.yaxis.set_major_locator(MaxNLocator(4, integer=True))
             billed.set_ylabel("tokens billed")
             billed.set_title("Tokens billed")
-            billed.legend(handles=[Patch(facecolor="#bbbbbb", label="prompt"),
-                                   Patch(facecolor="white", edgecolor="#555555", hatch=WASTE_HATCH,
-                                         label="completion")], loc="upper right", frameon=False, fontsize=11)
+            # one legend row above the panels: inside an axes a legend would sit on some run's data
+            fig.legend(handles=[
+                *(Line2D([], [], linestyle=criterion_style(c)[0], marker=criterion_style(c)[1],
+                         color=criterion_color(c), label=c) for c in self.criteria),
+                Line2D([], [], linestyle="none", marker="x", markeredgewidth=2.5, color=OKABE_ITO["vermillion"],
+                       label="wasted call"),
+                Line2D([], [], color=CAP_COLOR, linestyle="--", label="step cap"),
+                Patch(facecolor="#bbbbbb", label="prompt tokens"),
+                Patch(facecolor="white", edgecolor="#555555", hatch=WASTE_HATCH, label="completion / wasted"),
+            ], loc="upper center", ncol=len(self.criteria) + 4, frameon=False, fontsize=12,
+                bbox_to_anchor=(0.5, 1.0))
 
         self.figure = fig
         self._axes = (calls, context, billed)

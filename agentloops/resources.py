@@ -8,9 +8,11 @@ which one they got.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -29,6 +31,11 @@ def data_dir() -> Path:
 def notebooks_dir() -> Path:
     """The folder of shipped notebooks."""
     return _locate("_notebooks", "notebooks")
+
+
+def checkout_root() -> Path:
+    """The root of the source checkout this package runs from (meaningful when :func:`is_checkout`)."""
+    return _PACKAGE.parent
 
 
 def is_checkout() -> bool:
@@ -59,3 +66,31 @@ def copy_notebooks(destination: Path) -> list[Path]:
 def find_tool(name: str) -> str | None:
     """``name`` next to this Python first (the same environment), then on the PATH."""
     return shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+
+
+@dataclass(frozen=True)
+class ArticleCell:
+    """One cell of the source article's table, as it printed it: calls, whether the cap was hit, tools run."""
+
+    steps: int
+    hit_cap: bool
+    tools: tuple[str, ...]
+
+
+def article_table() -> dict[str, dict[str, ArticleCell]]:
+    """The source article's table, transcribed from the article (``data/article/table.json``), not computed.
+
+    Kept as data so a notebook compares the package's runs with what the
+    article printed — not the package with itself.
+
+    Returns:
+        scenario → criterion → :class:`ArticleCell`, in the article's order.
+    """
+    raw = json.loads((data_dir() / "article" / "table.json").read_text(encoding="utf-8"))
+    return {
+        row["scenario"]: {
+            criterion: ArticleCell(cell["steps"], cell["hit_cap"], tuple(cell["tools"]))
+            for criterion, cell in row["cells"].items()
+        }
+        for row in raw["rows"]
+    }

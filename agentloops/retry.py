@@ -59,6 +59,8 @@ ADVICE: dict[ErrorCode, str] = {
     "content_filter": "change the input; the same input is filtered again",
     "refusal": "change the request or ask a person; the same request is refused again",
     "malformed_tool_call": "look at the tool side: its schema or the arguments the model cannot produce",
+    "provider_error": "the provider says the turn failed or never finished: retry later, with backoff inside a "
+                      "budget, and alert if it persists; never read the partial round as an answer",
     "unknown_stop": "stop and find out what the provider meant; never treat it as success",
     "max_steps": "look at the tool side (a failing tool the model keeps calling), or split the task; "
                  "raise the cap only on purpose",
@@ -370,8 +372,9 @@ def prescribe(record: RunRecord, setup: Setup, case: StopCase | None = None) -> 
                       replace(setup, tool_fixed=True))
     if code == "malformed_tool_call" or code == "unknown_stop":
         return Remedy(advice, "nothing automatic helps: hand it to a person", None)
-    if code == "model_error":
-        return Remedy(advice, "look at the error: retry a transport failure within a budget, fix a bug", None)
+    if code == "model_error" or code == "provider_error":
+        return Remedy(advice, "look at the error: retry a transport or provider failure within a budget, fix a bug",
+                      None)
     assert_never(code)
 
 

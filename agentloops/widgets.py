@@ -31,6 +31,7 @@ from agentloops.criteria import CRITERIA, CRITERION_NAMES
 from agentloops.errors import AgentLoopsError, ScenarioError, UsageError, describe_validation_error
 from agentloops.loop import DEFAULT_MAX_STEPS, run
 from agentloops.plots import OKABE_ITO, LiveChart, criterion_color
+from agentloops.quiz import CheckResult, Question
 from agentloops.record import OUTCOME_LABELS, RunRecord
 from agentloops.response import FinishReason, Response, ToolCall, show_content
 from agentloops.scenario import DEFAULT_PROMPT, Group, Scenario, list_scenarios, load_scenario
@@ -447,8 +448,12 @@ class Explorer(widgets.VBox):
             layout=widgets.Layout(display="flex" if editable else "none"))
         builder.add_class("agentloops-builder")
         picker = self.scenario if editable else widgets.HTML()
-        super().__init__([picker, self.criterion, self.cap, builder, self.note, self.header, self.summary,
-                          self.chart, self.table])
+        self.table.layout = widgets.Layout(overflow="auto", max_width="100%")  # a wide step table scrolls itself
+        self.summary.layout = widgets.Layout(overflow="auto", max_width="100%")
+        # compact and stacked: the chart sits right under the controls and above the script, so at 1440×900
+        # it stays in view while a round is edited; the tables, which only grow, come last
+        settings = widgets.HBox([self.criterion, self.cap], layout=widgets.Layout(flex_flow="row wrap"))
+        super().__init__([picker, settings, self.header, self.chart, builder, self.note, self.summary, self.table])
         self.add_class("agentloops-explorer")
         self.refresh()
 
@@ -693,6 +698,123 @@ def walkthrough(scenario: str | Scenario = "normal", criterion: str = "content",
                 max_steps: int = DEFAULT_MAX_STEPS) -> Walkthrough:
     """Build a call-by-call walk-through of one run (see :class:`Walkthrough`)."""
     return Walkthrough(scenario, criterion, max_steps)
+
+
+# --------------------------------------------------------------------------- predict, commit, reveal
+
+
+PredictionStage = Literal["open", "locked", "revealed"]
+"""A prediction is open (the learner may change it), locked in, then revealed against a fresh run."""
+
+
+class Prediction(widgets.VBox):
+    """Ask for a prediction *before* the run is shown, lock it in, then reveal it against a fresh run.
+
+    The comparison is a :class:`~agentloops.quiz.Question` whose answer is
+    computed when the reveal happens, so it reads the code, never the prose
+    or another widget's state. Nothing here needs a click to run top to
+    bottom: "Run all" leaves it open, with no prediction recorded.
+
+    Args:
+        question: the prompt, the computed answer, the options and an explanation per option.
+    """
+
+    def __init__(self, question: Question) -> None:
+        self.question = question
+        self.stage: PredictionStage = "open"
+        self.verdict: CheckResult | None = None
+        self._locked: Any = None
+        if question.options:
+            self.choice: widgets.ValueWidget = widgets.ToggleButtons(options=list(question.options), value=None,
+                                                                     style={"button_width": "auto"})
+        else:
+            self.choice = widgets.IntText(value=0, description="my guess", style=_STYLE,
+                                          layout=widgets.Layout(width="220px"))
+        _classed(self.choice, "agentloops-prediction-choice")
+        self.lock_button = _classed(widgets.Button(description="Lock in my prediction", button_style="primary",
+                                                   icon="lock"), "agentloops-prediction-lock")
+        self.reveal_button = _classed(widgets.Button(description="Reveal the run", disabled=True, icon="eye"),
+                                      "agentloops-prediction-reveal")
+        self.result = _classed(widgets.HTML(), "agentloops-prediction-result")
+        self.lock_button.on_click(lambda button: self.lock())
+        self.reveal_button.on_click(lambda button: self.reveal())
+        prompt = widgets.HTML(f"<b>Predict first:</b> {html.escape(question.prompt)}")
+        super().__init__([prompt, self.choice, widgets.HBox([self.lock_button, self.reveal_button]), self.result])
+        self.add_class("agentloops-prediction")
+        self._show()
+
+    @property
+    def predicted(self) -> Any:
+        """The locked-in prediction, or the current choice while still open (``None`` until one is picked)."""
+        return self._locked if self.stage != "open" else self.choice.value
+
+    def lock(self, value: Any = None) -> Prediction:
+        """Lock in ``value`` (default: the current choice); a missing choice is said on screen, not raised."""
+        if self.stage != "open":
+            return self
+        if value is not None:
+            self.choice.value = value
+        if self.predicted is None:
+            self.result.value = "<i>Pick an answer first, then lock it in.</i>"
+            return self
+        self._locked, self.stage = self.predicted, "locked"
+        self.choice.disabled = self.lock_button.disabled = True
+        self.reveal_button.disabled = False
+        self._show()
+        return self
+
+    def reveal(self) -> CheckResult | None:
+        """Compare the locked prediction with a fresh run; ``None`` (and a note) if nothing is locked in yet."""
+        if self.stage == "open":
+            self.result.value = "<i>Lock in a prediction before the reveal: that is the point.</i>"
+            return None
+        if self.stage == "revealed":
+            return self.verdict
+        self.stage = "revealed"
+        self.reveal_button.disabled = True
+        self.verdict = self.question.check(self.predicted)
+        self._show()
+        return self.verdict
+
+    def text(self) -> str:
+        """The prediction as plain text (what a headless run prints)."""
+        options = f"\noptions: {', '.join(map(repr, self.question.options))}" if self.question.options else ""
+        if self.stage == "open":
+            state = "not recorded yet: pick an answer, press 'Lock in my prediction', then 'Reveal the run'"
+        elif self.stage == "locked":
+            state = f"locked in: {self.predicted!r} (press 'Reveal the run')"
+        else:
+            actual = self.question.expected()
+            state = f"you predicted {self.predicted!r}; the run says {actual!r}\n{self.verdict}"
+        return f"Predict first: {self.question.prompt}{options}\nprediction: {state}"
+
+    def _show(self) -> None:
+        if self.stage == "revealed" and self.verdict is not None:
+            actual = html.escape(repr(self.question.expected()))
+            self.result.value = (f"You predicted <code>{html.escape(repr(self.predicted))}</code>; the run says "
+                                 f"<code>{actual}</code>.{self.verdict._repr_html_()}")
+        elif self.stage == "locked":
+            self.result.value = f"Locked in: <code>{html.escape(repr(self.predicted))}</code>. Now reveal the run."
+        else:
+            self.result.value = ""
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data = super()._repr_mimebundle_(**kwargs) or {}
+        data["text/plain"] = self.text()
+        return data
+
+
+def predict(prompt: str, answer: Any, *, options: Sequence[str] = (),
+            explanations: Mapping[str, str] | None = None) -> Prediction:
+    """Build a predict–commit–reveal widget (see :class:`Prediction`).
+
+    Args:
+        prompt: what to predict.
+        answer: the right answer, or a zero-argument function that computes it from a fresh run.
+        options: the choices (none: a whole number is asked for).
+        explanations: option → why it is right or wrong.
+    """
+    return Prediction(Question(prompt=prompt, answer=answer, options=options, explanations=explanations or {}))
 
 
 # --------------------------------------------------------------------------- argument checks

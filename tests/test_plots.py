@@ -169,3 +169,68 @@ def test_live_chart_draws_missing_criteria_as_zero() -> None:
     chart = plots.LiveChart()
     chart.update({"content": al.run("normal", "content")}, 8)
     assert [bar.get_height() for bar in chart._useful][1:] == [0, 0, 0]
+
+
+# --------------------------------------------------------------------------- what the Part-1 charts must never do
+
+
+def _legend_texts(ax) -> list[str]:  # type: ignore[no-untyped-def]
+    legend = ax.get_legend()
+    return [t.get_text() for t in legend.get_texts()] if legend else []
+
+
+def test_steps_chart_legend_holds_only_what_the_chart_draws() -> None:
+    happy = plots.steps_chart(al.compare(["normal", "talk-only"])).axes[0]
+    assert "wasted calls" not in _legend_texts(happy) and "raised an error (n!)" not in _legend_texts(happy)
+    assert "step cap = 8" in _legend_texts(happy)
+    everything = plots.steps_chart(al.compare()).axes[0]
+    assert {"wasted calls", "raised an error (n!)", "step cap = 8"} <= set(_legend_texts(everything))
+
+
+def test_steps_chart_tells_raised_from_answered_and_labels_no_cap_inside_the_plot() -> None:
+    comparison = al.compare()
+    ax = plots.steps_chart(comparison).axes[0]
+    raised = [comparison.get(s.name, c) for s in comparison.scenarios for c in comparison.criteria
+              if comparison.get(s.name, c).error is not None]
+    marked = [t for t in ax.texts if t.get_text().endswith("!")]
+    assert raised and len(marked) == len(raised)
+    outlined = [p for p in ax.patches if not p.get_hatch() and to_hex(p.get_edgecolor()) == "#000000"]
+    assert len(outlined) == len(raised)
+    assert not [t for t in ax.texts if "cap" in t.get_text()], "a cap label inside the axes collides with bars"
+
+
+def test_wasted_chart_draws_no_empty_panel() -> None:
+    only_tool_runs = plots.wasted_chart(al.compare(["talk-and-call", "tool-call-with-stop"]))
+    assert [ax.get_title() for ax in only_tool_runs.axes] == ["Tool results never sent back"]
+    both = plots.wasted_chart(al.compare(["talk-and-call", "truncated"]))
+    assert len(both.axes) == 2
+    nothing = plots.wasted_chart(al.compare(["normal"]))
+    assert [ax.get_title() for ax in nothing.axes] == ["No run wasted a call or a tool result"]
+
+
+def test_context_chart_keeps_coinciding_runs_side_by_side(truncated_records: list[al.RunRecord]) -> None:
+    assert truncated_records[0].context_tokens == truncated_records[1].context_tokens  # content and finish_reason
+    ax = plots.context_chart(truncated_records).axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+    xs = {c: tuple(lines[c].get_xdata()) for c in al.CRITERION_NAMES}
+    assert len({x[0] for x in xs.values()}) == 4, "four runs drawn at the same x hide each other"
+    assert all(abs(x[0] - 1) < 0.5 for x in xs.values())  # still at call 1
+    one = plots.context_chart(truncated_records[:1]).axes[0].get_lines()[0]
+    assert list(one.get_xdata()) == list(range(1, truncated_records[0].steps + 1))  # a single run is not shifted
+
+
+def test_live_chart_legend_sits_outside_every_panel() -> None:
+    chart = plots.LiveChart()
+    assert all(ax.get_legend() is None for ax in chart.figure.axes)
+    assert len(chart.figure.legends) == 1
+
+
+def test_chart_fonts_exist_and_chinese_text_draws_without_a_warning() -> None:
+    from matplotlib import font_manager
+
+    present = {entry.name for entry in font_manager.fontManager.ttflist}
+    assert set(plots.installed_fonts()) <= present | {"DejaVu Sans"}
+    if not any("CJK" in family for family in plots.installed_fonts()):
+        pytest.skip("no CJK font installed (Debian: apt-get install fonts-noto-cjk; .ci/run installs it)")
+    figure = plots.steps_chart(al.compare(["normal"]), title="终止判据 · 步数上限")
+    figure.canvas.draw()  # warnings are errors: a missing glyph fails here

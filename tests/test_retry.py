@@ -168,3 +168,11 @@ def test_comparison_table() -> None:
 def test_policy_result_text_lists_every_attempt() -> None:
     text = str(retry.right_response("truncated"))
     assert "first try" in text and "raised max_tokens 64 → 128" in text and "answer" in text
+
+
+def test_a_provider_error_is_advised_and_handed_on_not_retried_blindly() -> None:
+    record = al.run("openai-responses-failed", "correct")
+    assert record.error == "provider_error"
+    remedy = retry.prescribe(record, retry.Setup(64, "q"))
+    assert remedy.setup is None and remedy.advice == retry.ADVICE["provider_error"]
+    assert "inside a budget" in remedy.advice and "never read the partial round" in remedy.advice

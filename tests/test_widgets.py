@@ -279,3 +279,86 @@ def test_walkthrough_marks_the_new_messages() -> None:
     walk.call.value = 2
     new = [line for line in walk.text().splitlines() if line.startswith("+")]
     assert [line.split()[1] for line in new] == ["assistant", "tool"]
+
+
+# --------------------------------------------------------------------------- predict, commit, reveal
+
+
+def _prediction(calls: list[int] | None = None) -> widgets.Prediction:
+    def answer() -> str:
+        if calls is not None:
+            calls.append(1)
+        return "content" if al.run("talk-and-call", "content").steps == 1 else "none"
+
+    return widgets.predict("Which test stops after call 1?", answer, options=["content", "tool_calls", "none"],
+                           explanations={"tool_calls": "it sees the tool call and goes on"})
+
+
+def test_a_prediction_opens_with_nothing_recorded_and_nothing_computed() -> None:
+    calls: list[int] = []
+    p = _prediction(calls)
+    assert (p.stage, p.predicted, p.result.value, calls) == ("open", None, "", [])
+    assert p.reveal_button.disabled and not p.lock_button.disabled
+    assert "prediction: not recorded yet" in p.text()
+    assert p._repr_mimebundle_()["text/plain"] == p.text()
+
+
+def test_reveal_before_lock_and_lock_without_a_choice_are_said_not_raised() -> None:
+    p = _prediction()
+    assert p.reveal() is None and p.stage == "open" and "Lock in a prediction" in p.result.value
+    p.lock()
+    assert p.stage == "open" and "Pick an answer first" in p.result.value
+
+
+def test_locking_freezes_the_choice_and_the_reveal_recomputes_the_answer() -> None:
+    calls: list[int] = []
+    p = _prediction(calls)
+    p.lock("tool_calls")
+    assert (p.stage, p.choice.disabled, p.lock_button.disabled, p.reveal_button.disabled) == (
+        "locked", True, True, False)
+    assert calls == []  # the answer is computed at the reveal, from a fresh run, not before
+    p.choice.value = "content"  # a disabled control cannot be changed in a browser; from code, lock is final
+    p.lock("content")
+    verdict = p.reveal()
+    assert calls and verdict is not None and not verdict.passed
+    assert "the run says 'content'" in p.text() and "it sees the tool call and goes on" in p.result.value
+
+
+def test_a_right_prediction_passes_and_clicks_drive_the_same_path() -> None:
+    p = _prediction()
+    p.choice.value = "content"
+    p.lock_button.click()
+    p.reveal_button.click()
+    assert p.stage == "revealed" and p.verdict is not None and p.verdict.passed
+    assert p.reveal() is p.verdict and p.reveal_button.disabled
+
+
+def test_a_number_is_asked_for_when_there_are_no_options() -> None:
+    p = widgets.predict("Calls?", lambda: al.run("truncated", "content").steps)
+    p.lock(7)
+    assert not p.reveal().passed  # type: ignore[union-attr]
+    q = widgets.predict("Calls?", lambda: al.run("truncated", "content").steps)
+    q.lock(8)
+    assert q.reveal().passed  # type: ignore[union-attr]
+
+
+def test_the_chart_sits_above_the_script_and_the_tables(explorer: widgets.Explorer) -> None:
+    order = list(explorer.children)
+    builder = next(c for c in order if "agentloops-builder" in c._dom_classes)
+    assert order.index(explorer.chart) < order.index(builder) < order.index(explorer.summary) < order.index(
+        explorer.table)
+    assert explorer.table.layout.overflow == "auto"
+
+
+def test_the_article_table_kept_as_data_matches_the_table_typed_here_and_the_runs() -> None:
+    from agentloops.resources import article_table
+
+    table = article_table()
+    assert list(table) == list(ARTICLE_TABLE)  # the article's row order
+    for scenario, row in table.items():
+        assert {c: (printed.steps, printed.tools) for c, printed in row.items()} == ARTICLE_TABLE[scenario]
+        for criterion, printed in row.items():
+            record = al.run(scenario, criterion)
+            assert (record.steps, record.hit_cap, record.tools_executed) == (
+                printed.steps, printed.hit_cap, printed.tools)
+    assert [c.hit_cap for c in table["truncated"].values()] == [True, True, False]
