@@ -3,7 +3,7 @@
 The order inside a round is the order naive code uses, so the naive criteria
 misbehave exactly as they do in the wild:
 
-1. call the model with the whole transcript;
+1. call the model with the whole transcript (a view onto the one stored copy);
 2. ask the criterion; an :class:`~agentloops.criteria.Abort` raises here,
    before the round is appended or any tool runs;
 3. append the response and run its tool calls;
@@ -22,7 +22,7 @@ from typing import Any
 
 from agentloops.criteria import Abort, Criterion, CriterionFunction, Finish, resolve_criterion
 from agentloops.errors import ERROR_CLASSES, ModelError, RunError, UsageError
-from agentloops.messages import Message
+from agentloops.messages import Message, TranscriptView
 from agentloops.record import Outcome, Round, RunRecord, classify
 from agentloops.response import Response, ToolCall, shorten
 from agentloops.scenario import DEFAULT_PROMPT, ScenarioLike, load_scenario
@@ -33,7 +33,12 @@ DEFAULT_MAX_STEPS = 8
 """The cap on model calls, as in the source article."""
 
 MAX_STEPS_LIMIT = 1000
-"""The largest cap accepted: every call's request is recorded, so memory grows with its square."""
+"""The largest cap accepted: a guard against a mistyped cap, not a cost limit.
+
+A run costs time and memory linear in its steps (requests are views onto one
+stored transcript; ``benchmarks/bench_long_run.py``), but a scripted model
+repeats its last response forever, so an absurd cap would spin that long.
+"""
 
 ToolFunction = Callable[[dict[str, Any]], str]
 Tools = Mapping[str, str | ToolFunction]
@@ -97,94 +102,98 @@ def run_loop(
         raise UsageError(f"max_steps must be a whole number from 1 to {MAX_STEPS_LIMIT}; got {max_steps!r}")
 
     first = Message("user", prompt)
-    messages: list[Message] = [first]
+    transcript: list[Message] = [first]  # stored once; each request is a view onto a prefix of it
     context = first.tokens(tokenizer)
-    seen: set[tuple[Any, ...]] = {_key(first)}
+    seen: set[tuple[Any, ...]] = {(first.role, first.content)}
     rounds: list[Round] = []
-    completion = 0
+    completion, new_from, unseen_runs = 0, 0, 0
     previous: Response | None = None
     new_input = True
-    unseen_runs = 0
-
-    def finish(outcome: Outcome, answer: str | None, error: RunError | None = None) -> RunRecord:
-        record = RunRecord(
-            scenario=label,
-            criterion=rule.name,
-            max_steps=max_steps,
-            rounds=tuple(rounds),
-            hit_cap=len(rounds) == max_steps and not isinstance(rounds[-1].decision, (Finish, Abort)),
-            outcome=outcome,
-            error=error.code if error else None,
-            error_message=str(error) if error else None,
-            answer=answer,
-            wasted_tool_runs=unseen_runs,
-            billed_completion_tokens=completion,
-        )
-        if error is not None:
-            error.record = record
-            raise error
-        return record
 
     for step in range(1, max_steps + 1):
-        request, sent = tuple(messages), context
-        new_from = len(rounds[-1].request) if rounds else 0
+        sent = len(transcript)
+        request = TranscriptView(transcript, sent)
         try:
             response = model(request)
         except (RunError, UsageError):
             raise
         except Exception as exc:  # a provider or a FunctionModel failed: the run ended badly, measure it
-            error = ModelError(f"call {step}: the model raised {type(exc).__name__}: {shorten(str(exc))}")
-            error.__cause__ = exc
-            return finish("raised", None, error)
+            failed = ModelError(f"call {step}: the model raised {type(exc).__name__}: {shorten(str(exc))}")
+            failed.__cause__ = exc
+            return _finish(label, rule, max_steps, rounds, "raised", None, unseen_runs, completion, failed)
         repeated = not new_input and previous is not None and response.same_as(previous)
         new_input, unseen_runs, previous = False, 0, response
-        reply = Message.from_response(response)
+        reply = Message("assistant", response.content, response.tool_calls)
         reply_tokens = reply.tokens(tokenizer)
-        completion += _completion_tokens(response, reply_tokens)
+        usage = response.usage  # output tokens as the provider reported them, else the estimate
+        reported = usage.completion_tokens if usage is not None else None
+        completion += reported if reported is not None else reply_tokens
         decision = rule(response)
 
         if isinstance(decision, Abort):
-            rounds.append(Round(step, request, new_from, sent, response, (), (), decision, repeated))
-            return finish("raised", None, ERROR_CLASSES[decision.code](f"call {step}: {decision.reason}"))
+            rounds.append(Round(step, request, new_from, context, response, (), (), decision, repeated))
+            error = ERROR_CLASSES[decision.code](f"call {step}: {decision.reason}")
+            return _finish(label, rule, max_steps, rounds, "raised", None, 0, completion, error)
 
-        messages.append(reply)
-        context += reply_tokens
-        ran: list[str] = []
-        rejected: list[str] = []
-        for call in response.tool_calls:
-            text, executed = execute(tools, call)
-            result = Message("tool", text, tool_call_id=call.id, name=call.name)
-            messages.append(result)
-            context += result.tokens(tokenizer)
-            (ran if executed else rejected).append(call.name)
-            key = _key(result, call)
-            if key not in seen:
-                seen.add(key)
-                new_input = True
-        unseen_runs = len(ran)
-        rounds.append(Round(step, request, new_from, sent, response, tuple(ran), tuple(rejected), decision, repeated))
+        transcript.append(reply)
+        ran, rejected, new_input, tool_tokens = _run_tools(tools, response.tool_calls, transcript, seen, tokenizer)
+        rounds.append(Round(step, request, new_from, context, response, ran, rejected, decision, repeated))
+        context += reply_tokens + tool_tokens
+        unseen_runs, new_from = len(ran), sent
 
         if isinstance(decision, Finish):
-            return finish(classify(decision.answer, response, unseen_runs), decision.answer)
+            outcome = classify(decision.answer, response, unseen_runs)
+            return _finish(label, rule, max_steps, rounds, outcome, decision.answer, unseen_runs, completion)
 
     if rule.at_cap == "raise":
         error = ERROR_CLASSES["max_steps"](f"reached max_steps={max_steps} without a final answer")
-        return finish("raised", None, error)
-    return finish("hit_cap", previous.content if previous else None)
+        return _finish(label, rule, max_steps, rounds, "raised", None, unseen_runs, completion, error)
+    answer = previous.content if previous else None
+    return _finish(label, rule, max_steps, rounds, "hit_cap", answer, unseen_runs, completion)
 
 
-def _key(message: Message, call: ToolCall | None = None) -> tuple[Any, ...]:
-    """What makes a message new information: a tool result counts once per (tool, arguments, text)."""
-    if call is None:
-        return (message.role, message.content)
-    return (message.role, call.name, call.arguments, message.content)
+def _run_tools(
+    tools: Tools, calls: tuple[ToolCall, ...], transcript: list[Message], seen: set[tuple[Any, ...]],
+    tokenizer: Tokenizer,
+) -> tuple[tuple[str, ...], tuple[str, ...], bool, int]:
+    """Append the reply's tool results; return (ran, rejected, anything new, their tokens).
+
+    The caller appends the assistant reply first (``transcript[-1]`` is it).
+    A tool result counts as new information once per (tool, arguments, text).
+    """
+    if not calls:
+        return (), (), False, 0
+    ran: list[str] = []
+    rejected: list[str] = []
+    fresh = False
+    tokens = 0
+    for call in calls:
+        text, executed = execute(tools, call)
+        result = Message("tool", text, (), call.id, call.name)
+        transcript.append(result)
+        tokens += result.tokens(tokenizer)
+        (ran if executed else rejected).append(call.name)
+        key = ("tool", call.name, call.arguments, text)
+        if key not in seen:
+            seen.add(key)
+            fresh = True
+    return tuple(ran), tuple(rejected), fresh, tokens
 
 
-def _completion_tokens(response: Response, estimate: int) -> int:
-    """Output tokens of one round: as the provider reported them, else the estimate."""
-    if response.usage is not None and response.usage.completion_tokens is not None:
-        return response.usage.completion_tokens
-    return estimate
+def _finish(
+    label: str, rule: Criterion, max_steps: int, rounds: list[Round], outcome: Outcome, answer: str | None,
+    unseen_runs: int, completion: int, error: RunError | None = None,
+) -> RunRecord:
+    """Build the record; raise ``error`` with the record attached when there is one."""
+    hit_cap = len(rounds) == max_steps and not isinstance(rounds[-1].decision, (Finish, Abort))
+    record = RunRecord(  # positional: a third cheaper than keywords, and the loop builds one per run
+        label, rule.name, max_steps, tuple(rounds), hit_cap, outcome,
+        error.code if error else None, str(error) if error else None, answer, unseen_runs, completion,
+    )
+    if error is not None:
+        error.record = record
+        raise error
+    return record
 
 
 def run(

@@ -8,6 +8,7 @@ readable text or HTML when displayed in a notebook.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -55,7 +56,8 @@ class Round(NamedTuple):
 
     Attributes:
         step: 1-based call number.
-        request: the messages sent on this call (a detached, immutable copy).
+        request: the messages sent on this call: an immutable sequence that compares equal to
+            their tuple (the loop records a :class:`~agentloops.messages.TranscriptView`, no copy).
         new_from: index in ``request`` of the first message the previous call did not send.
         context_tokens: estimated prompt tokens of ``request``.
         response: what the model returned.
@@ -66,7 +68,7 @@ class Round(NamedTuple):
     """
 
     step: int
-    request: tuple[Message, ...]
+    request: Sequence[Message]
     new_from: int
     context_tokens: int
     response: Response
@@ -99,7 +101,7 @@ class Round(NamedTuple):
         return dict(zip(ROW_KEYS, values, strict=True))
 
 
-def describe_messages(added: tuple[Message, ...]) -> str:
+def describe_messages(added: Sequence[Message]) -> str:
     """Messages in a few words: ``its own last reply, result of read_file``."""
     parts = []
     for message in added:

@@ -1,19 +1,20 @@
 """Stand-ins for a model: a script that replays responses, and a plain function.
 
-Both record every request they receive. A request is a tuple of frozen
-messages, so the record is a detached copy: it shows exactly what each call
-was sent, which is how repeated calls and context growth are measured.
+Both record every request they receive, as an immutable sequence of frozen
+messages (a tuple, or the loop's :class:`~agentloops.messages.TranscriptView`,
+kept without a copy): it shows exactly what each call was sent, which is how
+repeated calls and context growth are measured.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pydantic import ValidationError
 
 from agentloops.errors import UsageError, describe_validation_error
-from agentloops.messages import Message
+from agentloops.messages import Message, detached
 from agentloops.response import Response
 
 ResponseLike = Response | Mapping[str, Any]
@@ -53,16 +54,16 @@ class ScriptedModel:
     """
 
     def __init__(self, responses: Iterable[ResponseLike]) -> None:
-        self.responses: tuple[Response, ...] = tuple(
-            r if type(r) is Response else to_response(r, f"ScriptedModel response {i}")
-            for i, r in enumerate(responses)
-        )
+        given = tuple(responses)
+        if not all(type(r) is Response for r in given):  # a scenario's responses are validated already
+            given = tuple(to_response(r, f"ScriptedModel response {i}") for i, r in enumerate(given))
+        self.responses = cast("tuple[Response, ...]", given)
         if not self.responses:
             raise UsageError("ScriptedModel needs at least one response")
-        self.requests: list[tuple[Message, ...]] = []
+        self.requests: list[Sequence[Message]] = []
 
     def __call__(self, messages: Sequence[Message]) -> Response:
-        self.requests.append(tuple(messages))
+        self.requests.append(detached(messages))
         return self.responses[min(len(self.requests), len(self.responses)) - 1]
 
     def reset(self) -> None:
@@ -82,10 +83,10 @@ class FunctionModel:
 
     def __init__(self, function: Callable[[Sequence[Message]], ResponseLike]) -> None:
         self.function = function
-        self.requests: list[tuple[Message, ...]] = []
+        self.requests: list[Sequence[Message]] = []
 
     def __call__(self, messages: Sequence[Message]) -> Response:
-        request = tuple(messages)
+        request = detached(messages)
         self.requests.append(request)
         name = getattr(self.function, "__name__", "function")
         return to_response(self.function(request), f"FunctionModel {name}()")

@@ -6,6 +6,13 @@ character. The estimate below counts CJK characters one each and the rest at
 four characters a token. Pass any ``Callable[[str], int]`` (a real tokenizer,
 for example ``len(enc.encode(text))`` with tiktoken) wherever a ``tokenizer`` is
 accepted to replace it.
+
+Speed without memory: ASCII text (most tool results) cannot contain a CJK
+character, so its estimate is its length alone, with no cache. Only short
+non-ASCII texts — the replies and names a loop resends on every call — are
+cached; a long text is counted afresh each time rather than kept alive by the
+cache (4,000 runs with distinct 64 KiB tool results once grew the process by
+about 250 MiB; ``benchmarks/bench_long_run.py``).
 """
 
 from __future__ import annotations
@@ -20,20 +27,35 @@ Tokenizer = Callable[[str], int]
 MESSAGE_OVERHEAD = 4
 """Tokens a chat API adds around every message (role and separators), roughly."""
 
+CACHED_TEXT_LENGTH = 256
+"""The longest text the cache keeps: at most ``CACHE_ENTRIES`` such texts stay alive (a few MiB)."""
+
+CACHE_ENTRIES = 4096
+"""How many short non-ASCII texts the cache remembers."""
+
 _CJK = re.compile(
     "[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf"
     "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
 )
 
 
-@lru_cache(maxsize=4096)  # loops resend the same texts on every call
 def estimate_tokens(text: str) -> int:
     """Estimate tokens in ``text``: one per CJK character, one per four other characters.
 
     Only the messages are counted: the tool schemas a real request also
     carries on every call are left out, so real bills run higher.
     """
-    if not text:
-        return 0
-    cjk = sum(1 for _ in _CJK.finditer(text))
+    if text.isascii():  # no CJK possible: the general count reduces to this
+        return (len(text) + 3) // 4
+    if len(text) <= CACHED_TEXT_LENGTH:
+        return _cached_count(text)
+    return _general_estimate(text)
+
+
+def _general_estimate(text: str) -> int:
+    """The general estimate, for any text, uncached: what :func:`estimate_tokens` must agree with."""
+    cjk = _CJK.subn("", text)[1]  # the number of CJK characters, counted in C
     return cjk + (len(text) - cjk + 3) // 4
+
+
+_cached_count = lru_cache(maxsize=CACHE_ENTRIES)(_general_estimate)

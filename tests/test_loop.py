@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import pickle
 
 import pytest
 
@@ -11,6 +12,7 @@ from agentloops import (
     Criterion,
     FunctionModel,
     MaxStepsError,
+    Message,
     ModelError,
     Response,
     ScriptedModel,
@@ -239,3 +241,60 @@ def test_usage_reported_by_the_provider_is_billed_as_is():
 def test_scenario_object_runs_without_files():
     record = run(scenario(response("x", [("read_file", {})], "tool_calls"), response(None, [], "length")), "correct")
     assert (record.error, record.tools_executed) == ("truncated", ("read_file",))
+
+
+class CopyingModel:
+    """The naive reference: copies every request into a tuple the moment it arrives."""
+
+    def __init__(self, steps: int) -> None:
+        self.steps, self.copies = steps, []
+
+    def __call__(self, messages):
+        self.copies.append(tuple(messages))
+        n = len(self.copies)
+        if n == self.steps:
+            return Response(content=f"read {n - 1} pages", finish_reason="stop")
+        return response(None, [("read_page", {"page": n})], "tool_calls")
+
+
+def long_run(steps: int):
+    model = CopyingModel(steps)
+    record = run_loop(model, {"read_page": lambda args: f"page {args['page']}"}, max_steps=steps)
+    return model, record
+
+
+def test_requests_recorded_as_views_match_what_was_sent_written_out_by_hand():
+    _, record = long_run(3)
+    prompt = record.rounds[0].request[0]
+    call = [response(None, [("read_page", {"page": n})], "tool_calls").tool_calls[0] for n in (1, 2)]
+    sent = [(prompt,),
+            (prompt, Message("assistant", None, (call[0],)), Message("tool", "page 1", (), "c0", "read_page"))]
+    sent.append((*sent[1], Message("assistant", None, (call[1],)), Message("tool", "page 2", (), "c0", "read_page")))
+    assert [r.request for r in record.rounds] == sent
+    assert [r.new_from for r in record.rounds] == [0, 1, 3]
+    assert [r.added for r in record.rounds] == ["user message"] + ["its own last reply, result of read_page"] * 2
+
+
+def test_a_thousand_step_run_records_what_a_naive_copy_would_have():
+    model, record = long_run(1000)
+    assert record.steps == 1000 and record.answer == "read 999 pages"
+    assert [r.request for r in record.rounds] == model.copies  # compared after the transcript grew to 1,999
+    assert record.context_messages == tuple(range(1, 2000, 2))
+    assert all(r.new_from == len(p.request) for p, r in zip(record.rounds, record.rounds[1:]))
+
+
+def test_long_run_memory_grows_linearly_not_with_the_square():
+    # Pickled size counts what a record keeps: copies of the transcript would make 10× the steps cost ~100×.
+    small, large = (len(pickle.dumps(long_run(n)[1])) for n in (100, 1000))
+    assert large < 15 * small
+
+
+def test_stub_models_keep_the_loops_requests_without_copying():
+    model = ScriptedModel([response(None, [("read_file", {"path": "a"})], "tool_calls"), response("done")])
+    record = run_loop(model, {"read_file": "text"})
+    assert all(kept is r.request for kept, r in zip(model.requests, record.rounds, strict=True))
+    sent = [Message("user", "hi")]
+    function_model = FunctionModel(lambda messages: response("ok"))
+    function_model(sent)
+    sent.append(Message("user", "later"))  # a caller's list may change; the record must not
+    assert function_model.requests == [(Message("user", "hi"),)]

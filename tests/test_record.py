@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 
 from agentloops import run
 from agentloops.record import ROW_KEYS
@@ -41,3 +43,12 @@ def test_error_record_keeps_the_message():
     record = run("content-filter", "correct")
     assert record.error_message == "call 2: finish_reason is content_filter: the provider withheld output"
     assert "error: content_filter" in str(record)
+
+
+def test_a_pickled_or_copied_record_equals_the_original_request_for_request():
+    record = run("normal", "correct")
+    sent = [tuple(r.request) for r in record.rounds]
+    for twin in (pickle.loads(pickle.dumps(record)), copy.deepcopy(record)):
+        assert twin == record and twin.to_dict() == record.to_dict()
+        assert [r.request for r in twin.rounds] == sent
+        assert [hash(r) for r in twin.rounds] == [hash(r) for r in record.rounds]
