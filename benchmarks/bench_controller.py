@@ -1,6 +1,6 @@
 """What does the stop controller cost per turn? Against the plain correct loop, same script, same process.
 
-Times, median of several batches:
+Times, median of several batches, the three timed in alternating batches in one process:
   1. ``agentloops.run_loop(..., criterion="correct")`` on a 3-turn script (city A, city B, answer),
      with the same stub tools wrapped as text functions — the baseline;
   2. ``Controller(...).run()`` on the same script: task state, schema validation, permission gate,
@@ -49,25 +49,30 @@ def controlled_to_file(path: Path) -> Callable[[], object]:
     return run
 
 
-def per_turn_us(fn: Callable[[], object], repeat: int = 7, number: int = 300) -> float:
-    """Median over ``repeat`` batches of ``number`` runs, in microseconds per turn."""
-    samples = []
+def per_turn_us(fns: dict[str, Callable[[], object]], repeat: int = 9, number: int = 200) -> dict[str, float]:
+    """Median per-turn time of each function, in microseconds, timed in *alternating* batches.
+
+    Each round times one batch of ``number`` runs of every function in turn, so a load spike from
+    another process hits all of them alike instead of skewing one.
+    """
+    samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - start) / number / TURNS * 1e6)
-    return statistics.median(samples)
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples[name].append((time.perf_counter() - start) / number / TURNS * 1e6)
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def main() -> None:
     run = controlled()
     assert run.status == "succeeded" and run.steps == TURNS  # the same work: 3 turns, 2 tools, verified answer
     assert plain().steps == TURNS  # type: ignore[attr-defined]
-    baseline = per_turn_us(plain)
-    controller = per_turn_us(controlled)
     with tempfile.TemporaryDirectory() as folder:
-        to_file = per_turn_us(controlled_to_file(Path(folder) / "bench.jsonl"))
+        times = per_turn_us({"plain": plain, "memory": controlled,
+                             "file": controlled_to_file(Path(folder) / "bench.jsonl")})
+    baseline, controller, to_file = times["plain"], times["memory"], times["file"]
     print(f"plain run_loop(criterion='correct'):       {baseline:8.1f} µs/turn")
     print(f"Controller, trace in memory:               {controller:8.1f} µs/turn   "
           f"ratio {controller / baseline:5.1f}×")

@@ -10,13 +10,14 @@ import pytest
 
 import agentloops
 import agentloops.controller as controller
-from agentloops.controller import run_scenario
+from agentloops.controller import STOP_STATUSES, run_scenario
 
 
-def test_all_is_exactly_the_public_names_and_each_one_loads():
-    assert set(controller.__all__) == set(controller._EXPORTS)
+def test_all_is_a_small_public_surface_and_every_resolved_name_loads_from_its_module():
+    assert set(controller.__all__) == set(controller.PUBLIC) <= set(controller._EXPORTS)
+    assert 18 <= len(controller.__all__) <= 24 and len(set(controller.PUBLIC)) == len(controller.PUBLIC)
     assert controller.__all__ == sorted(controller.__all__, key=lambda n: (not n.isupper(), n))
-    for name in controller.__all__:
+    for name in controller._EXPORTS:
         value = getattr(controller, name)
         assert type(value).__name__ != "module", name  # no submodule shadows a public name
         if isinstance(value, type) or inspect.isfunction(value):
@@ -43,7 +44,7 @@ def test_results_render_as_text_and_html():
     assert "<table>" in run.trace._repr_html_() and f"trace {run.trace_id} (weather-timeout-once" in str(run.trace)
     assert repr(run).startswith("<ControllerRun weather-timeout-once")
     table = controller.stop_statuses()
-    assert "<table>" in table._repr_html_() and table.to_frame().shape[0] == 8
+    assert "<table>" in table._repr_html_() and table.to_frame().shape[0] == len(STOP_STATUSES) == 9
 
 
 def test_every_run_has_its_own_id_and_keeps_the_scenario_name_as_its_label():

@@ -87,10 +87,10 @@ def test_a_policy_can_come_from_a_file(capsys, tmp_path: Path):
     (["run", "nope"], "unknown controller scenario 'nope'"),
     (["run", "weather-normal", "--policy", "strict"], "unknown policy 'strict'"),
     (["run", "weather-normal", "--answer", "x"], "--answer given, but weather-normal stopped as succeeded"),
-    (["run", "weather-normal", "--policy", "missing.json"], "missing.json: no such policy file"),
-    (["replay", "missing.jsonl"], "missing.jsonl: no such trace file"),
-    (["show", "missing.jsonl"], "missing.jsonl: no such trace file"),
-    (["resume", "missing.json", "--answer", "x"], "missing.json: no such saved-run file"),
+    (["run", "weather-normal", "--policy", "missing.json"], "missing.json: no such file; expected a policy file"),
+    (["replay", "missing.jsonl"], "missing.jsonl: no such file; expected a JSON Lines trace"),
+    (["show", "missing.jsonl"], "missing.jsonl: no such file; expected a JSON Lines trace"),
+    (["resume", "missing.json", "--answer", "x"], "missing.json: no such file; expected a saved-run file"),
     (["budgets", "--task", "poetry"], "unknown task type 'poetry'"),
     (["compare", "--runs", "0"], "expected a whole number of at least 1; got 0"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
@@ -182,3 +182,78 @@ def test_compare_options_are_explained(capsys):
         main(["controller", "compare", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "how many random cases to draw" in out and "cases use seeds SEED … SEED+RUNS-1" in out
+
+
+# -- issue 10: the controller CLI's file boundaries ------------------------------------------------------------
+
+def test_run_resume_json_prints_exactly_one_json_document_with_the_run_keys(capsys):
+    code, out, _ = cli(capsys, "run", "order-missing-id", "--resume", "--json")
+    document = json.loads(out)  # raises if two documents were printed
+    assert code == 0 and document["status"] == "waiting_for_user"
+    assert {"status", "code", "actions", "usage", "stop", "user_message", "turns"} <= set(document)
+    assert document["resumed"]["status"] == "succeeded"
+    code, out, _ = cli(capsys, "run", "weather-normal", "--json")
+    assert code == 0 and "resumed" not in json.loads(out)
+
+
+@pytest.mark.parametrize(("where", "message"), [
+    (lambda tmp: tmp / "no-such-folder" / "saved.json", "does not exist"),
+    (lambda tmp: tmp, "is a folder; expected a file name for the saved run"),
+])
+def test_save_into_a_missing_folder_or_onto_a_folder_is_one_line_and_status_2(capsys, tmp_path: Path, where,
+                                                                                message):
+    target = where(tmp_path)
+    code, out, err = cli(capsys, "run", "order-missing-id", "--save", str(target))
+    assert code == 2 and not out and err.count("\n") == 1 and message in err, err
+    assert str(target) in err
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_budgets_measure_of_zero_or_less_is_refused(capsys, value):
+    code, out, err = cli(capsys, "budgets", "--measure", value)
+    assert code == 2 and not out and err.count("\n") == 1
+    assert "argument --measure: expected a whole number of at least 1" in err
+
+
+def test_policy_file_errors_name_the_file(capsys, tmp_path: Path):
+    bad_field = tmp_path / "p.json"
+    bad_field.write_text('{"name": "x", "transient": "sometimes"}', encoding="utf-8")
+    code, out, err = cli(capsys, "run", "weather-normal", "--policy", str(bad_field))
+    assert code == 2 and not out and err.count("\n") == 1 and f"{bad_field}: policy: transient" in err, err
+    not_an_object = tmp_path / "list.json"
+    not_an_object.write_text("[1, 2]", encoding="utf-8")
+    code, _, err = cli(capsys, "run", "weather-normal", "--policy", str(not_an_object))
+    assert code == 2 and f"{not_an_object}: expected a JSON object of policy fields; got list" in err
+    duplicated = tmp_path / "dup.json"
+    duplicated.write_text('{"name": "a", "name": "b"}', encoding="utf-8")
+    code, _, err = cli(capsys, "run", "weather-normal", "--policy", str(duplicated))
+    assert code == 2 and str(duplicated) in err and err.count("\n") == 1
+
+
+def test_a_saved_run_writes_its_trace_beside_itself_only(capsys, tmp_path: Path):
+    saved, trace = tmp_path / "saved.json", tmp_path / "run.jsonl"
+    cli(capsys, "run", "order-missing-id", "--save", str(saved), "--trace", str(trace))
+    assert json.loads(saved.read_text(encoding="utf-8"))["trace_path"] == "run.jsonl"  # relative, beside it
+    code, _, _ = cli(capsys, "resume", str(saved), "--answer", "A-1042")
+    assert code == 0 and any('"kind": "resume"' in line for line in trace.read_text(encoding="utf-8").splitlines())
+
+
+@pytest.mark.parametrize("recorded", ["/tmp/elsewhere.jsonl", "../elsewhere.jsonl", "sub/../../x.jsonl"])
+def test_a_saved_file_cannot_choose_where_the_trace_goes(capsys, tmp_path: Path, recorded):
+    saved = tmp_path / "saved.json"
+    cli(capsys, "run", "order-missing-id", "--save", str(saved))
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    data["trace_path"] = recorded
+    saved.write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = cli(capsys, "resume", str(saved), "--answer", "A-1042")
+    assert code == 2 and not out and err.count("\n") == 1 and "must be relative to the saved file's folder" in err
+    assert not Path(recorded).is_absolute() or not Path(recorded).exists()
+    code, _, _ = cli(capsys, "resume", str(saved), "--answer", "A-1042", "--trace", str(tmp_path / "ok.jsonl"))
+    assert code == 0 and (tmp_path / "ok.jsonl").exists()  # the command line chooses
+
+
+def test_a_trace_outside_the_saved_files_folder_is_not_recorded(capsys, tmp_path: Path):
+    (tmp_path / "saves").mkdir()
+    saved, trace = tmp_path / "saves" / "saved.json", tmp_path / "run.jsonl"
+    cli(capsys, "run", "order-missing-id", "--save", str(saved), "--trace", str(trace))
+    assert json.loads(saved.read_text(encoding="utf-8"))["trace_path"] is None

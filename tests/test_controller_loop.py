@@ -34,15 +34,24 @@ def call(tool: str, args: dict, content: str | None = None) -> dict:
 WEATHER = make_task("weather_compare")
 
 
-def test_a_truncated_reply_stops_as_unrecoverable_before_anything_runs():
+def test_a_truncated_reply_is_a_system_failure_before_anything_runs_and_the_user_gets_plain_words():
     run = Controller(WEATHER, ScriptedModel([{"content": "Shang", "finish_reason": "length"}])).run()
-    assert (run.status, run.code, run.usage["tool_calls"]) == ("failed_unrecoverable", "truncated", 0)
+    assert (run.status, run.code, run.usage["tool_calls"]) == ("system_failure", "truncated", 0)
+    message = run.user_message()
+    assert "finish_reason" not in message and "length" not in message
+    assert "cut off" in message and "What you can do: try again" in message
+
+
+def test_a_content_filter_is_against_the_rules_not_a_system_failure():
+    run = Controller(WEATHER, ScriptedModel([{"content": "", "finish_reason": "content_filter"}])).run()
+    assert (run.status, run.code) == ("failed_unrecoverable", "content_filter")
+    assert "finish_reason" not in run.user_message()
 
 
 def test_a_reply_longer_than_the_reserved_output_counts_as_cut_off():
     long_reply = {"content": "word " * 2000, "finish_reason": "stop"}
     run = Controller(WEATHER, ScriptedModel([long_reply])).run()
-    assert (run.status, run.code) == ("failed_unrecoverable", "truncated")
+    assert (run.status, run.code) == ("system_failure", "truncated")
     assert run.usage["tokens"] <= WEATHER.budget.limit("tokens")
 
 
@@ -142,9 +151,11 @@ def test_a_fallback_that_needs_a_missing_permission_never_runs():
 
 
 def test_a_fallback_goes_through_the_task_rules_before_it_runs():
-    kind = dataclasses.replace(TASK_TYPES["weather_compare"], rules=lambda tool, args, p: (
-        "the backup provider is not approved for this customer" if tool == "weather_backup" else None))
-    task = make_task(kind)
+    class NoBackup(type(TASK_TYPES["weather_compare"])):  # type: ignore[misc]
+        def rules(self, tool, args, p):
+            return "the backup provider is not approved for this customer" if tool == "weather_backup" else None
+
+    task = make_task(NoBackup())
     run = Controller(task, TaskPlanner(task), faults=[Fault(tool="get_weather", kind="format_change",
                                                             match={"city": "Beijing"})]).run()
     assert "weather_backup" not in {c.tool for c in run.calls}  # refused before it ran …
@@ -164,20 +175,19 @@ def test_a_timed_out_side_effect_is_never_repeated_even_when_timeouts_go_back_to
 
 
 @pytest.mark.parametrize("retries", [2, 1])
-def test_parallel_re_attempts_of_failed_calls_pay_from_the_shared_retry_budget(retries):
-    # s2 and s3 are rate limited once; the join (3 of 4) then cannot be met, and the model fetches again
+def test_parallel_calls_retry_inside_the_batch_and_pay_from_the_shared_retry_budget(retries):
+    # s2 and s3 are rate limited once; each is retried inside the batch, as it would be alone
     task = make_task("research", sources=["s1", "s2", "s3", "s4"], minimum=3).with_budget(retries=retries)
     faults = [Fault(tool="fetch", kind="rate_limited", times=1, match={"source_id": s}) for s in ("s2", "s3")]
     run = Controller(task, TaskPlanner(task, parallel=True), faults=faults).run()
     assert all(run.within_budget.values())
+    assert run.turns[0].actions[4]["label"] == "retry:fetch(source_id=s2)"
     if retries == 2:
-        assert run.status == "succeeded" and run.usage["retries"] == 2
-        assert run.turns[1].actions[1]["label"] == "retry:fetch(source_id=s2)"
-        assert [c.kind for c in run.calls][4:] == ["call", "retry", "retry", "call"]
-    else:  # one retry left for two re-attempts: the second is blocked, and nothing is started for free
+        assert run.status == "succeeded" and run.usage["retries"] == 2 and run.steps == 2
+        assert [c.kind for c in run.calls] == ["call", "call", "call", "call", "retry", "retry"]
+    else:  # one retry for two rate-limited calls: the second finds the shared budget spent, as a lone call would
         assert (run.status, run.code) == ("budget_exhausted", "budget:retries")
-        assert [a["label"] for a in run.turns[1].actions] == ["blocked:fetch(source_id=s3)"]
-        assert run.usage["retries"] == 0 and run.usage["tool_calls"] == 4
+        assert run.usage["retries"] == 1 and run.usage["tool_calls"] == 5
 
 
 @pytest.mark.parametrize(("cancel_at", "stopped_at", "late"), [(5.0, 5.0, ["late"]), (7.9, 7.9, [])],
@@ -197,7 +207,7 @@ def test_a_model_that_raises_is_a_stop_with_a_reason_not_a_traceback(tmp_path: P
 
     path = tmp_path / "t.jsonl"
     run = Controller(WEATHER, broken, trace=path).run()
-    assert (run.status, run.code, run.stop.error_class) == ("failed_unrecoverable", "model_error", "ConnectionError")
+    assert (run.status, run.code, run.stop.error_class) == ("system_failure", "model_error", "ConnectionError")
     assert "secret" not in run.user_message() and "Traceback" not in run.user_message()
     assert "What you can do" in run.user_message()
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

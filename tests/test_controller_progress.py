@@ -15,6 +15,7 @@ from agentloops.controller import (
     normalize_args,
     run_scenario,
 )
+from agentloops.controller.tools import Param
 
 
 def call(tool: str, args: dict) -> dict:
@@ -22,9 +23,16 @@ def call(tool: str, args: dict) -> dict:
             "finish_reason": "tool_calls"}
 
 
-def test_normalized_arguments_ignore_order_case_spacing_and_none():
-    assert normalize_args({"b": 1.0, "a": "  Bei  Jing "}) == normalize_args({"a": "bei jing", "b": 1, "c": None})
+def test_normalized_arguments_ignore_order_spacing_and_none_and_case_only_where_declared():
+    free_text = {"a": Param("string", normalize="casefold")}
+    assert normalize_args({"b": 1.0, "a": "  Bei  Jing "}, free_text) == \
+        normalize_args({"a": "bei jing", "b": 1, "c": None}, free_text)
+    assert normalize_args({"b": 1.0, "a": " x "}) == normalize_args({"a": "x", "b": 1, "c": None})
     assert normalize_args({"a": "x"}) != normalize_args({"a": "y"})
+    # ids are case-sensitive unless the parameter says otherwise
+    assert normalize_args({"a": "id-a"}) != normalize_args({"a": "ID-A"})
+    assert normalize_args({"a": "id-a"}, {"a": Param("string")}) != normalize_args({"a": "ID-A"}, {"a": Param("string")})
+    assert normalize_args({"a": "Bei  Jing"}) != normalize_args({"a": "Bei Jing"})
     assert normalize_args(None) == "<unparseable>"
     assert fingerprint("t", {"a": 1}, 3) != fingerprint("t", {"a": 1}, 4)
 

@@ -113,7 +113,7 @@ def test_bad_traces_fail_in_one_line(tmp_path: Path, content, message):
 
 
 def test_missing_and_unwritable_trace_files(tmp_path: Path):
-    with pytest.raises(TraceError, match=r"nope\.jsonl: no such trace file"):
+    with pytest.raises(TraceError, match=r"nope\.jsonl: no such file; expected a JSON Lines trace"):
         read_trace(tmp_path / "nope.jsonl")
     with pytest.raises(TraceError, match="cannot open for writing"):
         TraceWriter(tmp_path / "no-such-dir" / "t.jsonl")

@@ -4,7 +4,7 @@ A step cap is a fuse. This subpackage is the system that converges and stops
 for the right reason: it keeps task state outside the transcript, checks each
 task type's business completion condition, routes every tool error by its
 meaning, spends seven budgets (one retry budget shared by all tools), detects
-repeated actions before the cap, ends in one of eight stop statuses rendered
+repeated actions before the cap, ends in one of nine stop statuses rendered
 for the user and for the system, writes a JSON Lines trace as it goes, and can
 replay a trace under another policy and diff the trajectories.
 
@@ -34,7 +34,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "budgets": ("BUDGET_NAMES", "Budget", "BudgetMeter", "Limit", "SimClock"),
     "context": ("CompactionCheck", "ContextPolicy", "ContextStore", "careless_compactor", "check_compaction",
                 "memory_from_state"),
-    "controller": ("Controller", "ControllerRun", "Controls", "new_trace_id", "resume", "run_controller"),
+    "controller": ("Controller", "run_controller"),
+    "engine": ("Controls", "new_trace_id"),
+    "result": ("ControllerRun",),
+    "resuming": ("resume",),
     "errors": ("ConfigError", "ControllerScenarioError", "ControllerScenarioNotFound", "ControllerUsageError",
                "ProcessKilled", "TaskFinishedError", "TraceError"),
     "evidence": ("budget_basis", "completion_conditions", "error_routing", "evidence_index", "fault_regression",
@@ -56,13 +59,28 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "tools": ("TOOL_STATUSES", "Param", "ToolResult", "ToolSpec", "ToolStatus", "Toolbox"),
     "trace": ("Trace", "TraceWriter", "TurnRecord", "read_trace"),
 }
-"""Module (under ``agentloops.controller``) → the public names it defines: the one list of the public API."""
+"""Module (under ``agentloops.controller``) → the names it defines that this package resolves lazily."""
 
 _EXPORTS: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
-"""Public name → its module. Names load on first use (PEP 562), so ``agentloops controller …`` and the
+"""Name → its module. Names load on first use (PEP 562), so ``agentloops controller …`` and the
 core command start without importing the whole controller."""
 
-__all__ = sorted(_EXPORTS, key=lambda name: (not name.isupper(), name))
+PUBLIC: tuple[str, ...] = (
+    # run it, and read the result
+    "run_scenario", "Controller", "ControllerRun", "Controls", "resume",
+    # the three layers: task & state, budgets & error policy, progress & stopping
+    "make_task", "TaskType", "Budget", "ErrorPolicy", "Fault", "Stop", "STOP_STATUSES",
+    # a stub model, traces and replay
+    "TaskPlanner", "read_trace", "replay",
+    # the six pieces of evidence
+    "completion_conditions", "budget_basis", "stop_statuses", "repeated_call_trace", "error_routing",
+    "fault_regression",
+)
+"""The surface to hold in one's head: about twenty names. Everything else in :data:`_MODULES` still
+resolves here (for code written against the earlier, wider surface) but is not part of ``__all__``:
+import it from its module (``from agentloops.controller.progress import fingerprint``)."""
+
+__all__ = sorted(PUBLIC, key=lambda name: (not name.isupper(), name))
 
 
 def __getattr__(name: str) -> Any:

@@ -171,6 +171,8 @@ class BudgetMeter:
                  used: dict[str, float] | None = None, retries_by_tool: dict[str, int] | None = None,
                  started_at: float | None = None) -> None:
         self.budget = budget
+        self.limits: dict[str, float | None] = {name: budget.limit(name) for name in BUDGET_NAMES}
+        """Each budget's limit, read once (the budget is frozen; the meter asks on every check)."""
         self.clock = clock
         self.retry_scope: RetryScope = retry_scope
         self.started_at = clock.now if started_at is None else started_at
@@ -189,7 +191,7 @@ class BudgetMeter:
 
     def allows(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> bool:
         """True when spending ``amount`` more of ``name`` keeps the run within its limit."""
-        limit = self.budget.limit(name)
+        limit = self.limits[name]
         if limit is None:
             return True
         if name == "context_tokens":
@@ -211,7 +213,7 @@ class BudgetMeter:
 
     def remaining(self, name: BudgetName) -> float | None:
         """What remains of one budget, unrounded (``None`` when it is off)."""
-        limit = self.budget.limit(name)
+        limit = self.limits[name]
         if limit is None:
             return None
         return limit if name == "context_tokens" else limit - self.used_of(name)
@@ -220,7 +222,7 @@ class BudgetMeter:
         """What remains of every budget (``None`` for a budget that is off)."""
         out: dict[str, float | None] = {}
         for name in BUDGET_NAMES:
-            limit = self.budget.limit(name)
+            limit = self.limits[name]
             if limit is None:
                 out[name] = None
             elif name == "context_tokens":
@@ -235,9 +237,9 @@ class BudgetMeter:
 
     def within_limits(self) -> dict[str, bool]:
         """Per budget: did usage stay within the limit? (The property tests assert all True.)"""
-        out = {}
+        out: dict[str, bool] = {}
         for name in BUDGET_NAMES:
-            limit = self.budget.limit(name)
+            limit = self.limits[name]
             out[name] = limit is None or self.used_of(name) <= limit + EPSILON
         return out
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from agentloops.cli import positive_int
 from agentloops.controller.errors import ConfigError
+from agentloops.controller.policy import resolve_policy
 from agentloops.controller.render import Table
+from agentloops.jsonfile import read_json
 
 FORMATS = ("text", "markdown", "json")
 
@@ -24,15 +25,15 @@ def _policy(text: str | None) -> Any:
     """A policy name, or a path to a JSON file of policy fields."""
     if text is None:
         return None
-    if text.endswith(".json"):
-        path = Path(text)
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: no such policy file") from None
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"{path}: not a readable JSON policy ({exc.__class__.__name__})") from None
-    return text
+    if not text.endswith(".json"):
+        return text
+    data = read_json(text, error=ConfigError, what="policy file (a JSON object of policy fields)")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{text}: expected a JSON object of policy fields; got {type(data).__name__}")
+    try:
+        return resolve_policy(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{text}: {exc}") from None
 
 
 def _render(table: Table, fmt: str) -> str:
@@ -72,7 +73,10 @@ def _run(args: argparse.Namespace) -> str:
                              f"{args.save} --answer …")
         if answer is not None:
             resumed = run.resume(answer)
-            parts.append(("" if args.json else f"\n=== the user answers {answer!r}; resuming from saved state ===\n")
+            if args.json:  # one JSON document: the run's keys, and the resumed run under "resumed"
+                return json.dumps({**run.to_dict(), "resumed": resumed.to_dict()}, ensure_ascii=False, indent=1,
+                                  default=str)
+            parts.append(f"\n=== the user answers {answer!r}; resuming from saved state ===\n"
                          + _run_output(resumed, args.json))
     elif args.answer is not None:
         raise ConfigError(f"--answer given, but {scenario.name} stopped as {run.status}, not waiting_for_user")
@@ -82,7 +86,7 @@ def _run(args: argparse.Namespace) -> str:
 
 
 def _resume(args: argparse.Namespace) -> str:
-    from agentloops.controller.controller import resume
+    from agentloops.controller.resuming import resume
 
     run = resume(args.saved, args.answer, trace=args.trace)
     return _run_output(run, args.json)
@@ -139,7 +143,7 @@ def _conditions(args: argparse.Namespace) -> str:
 def _budgets(args: argparse.Namespace) -> str:
     from agentloops.controller.evidence import budget_basis
 
-    return _render(budget_basis(args.task, measure=args.measure, seed=args.seed), args.format)
+    return _render(budget_basis(args.task, measure=args.measure or 0, seed=args.seed), args.format)
 
 
 def _statuses(args: argparse.Namespace) -> str:
@@ -239,7 +243,7 @@ def add_controller_commands(sub: Any) -> argparse.ArgumentParser:
 
     p = command("budgets", _budgets, "evidence 2: budgets per task type with their basis and measured use", True)
     p.add_argument("--task", help="one task type (default: all)")
-    p.add_argument("--measure", type=int, default=0, help="also measure this many random weather runs")
+    p.add_argument("--measure", type=positive_int, help="also measure this many random weather runs (1 or more)")
     p.add_argument("--seed", type=int, default=0, help="first seed of the random runs")
 
     command("statuses", _statuses, "evidence 3: the stop status definitions", True)

@@ -5,10 +5,10 @@
         ├── ControllerScenarioError      a controller scenario file is malformed (ValueError)
         │   └── ControllerScenarioNotFound   no shipped scenario or file by that name (LookupError)
         ├── TraceError                   a trace file is missing or malformed (ValueError)
-        └── ConfigError                  a policy, budget, fault or task name/value is wrong (ValueError)
+        ├── ConfigError                  a policy, budget, fault or task name/value is wrong (ValueError)
+        └── TaskFinishedError            something tried to change a task that has stopped (RuntimeError)
 
-    TaskFinishedError (RuntimeError)     an internal invariant: something tried to change a finished task
-    ProcessKilled (BaseException)        a simulated kill -9, raised by the ``crash`` fault
+    ProcessKilled (BaseException)        a simulated kill -9, raised by the ``crash`` fault (not an error)
 
 A stopped run is *not* an exception here: every stop, good or bad, is a
 :class:`~agentloops.controller.status.Stop` value. Exceptions are kept for
@@ -40,8 +40,8 @@ class ConfigError(ControllerUsageError, ValueError):
     """A policy, budget, fault, task or planner is unknown or has a value out of range."""
 
 
-class TaskFinishedError(RuntimeError):
-    """Something tried to change a task that has already stopped (a bug: the ledger must refuse first)."""
+class TaskFinishedError(ControllerUsageError, RuntimeError):
+    """Something tried to change a task that has already stopped: a finished task is never reopened."""
 
 
 class ProcessKilled(BaseException):

@@ -22,12 +22,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentloops.controller.budgets import BUDGET_NAMES
-from agentloops.controller.controller import Controller, ControllerRun, new_trace_id
+from agentloops.controller.controller import Controller
+from agentloops.controller.engine import new_trace_id
 from agentloops.controller.faults import Fault
 from agentloops.controller.planners import TaskPlanner
 from agentloops.controller.policy import PolicyLike, resolve_policy
 from agentloops.controller.render import Table, clip
 from agentloops.controller.replaying import Regression, regression
+from agentloops.controller.result import ControllerRun
 from agentloops.controller.status import STATUS_DEFINITIONS, status_table
 from agentloops.controller.tasks import TASK_TYPES, Task, completion_table, make_task
 

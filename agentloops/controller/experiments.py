@@ -25,11 +25,13 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentloops.controller.budgets import BUDGET_NAMES
-from agentloops.controller.controller import Controller, ControllerRun, new_trace_id
-from agentloops.controller.faults import Fault, FaultInjector
+from agentloops.controller.controller import Controller
+from agentloops.controller.engine import new_trace_id
+from agentloops.controller.faults import Fault, FaultInjector, FaultKind
 from agentloops.controller.planners import TaskPlanner
 from agentloops.controller.policy import PolicyLike
 from agentloops.controller.render import Table
+from agentloops.controller.result import ControllerRun
 from agentloops.controller.state import Fact
 from agentloops.controller.tasks import WEATHER_CITIES, Task, make_task
 from agentloops.controller.tools import ASK_USER, ToolResult, call_tool
@@ -39,7 +41,7 @@ from agentloops.loop import run_loop
 if TYPE_CHECKING:
     import pandas as pd
 
-FAULT_MENU: tuple[tuple[str, int | None], ...] = (
+FAULT_MENU: tuple[tuple[FaultKind, int | None], ...] = (
     ("timeout", 1), ("timeout", 2), ("timeout", None), ("rate_limited", 1), ("empty", None),
     ("format_change", None), ("permanent_error", None),
 )
@@ -137,6 +139,8 @@ def run_cap_only(task: Task, model: Any, faults: Sequence[Fault] = (), max_steps
                           label="cap-only")
         outcome = "answered"
     except RunError as error:
+        if error.record is None:
+            raise
         record = error.record
         outcome = "hit_cap" if error.code == "max_steps" else f"raised:{error.code}"
     state = task.new_state()

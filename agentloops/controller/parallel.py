@@ -40,7 +40,8 @@ class JoinRule(BaseModel):
     Attributes:
         kind: ``all`` (every call), ``any`` (one success) or ``minimum`` (``minimum`` successes).
         minimum: successes needed for ``minimum``.
-        timeout_s: the longest the join waits for the batch (``None``: until the wall-time budget).
+        timeout_s: the longest the join waits for a batch of parallel calls (``None``: until the wall-time
+            budget); a lone call — a batch of one — has nothing to join and waits for its tool's own timeout.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -240,16 +241,26 @@ class Ledger:
 
 
 class Batch:
-    """Feeds a batch's arrivals in time order until its join rule is decided or its deadline passes."""
+    """Feeds a batch's arrivals in time order until its join rule is satisfied or its deadline passes.
 
-    def __init__(self, join: JoinRule, total: int, deadline: float | None) -> None:
+    Two rules keep a join from wasting work. It asks only for the successes the *task* still
+    needs (``still_needed``: a minimum-evidence task that already holds one fact waits for one
+    more, not for the batch's full minimum). And it never ends early just because the batch
+    alone can no longer meet its rule: the calls still running carry evidence the task needs,
+    so cancelling them would only mean issuing them again next turn. Only a satisfied join (the
+    rest is not needed) or the deadline (time is up) cancels what is still running.
+    """
+
+    def __init__(self, join: JoinRule, total: int, deadline: float | None, still_needed: int | None = None) -> None:
         self.join = join
         self.total = total
         self.deadline = deadline
+        self.still_needed = still_needed
         self.arrivals: list[Arrival] = []
         self.succeeded = 0
         self.finished = 0
         self.outcome: str | None = None
+        self.short = False
 
     def add(self, arrival: Arrival) -> None:
         """Queue an arrival."""
@@ -260,24 +271,31 @@ class Batch:
         """The next arrival to process, or ``None`` once decided (or past the deadline)."""
         if self.outcome is not None or not self.arrivals:
             if self.outcome is None:
-                self.outcome = "all arrived"
+                self.outcome = "impossible" if self.short else "all arrived"
             return None
         if self.deadline is not None and self.arrivals[0].at > self.deadline:
             self.outcome = "deadline"
             return None
         return self.arrivals.pop(0)
 
+    def needed(self) -> int:
+        """Successes that end the batch: the join's number, capped by what the task still needs."""
+        needed = self.join.needed(self.total)
+        if self.join.kind != "all" and self.still_needed is not None:
+            needed = min(needed, max(self.still_needed, 0))
+        return needed
+
     def note(self, applied: bool, succeeded: bool) -> None:
-        """Count a processed first delivery and decide the join if possible."""
+        """Count a processed first delivery; end the batch once the join is satisfied."""
         if not applied:
             return
         self.finished += 1
         self.succeeded += int(succeeded)
         running = self.total - self.finished
-        if self.join.satisfied(self.succeeded, self.total):
+        if self.succeeded >= self.needed():
             self.outcome = "satisfied"
-        elif self.join.impossible(self.succeeded, running, self.total):
-            self.outcome = "impossible"
+        elif self.succeeded + running < self.needed():
+            self.short = True  # noted, but the running calls are still needed: wait for them
 
     def leftover(self) -> list[Arrival]:
         """Arrivals not processed: they will land late."""

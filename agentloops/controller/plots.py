@@ -39,15 +39,16 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from agentloops.controller.controller import ControllerRun
     from agentloops.controller.experiments import LoopComparison
     from agentloops.controller.replaying import Replay, TraceDiff
+    from agentloops.controller.result import ControllerRun
 
 STATUS_COLORS: dict[str, str] = {
     "succeeded": OKABE_ITO["bluish_green"],
     "partially_completed": OKABE_ITO["sky_blue"],
     "waiting_for_user": OKABE_ITO["yellow"],
     "failed_unrecoverable": OKABE_ITO["vermillion"],
+    "system_failure": OKABE_ITO["black"],
     "budget_exhausted": OKABE_ITO["orange"],
     "no_progress": OKABE_ITO["reddish_purple"],
     "cancelled": OTHER_COLOR,
@@ -60,6 +61,7 @@ STATUS_HATCHES: dict[str, str] = {
     "partially_completed": "..",
     "waiting_for_user": "oo",
     "failed_unrecoverable": "xx",
+    "system_failure": "**",
     "budget_exhausted": "//",
     "no_progress": "\\\\",
     "cancelled": "--",
@@ -141,7 +143,7 @@ def to_png(fig: Figure, dpi: int = 72) -> bytes:
 
 
 def _labelled(runs: RunsLike) -> list[tuple[str, ControllerRun]]:
-    from agentloops.controller.controller import ControllerRun
+    from agentloops.controller.result import ControllerRun
 
     if isinstance(runs, ControllerRun):
         pairs = [(runs.label, runs)]

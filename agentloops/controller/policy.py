@@ -5,16 +5,20 @@
 ==================  ==========================================================
 missing parameter   ask the user the smallest question; never let the model guess
 invalid arguments   rejected by the schema before the tool runs; the model may
-                    repair once; a second failure of the same kind stops
+                    repair once; the same slip on the same tool again (before
+                    that tool succeeds) stops
 timeout, rate limit never retried for a tool with side effects (a person checks
-                    whether it took effect); otherwise bounded retry with back-off
-                    inside the *shared* retry budget, then a fallback tool (also
-                    paid from that budget)
+                    whether it took effect); otherwise, when the tool marks the
+                    result ``retryable``, bounded retry with back-off (the tool's
+                    ``retry_after_s`` if longer) inside the *shared* retry budget,
+                    then a fallback tool (also paid from that budget); a failure
+                    the tool marks not retryable is treated as permanent
 empty               "not found" only where the task accepts it; elsewhere try an
                     independent source, else give the item up with the reason
 not found           give the item up (the resource does not exist)
 permission denied   stop; never route around it through another tool
-permanent error     switch to a fallback, else give the item up
+permanent error     switch to a fallback, else give the item up (retried first
+                    if the tool marks it ``retryable``)
 ==================  ==========================================================
 
 A fallback is only a fallback if it could be used without asking anyone: it
@@ -283,7 +287,9 @@ class RouteContext:
         retries_left: retries this call may still spend (``None``: unlimited).
         fallback: the tool's fallback if it has one and it was not tried yet for this call.
         allows_not_found: the task accepts "none found" as an answer for this item.
-        repairs_used: invalid-argument repairs already granted in this run.
+        repairs_used: invalid-argument repairs already granted for this kind of slip (the same tool,
+            status and parameter) since that tool last succeeded — not per run: two unrelated slips
+            are two first slips.
         granted: the caller's capabilities (``None``: none known), so a fallback that needs
             one the caller lacks is never chosen.
     """
@@ -312,7 +318,12 @@ def _usable_fallback(policy: ErrorPolicy, ctx: RouteContext) -> ToolSpec | None:
 
 
 def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
-    """Decide the next move for one tool result. Pure: no clock, no state, no I/O."""
+    """Decide the next move for one tool result. Pure: no clock, no state, no I/O.
+
+    Whether a failure is worth retrying is the *tool's* call (``result.retryable``, and
+    ``result.retry_after_s`` for the back-off); how many retries the task may still spend is
+    the task's (``ctx.retries_left``, from the one shared budget).
+    """
     status = result.status
     spec = ctx.spec
     retries_left = ctx.retries_left
@@ -321,17 +332,7 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
     if status == "ok":
         return Accept()
     if status == "empty":
-        if policy.empty == "not_found_if_allowed":
-            if ctx.allows_not_found:
-                return AcceptNotFound()
-            if fallback is not None and can_retry:
-                return Fallback(fallback.name, "empty here; an independent source may have it")
-            return Degrade("empty", "empty result, and this task does not accept 'not found'")
-        if policy.empty == "return_to_model":
-            return ReturnToModel("empty result handed back to the model")
-        if can_retry:  # the naive policy retries an empty result as if it were transient
-            return Retry(policy.backoff(ctx.attempts_on_tool), "empty treated as a transient failure")
-        return Degrade("empty", "empty result; retries spent")
+        return _empty(policy, ctx, fallback, can_retry)
     if status == "invalid_arguments":
         if ctx.repairs_used < policy.invalid_argument_repairs:
             return Repair("invalid arguments: the model may repair them")
@@ -343,29 +344,14 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
             return AskUser(question, result.parameter or "answer",
                            "only the user can supply it; guessing spreads errors")
         return ReturnToModel("missing parameter handed back to the model")
-    if status in ("timeout", "rate_limited"):
-        if spec.side_effects and not policy.retry_side_effects:  # first: handing it back would invite a repeat
-            return StopRun("handed_off", "unknown_outcome_side_effect",
-                           f"{spec.name} changes the world and ended in {status}: whether it took effect is unknown, "
-                           "so a person must check before anything is repeated")
-        if policy.transient == "return_to_model":
-            return ReturnToModel(f"{status} handed back to the model")
-        if not can_retry:
-            if policy.on_retries_exhausted == "stop":
-                return StopRun("budget_exhausted", "budget:retries", f"retry budget spent; last error: {result.error}",
-                               budget="retries")
-            return Degrade(status, f"gave up after the retry budget was spent ({status})")
-        if ctx.attempts_on_tool >= policy.attempts_per_tool and fallback is not None:
-            return Fallback(fallback.name, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}); switching")
-        return Retry(policy.backoff(ctx.attempts_on_tool), f"{status} is transient and {spec.name} has no side effects"
-                     if not spec.side_effects else f"{status}; the policy allows retrying side effects")
+    if status in ("timeout", "rate_limited") and spec.side_effects and not policy.retry_side_effects:
+        return StopRun("handed_off", "unknown_outcome_side_effect",  # first: handing it back invites a repeat
+                       f"{spec.name} changes the world and ended in {status}: whether it took effect is unknown, "
+                       "so a person must check before anything is repeated")
+    if status in ("timeout", "rate_limited", "permanent_error") and result.retryable:
+        return _transient(policy, result, ctx, fallback, can_retry)
     if status == "permission_denied":
-        if policy.permission_denied == "stop":
-            return StopRun("failed_unrecoverable", "permission_denied",
-                           f"{result.error}; no other tool may be used to get around it")
-        if policy.permission_denied == "request_authorization":
-            return StopRun("handed_off", "authorization_required", f"{result.error}; sent for authorization")
-        return ReturnToModel("permission denied handed back to the model")
+        return _denied(policy, result)
     if status == "not_found":
         if policy.not_found == "fail":
             return Degrade("not_found", result.error or "not found")
@@ -373,13 +359,61 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
             return AskUser(f"{result.error or 'Not found'}. Which one did you mean (check the identifier or version)?",
                            "identifier", "the resource does not exist as named; the user may know the right one")
         return ReturnToModel("not found handed back to the model")
-    if status == "permanent_error":
+    if status in ("timeout", "rate_limited", "permanent_error"):  # the tool says retrying cannot help
         if policy.permanent_error == "return_to_model":
             return ReturnToModel("permanent error handed back to the model")
         if fallback is not None and can_retry:
-            return Fallback(fallback.name, f"{spec.name} failed permanently; switching")
-        return Degrade("permanent_error", result.error or "permanent error")
+            return Fallback(fallback.name, f"{spec.name} failed ({status}, not retryable); switching")
+        return Degrade(status, result.error or status)
     raise ValueError(f"unknown tool status {status!r}")  # pragma: no cover
+
+
+def _denied(policy: ErrorPolicy, result: ToolResult) -> Route:
+    """A permission denial: stop, or ask for authorization — never a way around it through another tool."""
+    if policy.permission_denied == "stop":
+        return StopRun("failed_unrecoverable", "permission_denied",
+                       f"{result.error}; no other tool may be used to get around it")
+    if policy.permission_denied == "request_authorization":
+        return StopRun("handed_off", "authorization_required", f"{result.error}; sent for authorization")
+    return ReturnToModel("permission denied handed back to the model")
+
+
+def _empty(policy: ErrorPolicy, ctx: RouteContext, fallback: ToolSpec | None, can_retry: bool) -> Route:
+    """An empty result: "none found" where the task accepts it; else an independent source, else give up."""
+    if policy.empty == "not_found_if_allowed":
+        if ctx.allows_not_found:
+            return AcceptNotFound()
+        if fallback is not None and can_retry:
+            return Fallback(fallback.name, "empty here; an independent source may have it")
+        return Degrade("empty", "empty result, and this task does not accept 'not found'")
+    if policy.empty == "return_to_model":
+        return ReturnToModel("empty result handed back to the model")
+    if can_retry:  # the naive policy retries an empty result as if it were transient
+        return Retry(policy.backoff(ctx.attempts_on_tool), "empty treated as a transient failure")
+    return Degrade("empty", "empty result; retries spent")
+
+
+def _transient(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext, fallback: ToolSpec | None,
+               can_retry: bool) -> Route:
+    """A failure the tool marked ``retryable``: bounded retry with back-off, then a fallback."""
+    status, spec = result.status, ctx.spec
+    if policy.transient == "return_to_model":
+        return ReturnToModel(f"{status} handed back to the model")
+    if not can_retry:
+        if policy.on_retries_exhausted == "stop":
+            return StopRun("budget_exhausted", "budget:retries", f"retry budget spent; last error: {result.error}",
+                           budget="retries")
+        return Degrade(status, f"gave up after the retry budget was spent ({status})")
+    if ctx.attempts_on_tool >= policy.attempts_per_tool and fallback is not None:
+        return Fallback(fallback.name, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}); switching")
+    return Retry(_delay(policy, result, ctx), f"{status} is transient and {spec.name} has no side effects"
+                 if not spec.side_effects else f"{status}; the policy allows retrying side effects")
+
+
+def _delay(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> float:
+    """The back-off before the next attempt: the tool's own ``retry_after_s`` when it gives one, else the policy's."""
+    backoff = policy.backoff(ctx.attempts_on_tool)
+    return backoff if result.retry_after_s is None else max(backoff, result.retry_after_s)
 
 
 def routing_table(policy: PolicyLike | None = None) -> Table:

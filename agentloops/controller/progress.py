@@ -33,13 +33,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentloops.controller.tools import TRANSIENT
+from agentloops.controller.tools import TRANSIENT, Param
 
 
-def normalize_value(value: Any) -> Any:
-    """Canonical form of one argument value: trimmed, case-folded strings, whole floats as ints."""
+def normalize_value(value: Any, *, casefold: bool = False) -> Any:
+    """Canonical form of one argument value: whole floats as ints, sorted keys, trimmed strings.
+
+    Strings lose only their surrounding spaces unless ``casefold`` is set (a parameter declared
+    ``normalize="casefold"``): then case and inner spacing do not matter either. Ids stay
+    case-sensitive by default, so a model that corrects ``a`` to ``A`` makes a new call.
+    """
     if isinstance(value, str):
-        return " ".join(value.split()).casefold()
+        return " ".join(value.split()).casefold() if casefold else value.strip()
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, float):
@@ -48,17 +53,24 @@ def normalize_value(value: Any) -> Any:
         return round(value, 9)
     if isinstance(value, Mapping):
         ordered = sorted(value.items(), key=lambda kv: str(kv[0]))
-        return {str(k): normalize_value(v) for k, v in ordered if v is not None}
+        return {str(k): normalize_value(v, casefold=casefold) for k, v in ordered if v is not None}
     if isinstance(value, (list, tuple)):
-        return [normalize_value(v) for v in value]
+        return [normalize_value(v, casefold=casefold) for v in value]
     return value
 
 
-def normalize_args(args: Mapping[str, Any] | None) -> str:
-    """Arguments as canonical JSON text: key order, spacing, case and ``None`` values do not matter."""
+def normalize_args(args: Mapping[str, Any] | None, params: Mapping[str, Param] | None = None) -> str:
+    """Arguments as canonical JSON text: key order, surrounding spaces and ``None`` values do not matter.
+
+    ``params`` (the tool's schema) says, per parameter, whether case matters too
+    (:attr:`~agentloops.controller.tools.Param.normalize`); without it, every value is compared exactly.
+    """
     if args is None:
         return "<unparseable>"
-    return json.dumps(normalize_value(dict(args)), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    schema = params or {}
+    canonical = {str(key): normalize_value(value, casefold=key in schema and schema[key].normalize == "casefold")
+                 for key, value in args.items() if value is not None}
+    return json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +89,11 @@ class Fingerprint:
         return f"{self.tool}{self.args}@v{self.state_version}"
 
 
-def fingerprint(tool: str, args: Mapping[str, Any] | None, state_version: int) -> Fingerprint:
+def fingerprint(tool: str, args: Mapping[str, Any] | None, state_version: int,
+                params: Mapping[str, Param] | None = None) -> Fingerprint:
     """The fingerprint of calling ``tool`` with ``args`` at ``state_version`` (the controller passes the
-    progress version)."""
-    return Fingerprint(tool, normalize_args(args), state_version)
+    progress version); ``params`` declares which parameters ignore case."""
+    return Fingerprint(tool, normalize_args(args, params), state_version)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,11 +26,12 @@ from typing import Any
 
 from agentloops.controller.budgets import Budget
 from agentloops.controller.context import ContextPolicy
-from agentloops.controller.controller import Controller, ControllerRun
+from agentloops.controller.controller import Controller
 from agentloops.controller.faults import FaultInjector
 from agentloops.controller.policy import ErrorPolicy, PolicyLike, resolve_policy
 from agentloops.controller.progress import normalize_args
 from agentloops.controller.render import Table, clip, html_table
+from agentloops.controller.result import ControllerRun
 from agentloops.controller.tasks import Task, make_task
 from agentloops.controller.tools import ToolResult, ToolSpec, execute
 from agentloops.controller.trace import Trace, read_trace
@@ -65,7 +66,7 @@ class RecordedExecutor:
         self.unrecorded = 0
 
     def __call__(self, spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult:
-        key = (spec.name, normalize_args(args))
+        key = (spec.name, normalize_args(args, spec.params))
         queue = self.queues.get(key)
         if queue:
             result = queue.popleft()
@@ -276,7 +277,7 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
     executor = RecordedExecutor(original, live)
     controls = None
     if scenario is not None and scenario.controls is not None:
-        from agentloops.controller.controller import Controls
+        from agentloops.controller.engine import Controls
 
         controls = Controls(**scenario.controls.model_dump())
     controller = Controller(task, model, tools=toolbox, policy=chosen, budget=task.budget,

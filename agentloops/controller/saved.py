@@ -3,7 +3,7 @@
 A task waiting for the user must not keep a loop spinning in the background.
 It saves what it has — task state, budgets used, clock, transcript, action
 fingerprints, fault counters, the outputs it stored outside the context — and
-stops. :func:`~agentloops.controller.controller.resume` continues from exactly
+stops. :func:`~agentloops.controller.resuming.resume` continues from exactly
 there once the user answers, and only once: a saved run records the state
 version it paused at, and a second resume of the same pause is refused (see
 :func:`check_not_resumed`).
@@ -27,8 +27,11 @@ from agentloops.controller.errors import ConfigError, TraceError
 from agentloops.controller.faults import Fault
 from agentloops.controller.parallel import CallState
 from agentloops.controller.policy import ErrorPolicy
-from agentloops.controller.trace import TaskRef, TurnLine, read_trace
+from agentloops.controller.trace import TaskRef, TurnLine, read_trace, read_trace_lines
 from agentloops.errors import describe_validation_error
+from agentloops.jsonfile import read_json
+from agentloops.messages import Message
+from agentloops.response import ToolCall
 
 
 class _Strict(BaseModel):
@@ -158,6 +161,7 @@ class SavedRun(_Strict):
     groups: list[list[MessageLine]]
     monitor: MonitorLine
     repairs_used: int = Field(ge=0)
+    repairs: dict[str, int] = Field(default_factory=dict)
     claims_rejected: int = Field(ge=0)
     consecutive_failures: int = Field(default=0, ge=0)
     call_counter: int = Field(ge=0)
@@ -168,20 +172,16 @@ class SavedRun(_Strict):
     store: dict[str, Any] = Field(default_factory=dict)
     trace_path: str | None
     resumed: dict[str, Any] | None = None
+    pause_id: str | None = None
+    trace_lines: list[dict[str, Any]] | None = None
 
 
 def load_saved(saved: Mapping[str, Any] | str | Path) -> dict[str, Any]:
     """Validate a saved run given as a dict or a JSON file; one-line errors name the source and field."""
     source = "saved run"
     if isinstance(saved, (str, Path)):
-        path = Path(saved)
-        source = str(path)
-        try:
-            data: Any = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: no such saved-run file") from None
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise ConfigError(f"{path}: not a readable JSON saved run ({exc.__class__.__name__})") from None
+        source = str(saved)
+        data: Any = read_json(saved, error=ConfigError, what="saved-run file (written by 'controller run --save')")
     else:
         data = dict(saved)
     if not isinstance(data, dict):
@@ -223,6 +223,37 @@ def check_not_resumed(data: Mapping[str, Any], source: str, trace_path: str | Pa
                           f"{turn} (state v{version}); {again}")
 
 
+class PauseStore:
+    """Which pauses have been continued, keyed on (trace id, paused state version).
+
+    The caller's dict is no witness: a queue that redelivers a pause hands over a
+    *copy*, and a copy carries no mark. This store is. Each pause also carries a
+    random ``pause_id``, so the same pause delivered twice is refused while a new run
+    that reuses a seeded trace id (a notebook cell run again) is not mistaken for it.
+    The trace file, when there is one, is the second witness (:func:`check_not_resumed`).
+    """
+
+    def __init__(self) -> None:
+        self.claims: dict[tuple[str, int], str | None] = {}
+
+    def claim(self, data: Mapping[str, Any], source: str) -> None:
+        """Record that this pause is being continued; refuse if it already was.
+
+        Raises:
+            ConfigError: the same pause (trace id, version and pause id) was continued before.
+        """
+        key = (str(data["trace_id"]), int(data["paused_at_version"]))
+        pause_id = data.get("pause_id")
+        if key in self.claims and self.claims[key] == pause_id:
+            raise ConfigError(f"{source}: run {key[0]} was already resumed from its pause at state v{key[1]} "
+                              "(the same pause delivered twice); a paused task continues only once")
+        self.claims[key] = pause_id
+
+
+RESUMED = PauseStore()
+"""The process-wide store :func:`~agentloops.controller.resuming.resume` claims pauses in by default."""
+
+
 def mark_resumed(saved: Mapping[str, Any] | str | Path, data: dict[str, Any], at_s: float) -> None:
     """Record in the saved run (the dict, or the file) that its pause has been continued."""
     marker = {"at_turn": data["turn"], "from_version": data["paused_at_version"], "at_s": at_s}
@@ -235,3 +266,55 @@ def mark_resumed(saved: Mapping[str, Any] | str | Path, data: dict[str, Any], at
                 from None
     elif isinstance(saved, MutableMapping):
         saved["resumed"] = marker
+
+
+def trace_prefix(data: Mapping[str, Any], path: Path | None) -> list[dict[str, Any]] | None:
+    """The lines a resumed run's in-memory trace starts with: the file's own (the record of truth), else the
+    lines saved with the pause; ``None`` for an older saved run that kept neither."""
+    if path is not None:
+        try:
+            lines, _ = read_trace_lines(path)
+        except TraceError:
+            lines = []
+        if lines and lines[0].get("trace_id") == data["trace_id"]:
+            return lines
+    saved = data.get("trace_lines")
+    return [dict(line) for line in saved] if saved else None
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """A message as JSON (for saved runs), keeping the tool name."""
+    return {"role": message.role, "content": message.content,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls],
+            "tool_call_id": message.tool_call_id, "name": message.name}
+
+
+def message_from_dict(data: Mapping[str, Any]) -> Message:
+    """Inverse of :func:`message_to_dict`."""
+    calls = tuple(ToolCall(**c) for c in data.get("tool_calls") or ())
+    return Message(data["role"], data.get("content"), calls, data.get("tool_call_id"), data.get("name"))
+
+
+def portable_trace_path(trace: Path | None, saved_file: Path) -> str | None:
+    """``trace`` relative to the folder of ``saved_file`` when it lies there or below; otherwise ``None``."""
+    if trace is None:
+        return None
+    try:
+        return trace.resolve().relative_to(saved_file.resolve().parent).as_posix()
+    except ValueError:
+        return None
+
+
+def trace_beside(saved_file: Path, recorded: str | None) -> Path | None:
+    """Where a saved *file* says its trace is: only beside or below it — never absolute, never up with ``..``.
+
+    Raises:
+        ConfigError: the recorded path is absolute or climbs out of the saved file's folder.
+    """
+    if not recorded:
+        return None
+    relative = Path(recorded)
+    if relative.is_absolute() or ".." in relative.parts:
+        raise ConfigError(f"{saved_file}: trace_path {recorded!r} must be relative to the saved file's folder, "
+                          "with no '..'; pass --trace to choose where the trace goes")
+    return saved_file.parent / relative

@@ -31,17 +31,20 @@ from pydantic import (
 )
 
 from agentloops.controller.context import Compactor, ContextPolicy, careless_compactor, memory_from_state
-from agentloops.controller.controller import Controller, ControllerRun, Controls
+from agentloops.controller.controller import Controller
+from agentloops.controller.engine import Controls
 from agentloops.controller.errors import ConfigError, ControllerScenarioError, ControllerScenarioNotFound
 from agentloops.controller.faults import Fault
 from agentloops.controller.parallel import CallState
 from agentloops.controller.planners import TaskPlanner
 from agentloops.controller.policy import PolicyLike, resolve_policy
 from agentloops.controller.render import Table, clip
+from agentloops.controller.result import ControllerRun
 from agentloops.controller.status import StopStatus
 from agentloops.controller.tasks import Task, make_task
 from agentloops.controller.tools import ASK_USER
 from agentloops.errors import describe_validation_error
+from agentloops.messages import Message
 from agentloops.resources import data_dir
 from agentloops.response import Response
 from agentloops.scenario import read_json_file
@@ -81,10 +84,14 @@ class PlannerSpec(_Strict):
 
 
 class ModelSpec(_Strict):
-    """Exactly one of: a planner (with options) or a script of replies."""
+    """Exactly one of: a planner (with options) or a script of replies; optionally, a provider outage.
+
+    ``outage_after``: the provider fails (as an HTTP 503 would) on every call after this many replies.
+    """
 
     planner: PlannerSpec | None = None
     script: tuple[Response, ...] | None = None
+    outage_after: NonNegativeInt | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ModelSpec:
@@ -267,12 +274,35 @@ def load_controller_scenario(scenario: ScenarioLike) -> ControllerScenario:
 def build_model(scenario: ControllerScenario, task: Task, skip: int = 0) -> Model:
     """The scenario's stub model (a planner, or a script starting after ``skip`` replies already used)."""
     spec = scenario.model
+    model: Model
     if spec.script is not None:
-        script = spec.script[skip:] or spec.script[-1:]
-        return ScriptedModel(script)
-    options = spec.planner.model_dump() if spec.planner is not None else {}
-    alternative = options.pop("alternative", None)
-    return TaskPlanner(task, alternative=(alternative["tool"], alternative["args"]) if alternative else None, **options)
+        model = ScriptedModel(spec.script[skip:] or spec.script[-1:])
+    else:
+        options = spec.planner.model_dump() if spec.planner is not None else {}
+        alternative = options.pop("alternative", None)
+        model = TaskPlanner(task, alternative=(alternative["tool"], alternative["args"]) if alternative else None,
+                            **options)
+    if spec.outage_after is None:
+        return model
+    return ProviderOutage(model, max(0, spec.outage_after - skip))
+
+
+class ProviderUnavailable(ConnectionError):
+    """What a client raises when the provider answers HTTP 503: the service, not the request, failed."""
+
+
+class ProviderOutage:
+    """A model whose provider goes down after ``replies`` answers (a stand-in for an HTTP 503 outage)."""
+
+    def __init__(self, model: Model, replies: int) -> None:
+        self.model = model
+        self.replies_left = replies
+
+    def __call__(self, messages: Sequence[Message]) -> Response:
+        if self.replies_left <= 0:
+            raise ProviderUnavailable("503 Service Unavailable")
+        self.replies_left -= 1
+        return self.model(messages)
 
 
 def build_controller(scenario: ScenarioLike, *, policy: PolicyLike | None = None, trace: str | Path | None = None,
@@ -355,7 +385,7 @@ def _compare(expect: Expectation, run: ControllerRun, actions: Sequence[str], wh
     if expect.budget is not None and run.stop.budget != expect.budget:
         problems.append(f"{where}budget: expected {expect.budget}, got {run.stop.budget}")
     if expect.call_states:
-        from agentloops.controller.controller import action_label
+        from agentloops.controller.tools import action_label
 
         states: dict[str, str] = {}
         for call in run.calls:

@@ -1,4 +1,4 @@
-"""Stop statuses: eight distinct, first-class ways a task ends, each rendered twice.
+"""Stop statuses: nine distinct, first-class ways a task ends, each rendered twice.
 
 ``max_steps_reached`` is a system reason, not an answer. A user needs to know
 what is done, what is missing and what they can do next; an engineer needs
@@ -21,10 +21,38 @@ from agentloops.controller.render import Table
 from agentloops.controller.state import Fact
 
 StopStatus = Literal[
-    "succeeded", "partially_completed", "waiting_for_user", "failed_unrecoverable",
+    "succeeded", "partially_completed", "waiting_for_user", "failed_unrecoverable", "system_failure",
     "budget_exhausted", "no_progress", "cancelled", "handed_off",
 ]
 STOP_STATUSES: tuple[StopStatus, ...] = StopStatus.__args__  # type: ignore[attr-defined]
+
+StopCode = Literal[
+    # succeeded
+    "completion_condition_met", "model_said_done",
+    # partially completed
+    "items_unobtainable", "premature_claim",
+    # waiting for the user
+    "asked_user", "invalid_user_input", "missing_parameter",
+    # failed, unrecoverable: the request itself cannot be served as asked
+    "permission_denied", "not_found", "against_policy", "invalid_arguments_repeated", "model_gave_up",
+    "content_filter", "refusal", "empty", "permanent_error",
+    # system failure: the provider, the model or the infrastructure failed; retry later
+    "model_error", "provider_error", "truncated", "malformed_tool_call", "unknown_stop",
+    # budgets
+    "budget:steps", "budget:wall_time_s", "budget:model_calls", "budget:tool_calls", "budget:tokens",
+    "budget:context_tokens", "budget:retries",
+    # no progress, cancelled, handed off
+    "repeated_action", "idle_turns", "cancelled_by_user", "unknown_outcome_side_effect", "authorization_required",
+    "high_risk_action", "consecutive_failures",
+]
+"""Every reason code a controller stop can carry; each has a next step in plain words (:data:`NEXT_STEPS`)."""
+
+STOP_CODES: tuple[StopCode, ...] = StopCode.__args__  # type: ignore[attr-defined]
+
+SYSTEM_FAILURES: frozenset[str] = frozenset({"model_error", "provider_error", "truncated", "malformed_tool_call",
+                                              "unknown_stop"})
+"""Abnormal ends that are the provider's, the model's or the infrastructure's fault (→ ``system_failure``);
+the others (a content filter, a refusal) say the request itself is against the rules (→ ``failed_unrecoverable``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +94,11 @@ STATUS_DEFINITIONS: dict[StopStatus, StatusDefinition] = {d.status: d for d in (
     StatusDefinition("failed_unrecoverable", "failed, unrecoverable", "不可恢复失败",
                      "permission denied, resource not found, an action against policy, or repeated invalid arguments",
                      "why in plain words, and who or what can unblock it", "tool, error class, last state", False),
+    StatusDefinition("system_failure", "system failure", "系统故障",
+                     "the model provider, the model or the infrastructure failed (an outage, a cut-off or "
+                     "malformed reply): nothing about the request was wrong",
+                     "that the service failed, what is done so far, and to try again later",
+                     "the error class, the turn, budgets used, the last state", False),
     StatusDefinition("budget_exhausted", "budget exhausted", "预算耗尽",
                      "one of the seven budgets would be exceeded by the next step",
                      "which budget ran out, what is done and missing, try later or raise the budget",
@@ -85,25 +118,69 @@ STATUS_DEFINITIONS: dict[StopStatus, StatusDefinition] = {d.status: d for d in (
                      "the controller)", False),
 )}
 
-NEXT_STEPS: dict[str, str] = {
+NEXT_STEPS: dict[StopCode, str] = {
+    "completion_condition_met": "nothing: the answer is checked against the facts it cites",
+    "model_said_done": "check the answer yourself: it was not checked against the task's facts",
+    "items_unobtainable": "accept the partial result, or try the missing items later",
+    "premature_claim": "ask again for the missing items, or accept the partial result",
+    "asked_user": "answer the question and I will continue from where I stopped",
+    "invalid_user_input": "send the value again in the expected form",
+    "missing_parameter": "send the missing detail and I will continue",
     "permission_denied": "ask an administrator for the missing permission, or hand the request to someone who has it",
     "not_found": "check the identifier or version and ask again",
     "against_policy": "change the request so it stays within the rules",
     "invalid_arguments_repeated": "rephrase the request with the exact values",
-    "budget:retries": "try again later: the service kept failing",
+    "model_gave_up": "rephrase the request",
+    "content_filter": "rephrase the request: the provider would not answer it as asked",
+    "refusal": "rephrase the request: the model declined it as asked",
+    "empty": "check the request: the service had nothing for it",
+    "permanent_error": "try again later, or ask for the missing part another way",
+    "model_error": "try again in a few minutes: the model service failed; nothing you asked for was wrong",
+    "provider_error": "try again in a few minutes: the model provider is failing; nothing you asked for was wrong",
+    "truncated": "try again, or ask for a shorter answer: the reply was cut off before it was complete",
+    "malformed_tool_call": "try again: the model sent a broken request to a tool",
+    "unknown_stop": "try again: the model service answered in a way I could not read",
+    "budget:steps": "split the request into smaller ones, or allow more steps",
     "budget:wall_time_s": "try again later, or allow more time for this task",
-    "budget:steps": "split the request into smaller ones, or raise the step budget",
-    "budget:tool_calls": "split the request into smaller ones",
     "budget:model_calls": "split the request into smaller ones",
+    "budget:tool_calls": "split the request into smaller ones",
     "budget:tokens": "narrow the request",
     "budget:context_tokens": "narrow the request",
+    "budget:retries": "try again later: the service kept failing",
     "repeated_action": "rephrase the request or add the detail that is missing",
     "idle_turns": "rephrase the request or add the detail that is missing",
-    "premature_claim": "ask again for the missing items, or accept the partial result",
-    "items_unobtainable": "accept the partial result, or try the missing items later",
-    "model_gave_up": "rephrase the request",
-    "model_error": "try again in a moment: the model service failed, nothing was lost",
+    "cancelled_by_user": "start again whenever you like; what was done is listed above",
+    "unknown_outcome_side_effect": "wait for a person to check whether the action took effect",
+    "authorization_required": "wait for the authorization, or ask someone who holds it",
+    "high_risk_action": "wait for a person to approve the action",
+    "consecutive_failures": "wait for a person to look at it, or try again later",
 }
+"""The user's next step for every stop code, in plain words (no codes, no field names)."""
+
+PLAIN_WHY: dict[str, str] = {
+    "model_error": "the model service failed while I was working on this",
+    "provider_error": "the model provider reported an error (it may be down or overloaded)",
+    "truncated": "the model's reply was cut off before it was complete",
+    "malformed_tool_call": "the model sent a request to a tool that could not be read",
+    "unknown_stop": "the model service ended its reply in a way I could not interpret",
+    "content_filter": "the provider withheld the answer under its content rules",
+    "refusal": "the model declined this request",
+}
+"""What happened, in plain words, for the codes whose ``reason`` is written for engineers."""
+
+
+def _budget_label(budget: str | None) -> str:
+    """The budget's name for people (``simulated wall time (s)``), or ``this task``'s when none is named."""
+    for name, label in BUDGET_LABELS.items():
+        if name == budget:
+            return label
+    return budget or "this task"
+
+
+def next_step(code: str) -> str:
+    """What the user can do next after a stop with ``code`` (a generic step for an unknown code)."""
+    return NEXT_STEPS.get(code, "try again, or ask a person for help")  # type: ignore[call-overload]
+
 
 
 @dataclass(frozen=True)
@@ -182,11 +259,13 @@ class Stop:
                 lines += ["Done so far:", *self._done_lines()]
             lines.append("Reply with it and I will continue from where I stopped; nothing is lost.")
             return "\n".join(lines)
+        why = PLAIN_WHY.get(self.code, self.reason)
         heads = {
             "partially_completed": "I could only partly finish this.",
-            "failed_unrecoverable": f"I stopped and cannot finish this automatically: {self.reason}",
+            "failed_unrecoverable": f"I stopped and cannot finish this automatically: {why}",
+            "system_failure": f"I had to stop because of a system failure, not because of your request: {why}.",
             "budget_exhausted": "I stopped because the budget for "
-                                f"{BUDGET_LABELS.get(self.budget or '', self.budget or 'this task')} ran out.",
+                                f"{_budget_label(self.budget)} ran out.",
             "no_progress": "I stopped because I was repeating a step that brought nothing new.",
             "cancelled": "Cancelled as you asked. Nothing else will run; results that arrive later are ignored.",
             "handed_off": f"A person will take this over: {self.reason}",
@@ -201,9 +280,7 @@ class Stop:
             lines += ["Missing:", *missing]
         if self.pending_action:
             lines.append(f"Waiting for a person to review: {self.pending_action}")
-        step = NEXT_STEPS.get(self.code)
-        if step:
-            lines.append(f"What you can do: {step}.")
+        lines.append(f"What you can do: {next_step(self.code)}.")
         return "\n".join(lines)
 
     def system_record(self) -> dict[str, Any]:
@@ -247,7 +324,7 @@ class Stop:
 
 
 def status_table() -> Table:
-    """The eight stop statuses and their definitions (evidence: stop status definitions)."""
+    """The nine stop statuses and their definitions (evidence: stop status definitions)."""
     rows = [(d.status, f"{d.label} ({d.label_zh})", d.when, d.user_gets, d.system_keeps,
              "yes" if d.resumable else "no") for d in STATUS_DEFINITIONS.values()]
     return Table.build("Stop statuses", ["status", "name", "when", "the user gets", "the system keeps", "resumable"],

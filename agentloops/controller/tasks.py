@@ -12,9 +12,10 @@ lookup and a multi-source research task should not share a step cap.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from functools import cached_property
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError, model_validator
 
@@ -84,9 +85,10 @@ class ResearchParams(_Params):
         return self
 
 
-@dataclass(frozen=True)
 class TaskType:
-    """A kind of task: its completion condition, tools, join rule, budgets and stub behaviour.
+    """A kind of task, as a small class: its completion condition, tools and budgets as attributes, and as
+    methods how its parameters become work items, facts and an answer. One subclass per kind of task;
+    the methods take the validated parameters ``p``.
 
     Attributes:
         name: identifier.
@@ -97,45 +99,76 @@ class TaskType:
         budget: the budgets, each with its basis.
         allows_not_found: an empty result may settle an item as "none found".
         params: the pydantic model of its parameters.
-        items: parameters → work items.
-        need: parameters → how many items must be done.
-        goal / constraints / prompt: parameters → texts.
-        action: (item, parameters, user inputs) → the (tool, arguments) that settles the item.
-        item_for: (tool, arguments, parameters) → the item a call serves, if any.
-        fact: (item, result, parameters) → (value, summary), or an error text when the data cannot be used.
-        answer: (facts by item, missing by item) → the final answer text.
-        rules: (tool, arguments, parameters) → a rule the call breaks, if any (→ against policy).
-        granted: parameters → the capabilities the caller holds.
-        join: parameters → the join rule for parallel calls.
-        inputs: parameters → user inputs known from the start.
     """
 
-    name: str
-    title: str
-    title_zh: str
-    condition: str
-    tools: tuple[str, ...]
-    budget: Budget
-    allows_not_found: bool
-    params: type[_Params]
-    items: Callable[[Any], tuple[str, ...]]
-    need: Callable[[Any], int]
-    goal: Callable[[Any], str]
-    constraints: Callable[[Any], tuple[str, ...]]
-    prompt: Callable[[Any], str]
-    action: Callable[[str, Any, Mapping[str, str]], tuple[str, dict[str, Any]]]
-    item_for: Callable[[str, Mapping[str, Any], Any], str | None]
-    fact: Callable[[str, ToolResult, Any], Any]
-    answer: Callable[[Mapping[str, str], Mapping[str, str]], str]
-    rules: Callable[[str, Mapping[str, Any], Any], str | None] = lambda tool, args, p: None
-    granted: Callable[[Any], frozenset[str]] = lambda p: frozenset()
-    join: Callable[[Any], JoinRule] = lambda p: JoinRule()
-    inputs: Callable[[Any], dict[str, str]] = lambda p: {}
+    name: ClassVar[str]
+    title: ClassVar[str]
+    title_zh: ClassVar[str]
+    condition: ClassVar[str]
+    tools: ClassVar[tuple[str, ...]]
+    budget: ClassVar[Budget]
+    allows_not_found: ClassVar[bool] = False
+    params: ClassVar[type[_Params]]
+
+    def items(self, p: Any) -> tuple[str, ...]:
+        """The work items."""
+        raise NotImplementedError
+
+    def need(self, p: Any) -> int:
+        """How many items must be done."""
+        return len(self.items(p))
+
+    def goal(self, p: Any) -> str:
+        """The goal in one sentence."""
+        raise NotImplementedError
+
+    def constraints(self, p: Any) -> tuple[str, ...]:
+        """Hard constraints."""
+        return ()
+
+    def prompt(self, p: Any) -> str:
+        """The user's request."""
+        raise NotImplementedError
+
+    def action(self, item: str, p: Any, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        """The (tool, arguments) that settles ``item`` (what a well-behaved planner calls)."""
+        raise NotImplementedError
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: Any) -> str | None:
+        """The item a call serves, if any."""
+        raise NotImplementedError
+
+    def fact(self, item: str, result: ToolResult, p: Any) -> Any:
+        """(value, summary) from a result, or a text saying why the data cannot be used."""
+        raise NotImplementedError
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        """The final answer, written from the verified fact summaries."""
+        return "; ".join(facts.values()) + "."
+
+    def rules(self, tool: str, args: Mapping[str, Any], p: Any) -> str | None:
+        """A rule the call breaks, if any (→ ``against_policy``)."""
+        return None
+
+    def granted(self, p: Any) -> frozenset[str]:
+        """The capabilities the caller holds."""
+        return frozenset()
+
+    def join(self, p: Any) -> JoinRule:
+        """The join rule for parallel calls."""
+        return JoinRule()
+
+    def inputs(self, p: Any) -> dict[str, str]:
+        """User inputs known from the start."""
+        return {}
+
+    def __repr__(self) -> str:
+        return f"<task type {self.name}>"
 
 
 @dataclass(frozen=True)
 class Task:
-    """One task: a type plus validated parameters.
+    """One task: a type plus validated parameters (its derived values are computed once: both are frozen).
 
     Attributes:
         type: the task type.
@@ -151,47 +184,47 @@ class Task:
         if self.budget is None:
             object.__setattr__(self, "budget", self.type.budget)
 
-    @property
+    @cached_property
     def name(self) -> str:
         """The task type's name."""
         return self.type.name
 
-    @property
+    @cached_property
     def condition(self) -> str:
         """The completion condition in words, with this task's numbers filled in."""
         return self.type.condition.format(**self.params.model_dump())
 
-    @property
+    @cached_property
     def items(self) -> tuple[str, ...]:
         """Work items."""
         return self.type.items(self.params)
 
-    @property
+    @cached_property
     def need(self) -> int:
         """How many items must be done."""
         return self.type.need(self.params)
 
-    @property
+    @cached_property
     def goal(self) -> str:
         """The goal in one sentence."""
         return self.type.goal(self.params)
 
-    @property
+    @cached_property
     def constraints(self) -> tuple[str, ...]:
         """Hard constraints."""
         return self.type.constraints(self.params)
 
-    @property
+    @cached_property
     def prompt(self) -> str:
         """The user's request."""
         return self.type.prompt(self.params)
 
-    @property
+    @cached_property
     def granted(self) -> frozenset[str]:
         """Capabilities the caller holds."""
         return self.type.granted(self.params)
 
-    @property
+    @cached_property
     def join(self) -> JoinRule:
         """The join rule for parallel calls."""
         return self.type.join(self.params)
@@ -231,37 +264,6 @@ class Task:
 
 # -- weather -----------------------------------------------------------------------------------
 
-def _weather_item_for(tool: str, args: Mapping[str, Any], p: WeatherParams) -> str | None:
-    if tool not in ("get_weather", "weather_backup") or not isinstance(args.get("city"), str):
-        return None
-    for city in p.cities:
-        if city.casefold() == args["city"].strip().casefold():
-            return f"weather:{city}"
-    return None
-
-
-def _weather_fact(item: str, result: ToolResult, p: WeatherParams) -> Any:
-    data = result.data if isinstance(result.data, dict) else {}
-    city = item.split(":", 1)[1]
-    if str(data.get("city", "")).casefold() != city.casefold():
-        return f"the data is for {data.get('city')!r}, not {city}"
-    if "temp_c" in data:
-        temp = data["temp_c"]
-    elif "temp_f" in data:  # the backup reports °F: re-validate and convert before using it
-        temp = round((float(data["temp_f"]) - 32) * 5 / 9)
-    else:
-        return "no temperature field in the data"
-    sky = data.get("conditions", data.get("sky"))
-    if not isinstance(temp, (int, float)) or not sky:
-        return "temperature or conditions missing"
-    return {"temp_c": temp, "conditions": sky}, f"{temp}°C, {sky}"
-
-
-def _weather_answer(facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-    parts = [f"{item.split(':', 1)[1]}: {summary}" for item, summary in facts.items()]
-    return "Weather compared — " + "; ".join(parts) + "."
-
-
 WEATHER_BUDGET = Budget(
     steps=Limit(value=6, basis="happy path is 3 turns (city A, city B, answer); +1 for a rejected early claim or "
                              "an argument repair, +1 for a model-driven retry, +1 spare. A two-lookup task that "
@@ -280,44 +282,79 @@ WEATHER_BUDGET = Budget(
                                  "service is down and more attempts only add load"),
 )
 
-WEATHER_TASK = TaskType(
-    name="weather_compare",
-    title="compare the weather of two cities",
-    title_zh="比较两座城市的天气",
-    condition="a weather fact (temperature and conditions) with a source for every city",
-    tools=("get_weather", "weather_backup"),
-    budget=WEATHER_BUDGET,
-    allows_not_found=False,
-    params=WeatherParams,
-    items=lambda p: tuple(f"weather:{c}" for c in p.cities),
-    need=lambda p: len(p.cities),
-    goal=lambda p: f"compare today's weather in {' and '.join(p.cities)}",
-    constraints=lambda p: ("report temperatures in °C", "cite the source of each figure"),
-    prompt=lambda p: f"Compare today's weather in {' and '.join(p.cities)}. Use °C and cite your sources.",
-    action=lambda item, p, inputs: ("get_weather", {"city": item.split(":", 1)[1]}),
-    item_for=_weather_item_for,
-    fact=_weather_fact,
-    answer=_weather_answer,
-)
+class WeatherTask(TaskType):
+    """Compare the weather of two cities."""
+
+    name = "weather_compare"
+    title = "compare the weather of two cities"
+    title_zh = "比较两座城市的天气"
+    condition = "a weather fact (temperature and conditions) with a source for every city"
+    tools = ("get_weather", "weather_backup")
+    budget = WEATHER_BUDGET
+    allows_not_found = False
+    params = WeatherParams
+
+    def items(self, p: WeatherParams) -> tuple[str, ...]:
+        return tuple(f"weather:{c}" for c in p.cities)
+
+    def need(self, p: WeatherParams) -> int:
+        return len(p.cities)
+
+    def goal(self, p: WeatherParams) -> str:
+        return f"compare today's weather in {' and '.join(p.cities)}"
+
+    def constraints(self, p: WeatherParams) -> tuple[str, ...]:
+        return ("report temperatures in °C", "cite the source of each figure")
+
+    def prompt(self, p: WeatherParams) -> str:
+        return f"Compare today's weather in {' and '.join(p.cities)}. Use °C and cite your sources."
+
+    def action(self, item: str, p: WeatherParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("get_weather", {"city": item.split(":", 1)[1]})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: WeatherParams) -> str | None:
+        if tool not in ("get_weather", "weather_backup") or not isinstance(args.get("city"), str):
+            return None
+        for city in p.cities:
+            if city.casefold() == args["city"].strip().casefold():
+                return f"weather:{city}"
+        return None
+
+    def fact(self, item: str, result: ToolResult, p: WeatherParams) -> Any:
+        data = result.data if isinstance(result.data, dict) else {}
+        city = item.split(":", 1)[1]
+        if str(data.get("city", "")).casefold() != city.casefold():
+            return f"the data is for {data.get('city')!r}, not {city}"
+        if "temp_c" in data:
+            temp = data["temp_c"]
+        elif "temp_f" in data:  # the backup reports °F: re-validate and convert before using it
+            temp = round((float(data["temp_f"]) - 32) * 5 / 9)
+        else:
+            return "no temperature field in the data"
+        sky = data.get("conditions", data.get("sky"))
+        if not isinstance(temp, (int, float)) or not sky:
+            return "temperature or conditions missing"
+        return {"temp_c": temp, "conditions": sky}, f"{temp}°C, {sky}"
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        parts = [f"{item.split(':', 1)[1]}: {summary}" for item, summary in facts.items()]
+        return "Weather compared — " + "; ".join(parts) + "."
+
+
+WEATHER_TASK = WeatherTask()
 
 # -- order status ------------------------------------------------------------------------------
 
 
-def _order_fact(item: str, result: ToolResult, p: OrderParams) -> Any:
-    data = result.data if isinstance(result.data, dict) else {}
-    if "status" not in data or "eta" not in data:
-        return "status or eta missing"
-    return {"status": data["status"], "eta": data["eta"]}, f"order {data.get('order_id')}: {data['status']}, " \
-                                                          f"arriving {data['eta']}"
+class OrderTask(TaskType):
+    """Where is my order?."""
 
-
-ORDER_TASK = TaskType(
-    name="order_status",
-    title="where is my order?",
-    title_zh="查询订单状态",
-    condition="the order's status and delivery date, from the orders database, for the order the user named",
-    tools=("lookup_order",),
-    budget=Budget(
+    name = "order_status"
+    title = "where is my order?"
+    title_zh = "查询订单状态"
+    condition = "the order's status and delivery date, from the orders database, for the order the user named"
+    tools = ("lookup_order",)
+    budget = Budget(
         steps=Limit(value=4, basis="1 lookup + 1 answer; +1 repaired call, +1 spare. Waiting for the user uses no "
                                    "steps: the loop is not running."),
         wall_time_s=Limit(value=30, basis="≈2 model calls × 1 s + a 0.3 s lookup; 30 s covers two timeouts and "
@@ -327,58 +364,59 @@ ORDER_TASK = TaskType(
         tokens=Limit(value=4000, basis="4 requests of ≤ 600 tokens + replies, ×1.5"),
         context_tokens=Limit(value=1200, basis="a single-lookup conversation stays far below 1 k tokens"),
         retries=Limit(value=2, basis="two transient failures of one read-only lookup; then tell the user"),
-    ),
-    allows_not_found=False,
-    params=OrderParams,
-    items=lambda p: ("order:status",),
-    need=lambda p: 1,
-    goal=lambda p: "tell the user the status and delivery date of their order",
-    constraints=lambda p: ("only the order the user named; never guess an order id",),
-    prompt=lambda p: f"Where is my order {p.order_id}?" if p.order_id else "Where is my order?",
-    action=lambda item, p, inputs: ("lookup_order", {"order_id": inputs["order_id"]} if "order_id" in inputs else {}),
-    item_for=lambda tool, args, p: "order:status" if tool == "lookup_order" else None,
-    fact=_order_fact,
-    answer=lambda facts, missing: "Your order: " + "; ".join(facts.values()) + ".",
-    inputs=lambda p: {"order_id": p.order_id} if p.order_id else {},
-)
+    )
+    allows_not_found = False
+    params = OrderParams
+
+    def items(self, p: OrderParams) -> tuple[str, ...]:
+        return ("order:status",)
+
+    def need(self, p: OrderParams) -> int:
+        return 1
+
+    def goal(self, p: OrderParams) -> str:
+        return "tell the user the status and delivery date of their order"
+
+    def constraints(self, p: OrderParams) -> tuple[str, ...]:
+        return ("only the order the user named; never guess an order id",)
+
+    def prompt(self, p: OrderParams) -> str:
+        return f"Where is my order {p.order_id}?" if p.order_id else "Where is my order?"
+
+    def action(self, item: str, p: OrderParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("lookup_order", {"order_id": inputs["order_id"]} if "order_id" in inputs else {})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: OrderParams) -> str | None:
+        return "order:status" if tool == "lookup_order" else None
+
+    def fact(self, item: str, result: ToolResult, p: OrderParams) -> Any:
+        data = result.data if isinstance(result.data, dict) else {}
+        if "status" not in data or "eta" not in data:
+            return "status or eta missing"
+        return {"status": data["status"], "eta": data["eta"]}, f"order {data.get('order_id')}: {data['status']}, " \
+                                                              f"arriving {data['eta']}"
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        return "Your order: " + "; ".join(facts.values()) + "."
+
+    def inputs(self, p: OrderParams) -> dict[str, str]:
+        return {"order_id": p.order_id} if p.order_id else {}
+
+
+ORDER_TASK = OrderTask()
 
 # -- refund ------------------------------------------------------------------------------------
 
 
-def _refund_item_for(tool: str, args: Mapping[str, Any], p: RefundParams) -> str | None:
-    if tool == "issue_refund":
-        return f"refund:{args.get('order_id')}"
-    if tool == "db_write" and args.get("table") == "refunds" and isinstance(args.get("values"), dict):
-        return f"refund:{args['values'].get('order_id')}"
-    return None
+class RefundTask(TaskType):
+    """Refund part of an order."""
 
-
-def _refund_fact(item: str, result: ToolResult, p: RefundParams) -> Any:
-    data = result.data if isinstance(result.data, dict) else {}
-    if "refund_id" in data:
-        return data, f"refund {data['refund_id']} of {data['amount']}"
-    if data.get("written"):
-        return data, f"refund row written directly: {data['row']}"
-    return "no refund confirmation in the data"
-
-
-def _refund_rules(tool: str, args: Mapping[str, Any], p: RefundParams) -> str | None:
-    if tool != "issue_refund":
-        return None
-    order = ORDERS.get(str(args.get("order_id")))
-    amount = args.get("amount")
-    if order and isinstance(amount, (int, float)) and amount > order["total"]:
-        return f"a refund of {amount} is more than the order total of {order['total']}"
-    return None
-
-
-REFUND_TASK = TaskType(
-    name="refund",
-    title="refund part of an order",
-    title_zh="订单退款",
-    condition="a refund confirmation from the payments service for the named order",
-    tools=("issue_refund", "db_write"),
-    budget=Budget(
+    name = "refund"
+    title = "refund part of an order"
+    title_zh = "订单退款"
+    condition = "a refund confirmation from the payments service for the named order"
+    tools = ("issue_refund", "db_write")
+    budget = Budget(
         steps=Limit(value=3, basis="a write: 1 call + 1 answer + 1 spare. A write should reach a person early "
                                    "rather than be attempted again"),
         wall_time_s=Limit(value=20, basis="one 0.8 s write and 2 model calls; nothing here should wait long"),
@@ -388,40 +426,74 @@ REFUND_TASK = TaskType(
         context_tokens=Limit(value=1000, basis="a one-action conversation stays near 300 tokens; 1 k catches "
                                                "repeats piling up"),
         retries=Limit(value=0, basis="a refund has side effects: never retried automatically"),
-    ),
-    allows_not_found=False,
-    params=RefundParams,
-    items=lambda p: (f"refund:{p.order_id}",),
-    need=lambda p: 1,
-    goal=lambda p: f"refund {p.amount:g} on order {p.order_id}",
-    constraints=lambda p: ("refunds only through the payments service",
-                           "never more than the order total"),
-    prompt=lambda p: f"Please refund {p.amount:g} on my order {p.order_id}.",
-    action=lambda item, p, inputs: ("issue_refund", {"order_id": p.order_id, "amount": p.amount}),
-    item_for=_refund_item_for,
-    fact=_refund_fact,
-    answer=lambda facts, missing: "Refund done: " + "; ".join(facts.values()) + ".",
-    rules=_refund_rules,
-    granted=lambda p: frozenset(p.granted),
-)
+    )
+    allows_not_found = False
+    params = RefundParams
+
+    def items(self, p: RefundParams) -> tuple[str, ...]:
+        return (f"refund:{p.order_id}",)
+
+    def need(self, p: RefundParams) -> int:
+        return 1
+
+    def goal(self, p: RefundParams) -> str:
+        return f"refund {p.amount:g} on order {p.order_id}"
+
+    def constraints(self, p: RefundParams) -> tuple[str, ...]:
+        return ("refunds only through the payments service",
+                "never more than the order total")
+
+    def prompt(self, p: RefundParams) -> str:
+        return f"Please refund {p.amount:g} on my order {p.order_id}."
+
+    def action(self, item: str, p: RefundParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("issue_refund", {"order_id": p.order_id, "amount": p.amount})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: RefundParams) -> str | None:
+        if tool == "issue_refund":
+            return f"refund:{args.get('order_id')}"
+        if tool == "db_write" and args.get("table") == "refunds" and isinstance(args.get("values"), dict):
+            return f"refund:{args['values'].get('order_id')}"
+        return None
+
+    def fact(self, item: str, result: ToolResult, p: RefundParams) -> Any:
+        data = result.data if isinstance(result.data, dict) else {}
+        if "refund_id" in data:
+            return data, f"refund {data['refund_id']} of {data['amount']}"
+        if data.get("written"):
+            return data, f"refund row written directly: {data['row']}"
+        return "no refund confirmation in the data"
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        return "Refund done: " + "; ".join(facts.values()) + "."
+
+    def rules(self, tool: str, args: Mapping[str, Any], p: RefundParams) -> str | None:
+        if tool != "issue_refund":
+            return None
+        order = ORDERS.get(str(args.get("order_id")))
+        amount = args.get("amount")
+        if order and isinstance(amount, (int, float)) and amount > order["total"]:
+            return f"a refund of {amount} is more than the order total of {order['total']}"
+        return None
+
+    def granted(self, p: RefundParams) -> frozenset[str]:
+        return frozenset(p.granted)
+
+
+REFUND_TASK = RefundTask()
 
 # -- document lookup ---------------------------------------------------------------------------
 
 
-def _document_fact(item: str, result: ToolResult, p: DocumentParams) -> Any:
-    data = result.data if isinstance(result.data, dict) else {}
-    if p.field not in data:
-        return f"no {p.field} field"
-    return {p.field: data[p.field]}, f"{data.get('title', p.document_id)} {p.field} {data[p.field]}"
+class DocumentTask(TaskType):
+    """Read a document's publication date."""
 
-
-DOCUMENT_TASK = TaskType(
-    name="document_lookup",
-    title="read a document's publication date",
-    title_zh="读取资料的发布日期",
-    condition="the requested metadata field of the named document, from the archive",
-    tools=("read_metadata",),
-    budget=Budget(
+    name = "document_lookup"
+    title = "read a document's publication date"
+    title_zh = "读取资料的发布日期"
+    condition = "the requested metadata field of the named document, from the archive"
+    tools = ("read_metadata",)
+    budget = Budget(
         steps=Limit(value=3, basis="1 lookup + 1 answer + 1 spare"),
         wall_time_s=Limit(value=20, basis="a 0.3 s lookup and 2 model calls, with room for one timeout"),
         model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
@@ -430,38 +502,56 @@ DOCUMENT_TASK = TaskType(
         context_tokens=Limit(value=1000, basis="a one-lookup conversation stays near 300 tokens; 1 k catches "
                                                         "repeats piling up"),
         retries=Limit(value=2, basis="two transient failures of a read-only lookup"),
-    ),
-    allows_not_found=False,
-    params=DocumentParams,
-    items=lambda p: (f"doc:{p.document_id}:{p.field}",),
-    need=lambda p: 1,
-    goal=lambda p: f"read the {p.field} field of document {p.document_id}",
-    constraints=lambda p: ("only the archive is an authoritative source",),
-    prompt=lambda p: f"When was document {p.document_id} published?" if p.field == "published"
-    else f"What is the {p.field} of document {p.document_id}?",
-    action=lambda item, p, inputs: ("read_metadata", {"document_id": p.document_id}),
-    item_for=lambda tool, args, p: f"doc:{args.get('document_id')}:{p.field}" if tool == "read_metadata" else None,
-    fact=_document_fact,
-    answer=lambda facts, missing: "; ".join(facts.values()) + ".",
-)
+    )
+    allows_not_found = False
+    params = DocumentParams
+
+    def items(self, p: DocumentParams) -> tuple[str, ...]:
+        return (f"doc:{p.document_id}:{p.field}",)
+
+    def need(self, p: DocumentParams) -> int:
+        return 1
+
+    def goal(self, p: DocumentParams) -> str:
+        return f"read the {p.field} field of document {p.document_id}"
+
+    def constraints(self, p: DocumentParams) -> tuple[str, ...]:
+        return ("only the archive is an authoritative source",)
+
+    def prompt(self, p: DocumentParams) -> str:
+        return (f"When was document {p.document_id} published?" if p.field == "published"
+else f"What is the {p.field} of document {p.document_id}?")
+
+    def action(self, item: str, p: DocumentParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("read_metadata", {"document_id": p.document_id})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: DocumentParams) -> str | None:
+        return f"doc:{args.get('document_id')}:{p.field}" if tool == "read_metadata" else None
+
+    def fact(self, item: str, result: ToolResult, p: DocumentParams) -> Any:
+        data = result.data if isinstance(result.data, dict) else {}
+        if p.field not in data:
+            return f"no {p.field} field"
+        return {p.field: data[p.field]}, f"{data.get('title', p.document_id)} {p.field} {data[p.field]}"
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        return "; ".join(facts.values()) + "."
+
+
+DOCUMENT_TASK = DocumentTask()
 
 # -- recall check (empty is an answer here) ----------------------------------------------------
 
 
-def _recall_fact(item: str, result: ToolResult, p: RecallParams) -> Any:
-    notices = result.data if isinstance(result.data, list) else []
-    if result.status == "empty" or not notices:
-        return [], "no recall notice found"
-    return notices, f"{len(notices)} recall notice(s): " + ", ".join(n.get("notice", "?") for n in notices)
+class RecallTask(TaskType):
+    """Is there a recall notice for a product?."""
 
-
-RECALL_TASK = TaskType(
-    name="recall_check",
-    title="is there a recall notice for a product?",
-    title_zh="查询产品召回",
-    condition="a search of the recall registry for the product; an empty result is an answer ('none found')",
-    tools=("search_recalls",),
-    budget=Budget(
+    name = "recall_check"
+    title = "is there a recall notice for a product?"
+    title_zh = "查询产品召回"
+    condition = "a search of the recall registry for the product; an empty result is an answer ('none found')"
+    tools = ("search_recalls",)
+    budget = Budget(
         steps=Limit(value=3, basis="1 search + 1 answer + 1 spare"),
         wall_time_s=Limit(value=20, basis="a 0.5 s search and 2 model calls, with room for one timeout"),
         model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
@@ -470,38 +560,56 @@ RECALL_TASK = TaskType(
         context_tokens=Limit(value=1000, basis="a one-search conversation stays near 300 tokens; 1 k catches "
                                                         "repeats piling up"),
         retries=Limit(value=2, basis="two transient failures of a read-only search"),
-    ),
-    allows_not_found=True,
-    params=RecallParams,
-    items=lambda p: (f"recalls:{p.product}",),
-    need=lambda p: 1,
-    goal=lambda p: f"say whether {p.product} has any recall notice",
-    constraints=lambda p: ("only the official recall registry counts",),
-    prompt=lambda p: f"Is there any recall notice for {p.product}?",
-    action=lambda item, p, inputs: ("search_recalls", {"product": p.product}),
-    item_for=lambda tool, args, p: f"recalls:{args.get('product')}" if tool == "search_recalls" else None,
-    fact=_recall_fact,
-    answer=lambda facts, missing: "; ".join(facts.values()) + ".",
-)
+    )
+    allows_not_found = True
+    params = RecallParams
+
+    def items(self, p: RecallParams) -> tuple[str, ...]:
+        return (f"recalls:{p.product}",)
+
+    def need(self, p: RecallParams) -> int:
+        return 1
+
+    def goal(self, p: RecallParams) -> str:
+        return f"say whether {p.product} has any recall notice"
+
+    def constraints(self, p: RecallParams) -> tuple[str, ...]:
+        return ("only the official recall registry counts",)
+
+    def prompt(self, p: RecallParams) -> str:
+        return f"Is there any recall notice for {p.product}?"
+
+    def action(self, item: str, p: RecallParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("search_recalls", {"product": p.product})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: RecallParams) -> str | None:
+        return f"recalls:{args.get('product')}" if tool == "search_recalls" else None
+
+    def fact(self, item: str, result: ToolResult, p: RecallParams) -> Any:
+        notices = result.data if isinstance(result.data, list) else []
+        if result.status == "empty" or not notices:
+            return [], "no recall notice found"
+        return notices, f"{len(notices)} recall notice(s): " + ", ".join(n.get("notice", "?") for n in notices)
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        return "; ".join(facts.values()) + "."
+
+
+RECALL_TASK = RecallTask()
 
 # -- research with parallel fetches ------------------------------------------------------------
 
 
-def _research_fact(item: str, result: ToolResult, p: ResearchParams) -> Any:
-    data = result.data if isinstance(result.data, dict) else {}
-    if "title" not in data or "published" not in data:
-        return "title or publication year missing"
-    return {"title": data["title"], "published": data["published"]}, f"“{data['title']}” ({data['published']})"
+class ResearchTask(TaskType):
+    """Summarise a topic from several sources."""
 
-
-RESEARCH_TASK = TaskType(
-    name="research",
-    title="summarise a topic from several sources",
-    title_zh="多资料调研",
-    condition="at least {minimum} of the listed sources read, each fact pointing to its source (the minimum "
-              "evidence set)",
-    tools=("fetch",),
-    budget=Budget(
+    name = "research"
+    title = "summarise a topic from several sources"
+    title_zh = "多资料调研"
+    condition = ("at least {minimum} of the listed sources read, each fact pointing to its source (the minimum "
+                 "evidence set)")
+    tools = ("fetch",)
+    budget = Budget(
         steps=Limit(value=4, basis="1 turn of parallel fetches + 1 answer; +1 turn to re-fetch after a failed "
                                    "join, +1 spare"),
         wall_time_s=Limit(value=40, basis="the join waits at most 10 s; two fetch turns + 4 model calls ≈ 25 s"),
@@ -513,21 +621,46 @@ RESEARCH_TASK = TaskType(
                                                "source; 3 k catches a loop that pastes them in"),
         retries=Limit(value=2, basis="one re-fetch per failed source, two at most"),
         output_reserve=600,
-    ),
-    allows_not_found=False,
-    params=ResearchParams,
-    items=lambda p: tuple(f"source:{s}" for s in p.sources),
-    need=lambda p: p.minimum,
-    goal=lambda p: f"summarise '{p.topic}' from at least {p.minimum} of the sources {', '.join(p.sources)}",
-    constraints=lambda p: ("cite every claim with its source id", "use only the listed sources"),
-    prompt=lambda p: f"Summarise '{p.topic}' using at least {p.minimum} of these sources: {', '.join(p.sources)}.",
-    action=lambda item, p, inputs: ("fetch", {"source_id": item.split(":", 1)[1]}),
-    item_for=lambda tool, args, p: f"source:{args.get('source_id')}"
-    if tool == "fetch" and args.get("source_id") in p.sources else None,
-    fact=_research_fact,
-    answer=lambda facts, missing: "Summary from " + "; ".join(facts.values()) + ".",
-    join=lambda p: JoinRule(kind="minimum", minimum=p.minimum, timeout_s=p.join_timeout_s),
-)
+    )
+    allows_not_found = False
+    params = ResearchParams
+
+    def items(self, p: ResearchParams) -> tuple[str, ...]:
+        return tuple(f"source:{s}" for s in p.sources)
+
+    def need(self, p: ResearchParams) -> int:
+        return p.minimum
+
+    def goal(self, p: ResearchParams) -> str:
+        return f"summarise '{p.topic}' from at least {p.minimum} of the sources {', '.join(p.sources)}"
+
+    def constraints(self, p: ResearchParams) -> tuple[str, ...]:
+        return ("cite every claim with its source id", "use only the listed sources")
+
+    def prompt(self, p: ResearchParams) -> str:
+        return f"Summarise '{p.topic}' using at least {p.minimum} of these sources: {', '.join(p.sources)}."
+
+    def action(self, item: str, p: ResearchParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("fetch", {"source_id": item.split(":", 1)[1]})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: ResearchParams) -> str | None:
+        return (f"source:{args.get('source_id')}"
+if tool == "fetch" and args.get("source_id") in p.sources else None)
+
+    def fact(self, item: str, result: ToolResult, p: ResearchParams) -> Any:
+        data = result.data if isinstance(result.data, dict) else {}
+        if "title" not in data or "published" not in data:
+            return "title or publication year missing"
+        return {"title": data["title"], "published": data["published"]}, f"“{data['title']}” ({data['published']})"
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        return "Summary from " + "; ".join(facts.values()) + "."
+
+    def join(self, p: ResearchParams) -> JoinRule:
+        return JoinRule(kind="minimum", minimum=p.minimum, timeout_s=p.join_timeout_s)
+
+
+RESEARCH_TASK = ResearchTask()
 
 TASK_TYPES: dict[str, TaskType] = {t.name: t for t in (
     WEATHER_TASK, ORDER_TASK, REFUND_TASK, DOCUMENT_TASK, RECALL_TASK, RESEARCH_TASK)}

@@ -56,6 +56,8 @@ ASK_USER = "ask_user"
 """The control action a model calls to ask the user a question; the controller handles it, no tool runs."""
 
 ParamType = Literal["string", "integer", "number", "boolean", "object", "array"]
+Normalization = Literal["exact", "casefold"]
+"""How a parameter's values are compared when fingerprinting a call (declared per parameter)."""
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
     "object": (dict,), "array": (list,),
@@ -71,7 +73,9 @@ class ToolResult:
         data: the payload when ``ok`` (or the empty value when ``empty``).
         error: a short, safe summary for the model and the user — never a traceback.
         source: where the data came from (service name), for source pointers.
-        retryable: whether repeating the same call may succeed.
+        retryable: whether repeating the same call may succeed — the tool's judgement, which the
+            router honours (a timeout marked not retryable is not retried).
+        retry_after_s: the back-off the tool asks for before a retry (a rate limit's ``Retry-After``).
         latency_s: simulated seconds the attempt took.
         hint: the next step the tool suggests, if any.
         ran: False when validation or the permission gate answered and nothing ran.
@@ -86,6 +90,7 @@ class ToolResult:
     error: str | None = None
     source: str = ""
     retryable: bool = False
+    retry_after_s: float | None = None
     latency_s: float = 0.0
     hint: str = ""
     ran: bool = True
@@ -153,6 +158,9 @@ class Param:
         ask_user: the question to ask when the value is missing: only the user can supply it,
             so the model must not guess (``None`` means a missing value is the model's mistake).
         description: one line for the model.
+        normalize: how a fingerprint compares values: ``exact`` (only surrounding spaces are
+            ignored: ids are case-sensitive, ``a`` and ``A`` are two calls) or ``casefold``
+            (free text such as a city name: case and inner spacing do not matter).
     """
 
     type: ParamType = "string"
@@ -161,6 +169,7 @@ class Param:
     pattern: str | None = None
     ask_user: str | None = None
     description: str = ""
+    normalize: Normalization = "exact"
 
 
 Handler = Callable[[dict[str, Any]], Any]
@@ -334,16 +343,19 @@ def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector 
                           hint="do not retry the same call; the failure is on the tool's side")
     if reshape and isinstance(data, dict):
         data = {f"v2_{key}": value for key, value in data.items()}
+    return _classify_output(spec, data, latency, deliveries)
+
+
+def _classify_output(spec: ToolSpec, data: Any, latency: float, deliveries: int) -> ToolResult:
+    """What the tool returned, checked: nothing (``empty``), a changed format, or usable data (``ok``)."""
     if is_empty(data):
         return ToolResult("empty", data=data, source=spec.source, latency_s=latency, deliveries=deliveries,
                           hint="nothing matched; decide whether 'not found' answers the task")
-    if spec.output_fields:
-        missing = [name for name in spec.output_fields if not isinstance(data, dict) or name not in data]
-        if missing:
-            return ToolResult("permanent_error",
-                              error=f"{spec.name}: the output format changed (no {', '.join(missing)})",
-                              source=spec.source, latency_s=latency, deliveries=deliveries,
-                              hint="the output cannot be used as it is; do not retry the same call")
+    missing = [name for name in spec.output_fields if not isinstance(data, dict) or name not in data]
+    if missing:
+        return ToolResult("permanent_error", error=f"{spec.name}: the output format changed (no {', '.join(missing)})",
+                          source=spec.source, latency_s=latency, deliveries=deliveries,
+                          hint="the output cannot be used as it is; do not retry the same call")
     return ToolResult("ok", data=data, source=spec.source, latency_s=latency, deliveries=deliveries)
 
 
@@ -376,3 +388,13 @@ def as_plain_tools(toolbox: Toolbox, *, injector: FaultInjector | None = None,
     tools[ASK_USER] = lambda args: json.dumps({"tool": ASK_USER, "status": "ok", "data": "(no user is listening)"})
     return tools
 
+
+def action_label(tool: str, args: Mapping[str, Any] | None) -> str:
+    """``tool(key=value, …)``: the action as tables and expected sequences write it."""
+    if args is None:
+        return f"{tool}(<unparseable>)"
+    parts = []
+    for key, value in args.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+        parts.append(f"{key}={text}")
+    return f"{tool}({', '.join(parts)})"

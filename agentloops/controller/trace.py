@@ -37,6 +37,7 @@ from agentloops.controller.render import clip, html_table
 from agentloops.controller.status import StopStatus
 from agentloops.controller.tools import ToolStatus
 from agentloops.errors import describe_validation_error
+from agentloops.jsonfile import CUT_TAIL, iter_json_lines
 from agentloops.response import Response
 from agentloops.tables import text_table
 
@@ -163,6 +164,7 @@ class ResultLine(_Line):
     error: str | None = None
     source: str = ""
     retryable: bool = False
+    retry_after_s: float | None = Field(default=None, ge=0)
     latency_s: float = Field(default=0.0, ge=0)
     hint: str = ""
     ran: bool = True
@@ -494,7 +496,7 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
         elif isinstance(line, ResumeLine):
             resumes.append(line)
             stop = None  # the task continues: only a later stop line finishes it again
-        else:
+        elif isinstance(line, StopLine):
             stop = dict(line.record)
             stops.append(stop)
     if start is None:
@@ -511,30 +513,24 @@ def read_trace(path: str | Path) -> Trace:
     Raises:
         TraceError: missing file, a line that is not JSON, or a line of the wrong shape.
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such trace file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
-    raw = text.split("\n")
-    truncated = False
-    if raw and raw[-1] == "":
-        raw.pop()
-    elif raw:
-        try:
-            json.loads(raw[-1])
-        except ValueError:
-            raw.pop()
-            truncated = True
-    decoded = []
-    for number, line in enumerate(raw, start=1):
-        try:
-            decoded.append(json.loads(line))
-        except ValueError as exc:
-            raise TraceError(f"{path}:{number}: not valid JSON ({exc})") from None
-    return parse_lines(decoded, path, truncated, where=str(path))
+    decoded, truncated = read_trace_lines(path)
+    return parse_lines(decoded, Path(path), truncated, where=str(path))
+
+
+def read_trace_lines(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
+    """The decoded lines of a trace file, and whether a cut-off last line was skipped (not yet validated).
+
+    Read through :func:`agentloops.jsonfile.iter_json_lines`: strict JSON, one-line errors naming
+    the file and line, and a FIFO or a huge file is refused instead of hanging or filling memory.
+    """
+    decoded: list[dict[str, Any]] = []
+    for number, value in iter_json_lines(path, error=TraceError, what="JSON Lines trace", cut_tail=True):
+        if value is CUT_TAIL:
+            return decoded, True
+        if not isinstance(value, dict):
+            raise TraceError(f"{path}:{number}: expected a JSON object per line; got {type(value).__name__}")
+        decoded.append(value)
+    return decoded, False
 
 
 @dataclass

@@ -36,7 +36,8 @@ import ipywidgets as widgets
 
 from agentloops.controller.budgets import BUDGET_NAMES
 from agentloops.controller.context import ContextPolicy, careless_compactor, memory_from_state
-from agentloops.controller.controller import Controller, ControllerRun, Controls
+from agentloops.controller.controller import Controller
+from agentloops.controller.engine import Controls
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.experiments import (
     LoopComparison,
@@ -49,6 +50,7 @@ from agentloops.controller.planners import TaskPlanner
 from agentloops.controller.policy import POLICIES, resolve_policy
 from agentloops.controller.render import clip, html_table
 from agentloops.controller.replaying import Replay, replay
+from agentloops.controller.result import ControllerRun
 from agentloops.controller.scenarios import build_controller, controller_scenario_names, load_controller_scenario
 from agentloops.controller.tasks import Task, make_task
 from agentloops.controller.tools import Toolbox

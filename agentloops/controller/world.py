@@ -109,7 +109,7 @@ def _fetch(args: dict[str, Any]) -> Any:
     return dict(source)
 
 
-_CITY = Param("string", description="city name, e.g. Beijing")
+_CITY = Param("string", description="city name, e.g. Beijing", normalize="casefold")
 
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (
     ToolSpec("get_weather", "today's weather for a city (°C)", {"city": _CITY}, _get_weather,
@@ -134,8 +134,8 @@ TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (
     ToolSpec("read_metadata", "title, version and publication date of an archived document",
              {"document_id": Param("string")}, _read_metadata, latency_s=0.3, backend="archive", source="archive"),
     ToolSpec("search_recalls", "recall notices for a product (an empty list means none)",
-             {"product": Param("string")}, _search_recalls, latency_s=0.5, backend="recall-registry",
-             source="recall-registry"),
+             {"product": Param("string", normalize="casefold")}, _search_recalls, latency_s=0.5,
+             backend="recall-registry", source="recall-registry"),
     ToolSpec("fetch", "the full text of a research source", {"source_id": Param("string")}, _fetch,
              latency_s=1.0, timeout_s=15.0, backend="library", source="library",
              output_fields=("source_id", "title", "published", "text")),

@@ -1,0 +1,38 @@
+"""Success answers agree with the facts: the model's text is checked, and replaced when it contradicts them.
+
+"The completion condition holds" proves the facts exist, not that the model's answer
+reports them. A model can collect 24 °C for Shanghai and still write 31 °C. So before
+a run ends as ``succeeded``, every number in the model's answer must be one the
+verified facts (or the user's own request) contain. If one is not, the user gets an
+answer written from the facts instead, and the stop's reason says why — a
+contradicting text never reaches the user as a verified success.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+
+from agentloops.controller.state import Fact
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?!\w)")
+"""A number standing on its own: ``24``, ``-3``, ``18.5`` (``s1`` or ``c12`` are names, not numbers)."""
+
+
+def numbers_in(text: str) -> set[float]:
+    """Every stand-alone number in ``text``, as floats (``24°C`` → 24.0; ``s1`` → nothing)."""
+    return {float(match.replace(",", ".")) for match in _NUMBER.findall(text)}
+
+
+def contradiction(answer: str | None, facts: Iterable[Fact], request: str = "") -> str | None:
+    """Why ``answer`` disagrees with ``facts`` (a number none of them, nor the ``request``, contains), or ``None``."""
+    known: set[float] = numbers_in(request)
+    for fact in facts:
+        known |= numbers_in(f"{fact.item} {fact.summary} {json.dumps(fact.value, ensure_ascii=False, default=str)}")
+    unknown = sorted(numbers_in(answer or "") - known)
+    if not unknown:
+        return None
+    shown = ", ".join(f"{n:g}" for n in unknown[:3])
+    return f"the answer states {shown}, which no verified fact contains"
+

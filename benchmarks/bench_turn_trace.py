@@ -1,0 +1,103 @@
+"""How much of the package does one controller turn pass through? Count it, don't guess it.
+
+One *turn* here is one full cycle of the pipeline, as the engine runs it for the
+``weather-timeout-once`` scenario: from the moment the model's reply that asks for
+``get_weather(city=Beijing)`` comes back, through classifying it, admitting the call,
+running it (it times out once, then the retry succeeds), settling it, applying it to
+state and writing the trace line, up to the moment the next reply comes back. Code run
+*inside* the stub model is not counted (it stands in for a real model), so the figure is
+implementation-agnostic: it only looks at model calls as the turn's boundaries.
+
+``sys.setprofile`` records every Python function whose code lives under ``agentloops/``;
+comprehensions and generator expressions are not counted as functions of their own.
+
+Run:  .venv/bin/python benchmarks/bench_turn_trace.py [--list]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import agentloops
+from agentloops.controller.scenarios import build_controller
+
+SCENARIO = "weather-timeout-once"
+TURN = 2
+"""The model call whose reply asks for Beijing (the call that times out once)."""
+
+PACKAGE = str(Path(agentloops.__file__).resolve().parent)
+_INLINE = {"<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>"}
+
+
+class CountingModel:
+    """Wraps the scenario's model: its calls are the turn boundaries, and nothing inside them is counted."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.calls = 0
+        self.inside = False
+
+    def __call__(self, messages: Any) -> Any:
+        self.inside = True
+        try:
+            return self.model(messages)
+        finally:
+            self.inside = False
+            self.calls += 1
+
+
+def trace_turn(turn: int = TURN) -> set[tuple[str, str]]:
+    """(module, function) pairs run between the return of model call ``turn`` and that of call ``turn + 1``."""
+    controller = build_controller(SCENARIO, trace_id="bench")
+    counting = CountingModel(controller_model(controller))
+    set_controller_model(controller, counting)
+    seen: set[tuple[str, str]] = set()
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        if event != "call" or counting.inside or counting.calls != turn:
+            return
+        code = frame.f_code
+        if code.co_name in _INLINE or not code.co_filename.startswith(PACKAGE):
+            return
+        module = frame.f_globals.get("__name__", "?")
+        seen.add((module, code.co_qualname))
+
+    sys.setprofile(profile)
+    try:
+        run = controller.run()
+    finally:
+        sys.setprofile(None)
+    assert run.status == "succeeded", run.status
+    assert "retry:get_weather(city=Beijing)" in run.actions, run.actions
+    return seen
+
+
+def controller_model(controller: Any) -> Any:
+    """The model the controller will call (its attribute name is an implementation detail)."""
+    return controller.model
+
+
+def set_controller_model(controller: Any, model: Any) -> None:
+    controller.model = model
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--list", action="store_true", help="list every function counted")
+    args = parser.parse_args(argv)
+    seen = trace_turn()
+    modules = sorted({module for module, _ in seen})
+    print(f"one turn of {SCENARIO} (model call {TURN} → {TURN + 1}): "
+          f"{len(seen)} distinct package functions in {len(modules)} modules")
+    for module in modules:
+        names = sorted(name for m, name in seen if m == module)
+        print(f"  {module}: {len(names)}" + (f"  ({', '.join(names)})" if args.list else ""))
+
+
+if __name__ == "__main__":
+    main()
