@@ -15,7 +15,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	touch $@
 
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev,record,app,browser]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,record,app,browser,frameworks]'
 	touch $(VENV)/.installed $(VENV)/.installed-app $@
 
 $(VENV)/.installed-app: $(BIN)/python pyproject.toml
@@ -43,6 +43,7 @@ bench: install-dev
 
 lint: install-dev
 	$(BIN)/python -m ruff check agentloops tests benchmarks
+	$(BIN)/python -m mypy agentloops
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache

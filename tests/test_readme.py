@@ -21,8 +21,30 @@ def generated_blocks() -> dict[str, str]:
     evidence = evidence_index().to_markdown()
     return {
         "compare": compare().render("markdown"),
+        "stops": stop_vocabulary(),
         "evidence": evidence[evidence.index("|"):],
     }
+
+
+def stop_vocabulary() -> str:
+    """Each normalised finish reason: its kind, what the correct loop does with and without a tool call,
+    and the provider values that map onto it — all read from :mod:`agentloops.stops` and ``correct()``."""
+    from agentloops.criteria import correct
+    from agentloops.providers import describe
+    from agentloops.response import Response, ToolCall
+    from agentloops.stops import FINISH_REASONS, KINDS, STOP_VALUES
+    from agentloops.tables import markdown_table
+
+    call = ToolCall(id="c1", name="read_file", arguments='{"path": "a.txt"}')
+    rows = []
+    for reason in FINISH_REASONS:
+        raw = reason if reason != "unknown" else "something_new"
+        plain = Response(content="text", finish_reason=reason, raw_finish_reason=raw)
+        calling = plain.model_copy(update={"tool_calls": (call,)})
+        values = dict.fromkeys(f"{v.format} `{v.value}`" for v in STOP_VALUES if v.finish_reason == reason)
+        rows.append([f"`{reason}`", KINDS[reason], describe(correct(plain), False), describe(correct(calling), True),
+                     ", ".join(values) or "anything not documented"])
+    return markdown_table(["finish_reason", "kind", "no tool calls", "with a tool call", "provider values"], rows)
 
 
 def _block(text: str, name: str) -> re.Match[str]:
