@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lab", help="open the notebooks in JupyterLab")
     p.add_argument("--dir", type=Path, default=None,
-                   help="where to copy the notebooks (default: lab/ in a checkout, ./agentloops-notebooks from a wheel)")
+                   help="where to copy the notebooks (default: lab/ in a checkout, "
+                        "./agentloops-notebooks from a wheel)")
     p.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
 
     p = sub.add_parser("app", help="serve an explorer as a page with no code shown (Voilà), for projecting")

@@ -119,7 +119,6 @@ def test_forged_verdicts_on_the_pipe_do_not_pass() -> None:
             os.write(fd, _frame(pickle.dumps(("done", 0))))
         os._exit(0)
 
-    assert _pipe_fds() == []  # not in a worker: nothing found, nothing written
     result = q3.judge(count_wasted)
     assert [c.status for c in result.cases] == ["failed"] * len(names)
 

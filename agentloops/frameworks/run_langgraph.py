@@ -74,7 +74,8 @@ def run(scenario: Scenario) -> Outcome:
     graph.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
     graph.add_edge("tools", "agent")
     try:
-        state = graph.compile().invoke({"messages": [("user", scenario.prompt)]})
+        inputs: Any = {"messages": [("user", scenario.prompt)]}
+        state = graph.compile().invoke(inputs)
     except Exception as exc:  # what the framework raises is the measurement
         return script.outcome(NAME, version(PACKAGE), error=exc)
     content = state["messages"][-1].content

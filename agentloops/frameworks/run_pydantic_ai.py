@@ -19,8 +19,8 @@ from agentloops.scenario import Scenario
 NAME = "Pydantic AI"
 PACKAGE = "pydantic-ai-slim"
 
-_FINISH = {"stop": "stop", "length": "length", "content_filter": "content_filter", "tool_calls": "tool_call",
-           "refusal": "content_filter"}
+_FINISH: dict[str, Any] = {"stop": "stop", "length": "length", "content_filter": "content_filter",
+                           "tool_calls": "tool_call", "refusal": "content_filter"}
 
 
 def model_response(response: Response) -> Any:
@@ -29,7 +29,8 @@ def model_response(response: Response) -> Any:
 
     parts: list[Any] = [TextPart(response.content)] if response.content else []
     parts += [ToolCallPart(c.name, c.arguments, tool_call_id=c.id) for c in response.tool_calls]
-    return ModelResponse(parts=parts, finish_reason=_FINISH.get(response.finish_reason, "error"))
+    finish: Any = _FINISH.get(response.finish_reason, "error")
+    return ModelResponse(parts=parts, finish_reason=finish)
 
 
 def run(scenario: Scenario) -> Outcome:
