@@ -98,6 +98,8 @@ class Criterion:
     def __call__(self, response: Response) -> Decision:
         """Decide on ``response``, turning a ``bool`` into a decision and rejecting anything else."""
         decision = self.decide(response)
+        if type(decision) is Continue or type(decision) is Finish:  # the common case, checked first
+            return decision
         if isinstance(decision, Abort) and decision.code not in ERROR_CLASSES:
             raise CriterionError(
                 f"criterion {self.name!r} aborted with unknown code {decision.code!r}; "
