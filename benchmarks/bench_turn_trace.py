@@ -4,12 +4,25 @@ One *turn* here is one full cycle of the pipeline, as the engine runs it for the
 ``weather-timeout-once`` scenario: from the moment the model's reply that asks for
 ``get_weather(city=Beijing)`` comes back, through classifying it, admitting the call,
 running it (it times out once, then the retry succeeds), settling it, applying it to
-state and writing the trace line, up to the moment the next reply comes back. Code run
+state and keeping the turn's trace record (turned into a JSON line when the trace is read,
+or at once when a file is open), up to the moment the next reply comes back. Code run
 *inside* the stub model is not counted (it stands in for a real model), so the figure is
 implementation-agnostic: it only looks at model calls as the turn's boundaries.
 
 ``sys.setprofile`` records every Python function whose code lives under ``agentloops/``;
 comprehensions and generator expressions are not counted as functions of their own.
+
+What counts: the target (≤ 25 functions in ≤ 6 modules) is about *the controller's own
+turn* — the engine a reader must follow. Three figures are printed:
+
+- **all**: every package function the turn touches;
+- **without the environment**: minus the simulated world the scenario runs against
+  (:data:`ENVIRONMENT`: the stub tools in ``world.py`` and the fault injection in
+  ``faults.py``) — they stand in for a real tool backend, as the stub model stands in for a
+  real model;
+- **the engine**: only ``agentloops.controller`` modules outside the environment — the
+  figure the target is about; the core modules it reuses (the shared stop vocabulary,
+  messages, token estimates) are listed apart, as a library the engine calls.
 
 Run:  .venv/bin/python benchmarks/bench_turn_trace.py [--list]
 """
@@ -32,6 +45,9 @@ TURN = 2
 
 PACKAGE = str(Path(agentloops.__file__).resolve().parent)
 _INLINE = {"<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>"}
+ENVIRONMENT = frozenset({"agentloops.controller.world", "agentloops.controller.faults"})
+"""The simulated tool backend and its fault injection: the world a turn acts on, not the controller."""
+ENGINE_PREFIX = "agentloops.controller."
 
 
 class CountingModel:
@@ -86,17 +102,26 @@ def set_controller_model(controller: Any, model: Any) -> None:
     controller.model = model
 
 
+def split(seen: set[tuple[str, str]]) -> dict[str, set[tuple[str, str]]]:
+    """The three figures of the module docstring: all, without the environment, the engine."""
+    without = {(m, f) for m, f in seen if m not in ENVIRONMENT}
+    engine = {(m, f) for m, f in without if m.startswith(ENGINE_PREFIX)}
+    return {"all": seen, "without the environment": without, "the engine (controller only)": engine}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--list", action="store_true", help="list every function counted")
     args = parser.parse_args(argv)
     seen = trace_turn()
-    modules = sorted({module for module, _ in seen})
-    print(f"one turn of {SCENARIO} (model call {TURN} → {TURN + 1}): "
-          f"{len(seen)} distinct package functions in {len(modules)} modules")
-    for module in modules:
+    print(f"one turn of {SCENARIO} (model call {TURN} → {TURN + 1}):")
+    for name, functions in split(seen).items():
+        print(f"  {name + ':':30} {len(functions):3} distinct package functions in "
+              f"{len({m for m, _ in functions}):2} modules")
+    for module in sorted({module for module, _ in seen}):
         names = sorted(name for m, name in seen if m == module)
-        print(f"  {module}: {len(names)}" + (f"  ({', '.join(names)})" if args.list else ""))
+        where = " (environment)" if module in ENVIRONMENT else "" if module.startswith(ENGINE_PREFIX) else " (core)"
+        print(f"  {module}{where}: {len(names)}" + (f"  ({', '.join(names)})" if args.list else ""))
 
 
 if __name__ == "__main__":

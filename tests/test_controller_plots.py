@@ -86,6 +86,25 @@ def test_state_chart_draws_the_measured_versions_and_missing_items(runs: dict[st
     assert list(open_ax.lines[0].get_ydata()) == [2, 1, 0, 0, 0, 0]
     crosses = [line for line in version_ax.lines if line.get_marker() == "x"]
     assert list(crosses[0].get_xdata()) == [3, 4, 5]
+    assert to_hex(version_ax.lines[0].get_color()) == plots.status_color("no_progress").lower()
+
+
+def test_state_chart_lines_never_hide_each_other(runs: dict[str, ctl.ControllerRun]) -> None:
+    fig = plots.state_chart({"with state": runs["weather-normal"], "without state": runs["weather-no-state"]})
+    for ax in fig.axes:
+        first, second = (line for line in ax.lines if line.get_marker() != "x")
+        assert set(first.get_xdata()) & set(second.get_xdata()) == set()  # shifted sideways
+        assert first.get_linestyle() != second.get_linestyle()
+    assert not fig.axes[0].texts and not fig.axes[1].texts  # statuses are in the legend, not on the lines
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "with state → succeeded" in legend and "without state → no_progress" in legend
+
+
+def test_run_chart_plots_the_progress_version(runs: dict[str, ctl.ControllerRun]) -> None:
+    run = runs["weather-no-state"]
+    line = plots.run_chart(run).axes[0].lines[0]
+    assert list(line.get_ydata()) == plots.progress_versions(run) == [0, 1, 2, 2, 2, 2]
+    assert plots.progress_versions(runs["weather-normal"])[-1] == 2
 
 
 def test_idle_crosses_skip_the_accepted_answer(runs: dict[str, ctl.ControllerRun]) -> None:
@@ -122,13 +141,48 @@ def test_retry_chart_draws_the_shared_budget_and_both_scopes() -> None:
     fig = plots.retry_chart(storm)
     left = fig.axes[0]
     assert any(list(line.get_ydata()) == [3, 3] for line in left.lines)
-    legend = [t.get_text() for t in left.get_legend().get_texts()]
-    assert any("3 retries" in t for t in legend) and any("7 retries" in t for t in legend)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any("3 retries" in t for t in legend) and "the task's retry budget = 3" in legend and any("7 retries" in t for t in legend)
 
 
 def test_storm_chart_needs_rows() -> None:
     with pytest.raises(ValueError, match="no storm rows"):
         plots.storm_chart([])
+
+
+def _text_over_bars(fig: Figure) -> list[str]:
+    """Texts whose box overlaps a bar that is not their own (a label belongs beside or above its bar)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    bad = []
+    for ax in fig.axes:
+        bars = [p.get_window_extent(renderer) for p in ax.patches if p.get_width() and p.get_height()]
+        for text in ax.texts:
+            box = text.get_window_extent(renderer).shrunk(0.9, 0.9)
+            if any(box.overlaps(b) and b.width > 1 and b.height > 1 for b in bars):
+                bad.append(text.get_text())
+    return bad
+
+
+def test_no_label_sits_on_a_bar(charts: dict[str, Figure]) -> None:
+    for name in ("histograms", "claims", "gantt", "budget", "retry"):
+        assert _text_over_bars(charts[name]) == [], name
+
+
+def test_loop_histograms_draw_both_loops_side_by_side() -> None:
+    comparison = ctl.compare_loops(20, seed=0)
+    fig = plots.loop_histograms(comparison, step_budget=comparison.cap)
+    steps = fig.axes[1]
+    assert not steps.texts  # the cap is a legend entry
+    legend = [t.get_text() for t in steps.get_legend().get_texts()]
+    assert any("= controller step budget" in t for t in legend)  # one line when cap and budget coincide
+    frame = comparison.to_frame()
+    bars = sorted(((p.get_x(), p.get_height()) for p in steps.patches), key=lambda xy: xy[0])
+    cap_only = [h for x, h in bars if (x + 0.2) % 1 > 0.5]
+    assert sum(cap_only) == len(frame) and sum(h for _, h in bars) == 2 * len(frame)
 
 
 def test_loop_histograms_accepts_a_comparison_or_its_frame_and_rejects_other_frames() -> None:
@@ -145,8 +199,9 @@ def test_gantt_chart_shows_states_late_and_duplicate_results(runs: dict[str, ctl
     ax = fig.axes[0]
     ticks = [t.get_text() for t in ax.get_yticklabels()]
     assert ticks == ["fetch(s1)\nsucceeded", "fetch(s2)\nfailed", "fetch(s3)\nsucceeded", "fetch(s4)\nignored"]
-    notes = [t.get_text() for t in ax.texts]
-    assert "late: recorded, ignored" in notes and "duplicate: applied once" in notes
+    assert not ax.texts, "no text on the timeline: the markers are explained in the legend"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"late: recorded, ignored", "duplicate: applied once", "stop at 4.5 s: succeeded"} <= set(legend)
     stop = [line for line in ax.lines if list(line.get_xdata()) == [4.5, 4.5]]
     assert stop, "the stop line is at the stop time"
 
@@ -156,10 +211,41 @@ def test_gantt_chart_of_a_run_without_tool_calls_says_so() -> None:
         plots.gantt_chart(ctl.run_scenario("refund-handoff"))
 
 
+def test_context_chart_switches_to_a_log_scale_when_one_run_dwarfs_another() -> None:
+    from agentloops.controller.widgets import context_run
+
+    small = context_run(150, 300, label="compaction")
+    big = context_run(None, None, label="no storage")
+    assert max(t.context_tokens for t in big.turns) > plots.LOG_SCALE_RATIO * max(t.context_tokens
+                                                                                   for t in small.turns)
+    assert plots.context_chart({"a": small, "b": big}).axes[0].get_yscale() == "log"
+    assert plots.context_chart({"a": small}).axes[0].get_yscale() == "linear"
+    assert plots.context_chart({"a": small}, budget=3000).axes[0].get_yscale() == "log"
+
+
 def test_context_chart_marks_compactions(runs: dict[str, ctl.ControllerRun]) -> None:
     fig = plots.context_chart({"checked": runs["research-compaction-checked"]})
     triangles = [line for line in fig.axes[0].lines if line.get_marker() == "v" and len(line.get_xdata())]
     assert list(triangles[0].get_xdata()) == [c.turn for c in runs["research-compaction-checked"].compactions]
+
+
+def test_trace_diff_chart_of_an_exact_replay_has_one_lane(runs: dict[str, ctl.ControllerRun]) -> None:
+    same = ctl.replay(runs["weather-timeout-always"], policy="default")
+    assert same.diff.same
+    fig = plots.trace_diff_chart(same)
+    ax = fig.axes[0]
+    assert len(ax.get_yticks()) == 1
+    assert len(ax.patches) == len(same.diff.before_actions)
+    assert "exactly" in fig._suptitle.get_text() and same.diff.summary() not in fig._suptitle.get_text()
+
+
+def test_trace_diff_title_says_what_changed_in_words(runs: dict[str, ctl.ControllerRun]) -> None:
+    degraded = ctl.replay(runs["weather-timeout-always"], policy="degrade")
+    title = " ".join(plots.trace_diff_chart(degraded)._suptitle.get_text().split())
+    assert "the same 5 actions" in title and "budget_exhausted → partially_completed" in title
+    assert degraded.diff.summary() not in title
+    naive = ctl.replay(runs["weather-timeout-always"], policy="naive")
+    assert f"part at action {naive.diff.first_divergence + 1}" in plots.diff_headline(naive.diff)
 
 
 def test_trace_diff_chart_outlines_the_positions_that_differ(runs: dict[str, ctl.ControllerRun]) -> None:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from matplotlib.colors import to_hex
 
 import agentloops.controller as ctl
-from agentloops.controller import widgets
+from agentloops.controller import plots, widgets
 from agentloops.controller.errors import ConfigError
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -230,11 +232,181 @@ def test_context_explorer_check_catches_the_careless_memory() -> None:
         widgets.context_run(compactor="lossy")
 
 
-def test_practice_box_grades_what_is_typed_and_what_is_clicked() -> None:
-    box = widgets.practice()
-    assert not box.state.grade.attempted and "heuristic" in box.result.value
-    grade = box.check("Set max_steps to 10.")
-    assert grade.cap_only and box.state.answer == "Set max_steps to 10."
-    box.answer.value = "A completion condition checked over task state, with evidence; the model's claim is a signal."
-    box.button.click()
-    assert "completion" in box.state.grade.covered and "agentloops-practice-result" in box.result._dom_classes
+def _heights(bars: list) -> list[float]:
+    return [round(b.get_height(), 6) for b in bars]
+
+
+def test_the_practice_box_moved_to_the_interview_module() -> None:
+    assert not hasattr(widgets, "practice") and "practice" not in widgets.BUILDERS
+
+
+@pytest.mark.parametrize("name", list(widgets.BUILDERS))
+def test_every_chart_is_shown_at_its_pixel_size(name: str) -> None:
+    widget = widgets.BUILDERS[name]()
+    from PIL import Image
+
+    width, height = Image.open(io.BytesIO(bytes(widget.chart.value))).size
+    assert (width, height) == widget._chart.live.size_px
+    assert widget.chart.layout.width == f"{width}px" and widget.chart.layout.max_width == "100%"
+    assert widget.chart.layout.height == "auto"  # shrinks with the page, never stretches past its pixels
+
+
+def test_controller_explorer_chart_follows_the_run(fresh: widgets.ControllerExplorer) -> None:
+    chart = fresh._chart
+    fresh.fault.value = "timeout always"
+    run = fresh.state.run
+    retries = chart._bars[ctl.BUDGET_NAMES.index("retries")]
+    assert retries.get_width() == pytest.approx(100.0) and retries.get_hatch() == "//"
+    assert chart._labels[ctl.BUDGET_NAMES.index("retries")].get_text() == "3 / 3"
+    assert list(chart._progress.get_ydata()) == plots.progress_versions(run)
+    fresh.budgets["retries"].value = 1
+    assert chart._labels[ctl.BUDGET_NAMES.index("retries")].get_text() == "1 / 1"
+    assert chart._title.get_text().startswith(f"weather-normal [default]: {fresh.state.run.status}")
+
+
+def test_the_controller_chart_is_flat_for_a_run_without_progress(fresh: widgets.ControllerExplorer) -> None:
+    fresh.scenario.value = "weather-no-state"
+    run = fresh.state.run
+    progress = list(fresh._chart._progress.get_ydata())
+    stuck = [i for i, t in enumerate(run.turns, 1) if not t.progress]
+    assert run.status == "no_progress" and stuck
+    assert all(progress[i] == progress[i - 1] for i in stuck)  # flat wherever nothing progressed
+    assert progress[-1] == sum(t.progress for t in run.turns) < len(run.turns)
+    crosses = list(fresh._chart._idle.get_xdata())
+    assert crosses == [t.turn for t in run.turns if not t.progress and any(a.get("tool") for a in t.actions)]
+
+
+def test_a_cached_state_is_not_recomputed(fresh: widgets.ControllerExplorer) -> None:
+    fresh.fault.value = "timeout once"
+    first = fresh.state.run
+    fresh.fault.value = "none"
+    fresh.fault.value = "timeout once"
+    assert fresh.state.run is first
+
+
+def test_state_explorer_lines_move_and_never_cover_each_other() -> None:
+    explorer = widgets.state_explorer()
+    this, reference = explorer._chart._lines[0]
+    assert list(this.get_ydata()) == [0, *(t.state_version_after for t in explorer.state.run.turns)]
+    assert set(this.get_xdata()) & set(reference.get_xdata()) == set()  # shifted sideways: both visible
+    assert to_hex(this.get_color()) == plots.status_color("no_progress").lower()
+    explorer.cities.value = 4
+    assert len(reference.get_xdata()) == len(explorer.state.reference.turns) + 1 == 6
+    explorer.state_block.value = True
+    assert to_hex(this.get_color()) == plots.status_color("succeeded").lower()
+    assert len(explorer._chart._idle.get_xdata()) == 0
+
+
+def test_claims_chart_bars_are_the_counts_and_labels_sit_above_them() -> None:
+    explorer = widgets.claims_explorer(n=10)
+    chart = explorer._chart
+    explorer.p.value = 0.0
+    verified = [row for row in chart._bars[0]]
+    assert _heights(verified) == [10, 10] and [t.get_text() for t in chart._labels[0]] == ["10", "10"]
+    explorer.p.value = 0.8
+    bars = plots.claim_bars(explorer.state.counts["naive"])
+    assert _heights([row[0] for row in chart._bars]) == [bars["verified"], bars["unverified"], bars["other"]]
+    assert bars["unverified"] > 0
+    _assert_labels_clear_of_bars(chart.live, [b for row in chart._bars for b in row],
+                                 [t for row in chart._labels for t in row])
+
+
+def test_storm_chart_counts_attempts_per_tool_and_keeps_both_lines_visible() -> None:
+    explorer = widgets.storm_explorer(tools=1, retries=3)
+    explorer.tools.value = 3
+    shared, per_tool = explorer._chart._steps
+    runs = list(explorer.state.runs.values())
+    assert list(per_tool.get_ydata()) == [0, *plots.retries_spent(runs[1])]
+    assert set(shared.get_xdata()) & set(per_tool.get_xdata()) == set()
+    tools = list(dict.fromkeys(c.tool for r in runs for c in r.calls))
+    assert len(tools) == 4
+    assert _heights(explorer._chart._bars[1][:4]) == [sum(c.tool == t for c in runs[1].calls) for t in tools]
+    explorer.retries.value = 1
+    assert list(explorer._chart._budget.get_ydata()) == [1, 1]
+
+
+def test_budget_chart_rows_are_the_comparison_counts() -> None:
+    explorer = widgets.budget_explorer(n=20)
+    chart = explorer._chart
+    explorer.sliders["steps"].value = 3
+    comparison = explorer.state.comparison
+    ends = {(loop, outcome): count for loop, outcome, count in plots._ends(comparison)}
+    assert sum(v for (loop, _), v in ends.items() if loop == "controller") == 20
+    assert [b.get_width() for b in chart._end_bars] == list(ends.values())
+    ctl_steps = [r["ctl_steps"] for r in comparison.rows]
+    assert _heights(chart._step_bars["controller"])[:13] == [ctl_steps.count(k) for k in range(13)]
+    assert list(chart._cap.get_xdata()) == [3, 3]
+    _assert_labels_clear_of_bars(chart.live, [*chart._end_bars, *chart._step_bars["cap-only"],
+                                              *chart._step_bars["controller"]], chart._end_labels)
+
+
+def test_replay_chart_draws_one_lane_when_nothing_changed() -> None:
+    explorer = widgets.replay_explorer()
+    chart = explorer._chart
+    lanes = [[b for b in lane if b.get_visible()] for lane in chart._boxes]
+    assert len(lanes[0]) == len(lanes[1]) == len(explorer.state.replay.diff.before_actions)
+    assert "budget_exhausted → partially_completed" in " ".join(chart._title.get_text().split())
+    explorer.replayed.value = "default"
+    assert explorer.state.replay.diff.same
+    assert not any(b.get_visible() for b in chart._boxes[1]) and not chart._stops[1].get_visible()
+    assert "replays" in chart._title.get_text() and "exactly" in chart._title.get_text()
+    explorer.replayed.value = "naive"
+    diff = explorer.state.replay.diff
+    rows = [tuple(t.get_text() for t, b in zip(chart._texts[r], chart._boxes[r], strict=True) if b.get_visible())
+            for r in (0, 1)]
+    assert rows[0] != rows[1] and not diff.same
+    outlined = [b for lane in chart._boxes for b in lane if b.get_visible() and b.get_linewidth() > 3]
+    assert outlined and diff.summary() not in chart._title.get_text()
+
+
+def test_parallel_chart_moves_the_stop_and_marks_late_results() -> None:
+    explorer = widgets.parallel_explorer()
+    chart = explorer._chart
+    assert list(chart._stop.get_xdata()) == [explorer.state.run.stop.at_s] * 2
+    explorer.cancel.value = 2.0
+    run = explorer.state.run
+    assert list(chart._stop.get_xdata()) == [2.0, 2.0]
+    assert to_hex(chart._stop.get_color()) == plots.status_color("cancelled").lower()
+    late = sorted(c.arrived_at for c in run.calls if c.state == "ignored")
+    assert sorted(chart._arrivals.get_xdata()) == late and len(late) == 2
+    assert [t.get_text() for t in chart._ax.get_yticklabels()][-1].endswith(": ignored")
+    assert not chart._ax.texts  # every marker is explained in the legend, none by text on the plot
+
+
+def test_context_chart_follows_the_configuration() -> None:
+    explorer = widgets.context_explorer()
+    chart = explorer._chart
+    assert chart._run.axes.get_yscale() == "log"
+    explorer.compact.value = None
+    assert list(chart._run.get_ydata()) == [t.context_tokens for t in explorer.state.run.turns if t.context_tokens]
+    assert len(chart._compactions.get_xdata()) == 0
+    explorer.compact.value = 300
+    assert list(chart._compactions.get_xdata()) == [t.turn for t in explorer.state.run.turns if t.compaction]
+    assert list(chart._budget.get_ydata()) == [3000, 3000]
+
+
+def _assert_labels_clear_of_bars(live: plots.LiveFigure, bars: list, labels: list) -> None:
+    """No text label's box overlaps a bar it does not belong to (a label sits beside or above its bar)."""
+    live.render()
+    renderer = live.canvas.get_renderer()
+    boxes = [b.get_window_extent(renderer) for b in bars if b.get_visible() and (b.get_height() and b.get_width())]
+    for label in labels:
+        if not label.get_text():
+            continue
+        extent = label.get_window_extent(renderer).shrunk(0.9, 0.9)
+        overlapping = [b for b in boxes if extent.overlaps(b) and b.width > 1 and b.height > 1]
+        assert not overlapping, f"label {label.get_text()!r} overlaps a bar"
+
+
+def test_the_run_cache_keeps_the_most_recent_states() -> None:
+    calls: list[str] = []
+    cache = widgets._Lru(size=2)
+
+    def compute(key: str) -> str:
+        calls.append(key)
+        return key.upper()
+
+    for key in ("a", "b", "a", "c", "a", "b"):
+        assert cache.get(key, lambda key=key: compute(key)) == key.upper()
+    # "a" was used again before "c" arrived, so "b" was the one dropped, and came back computed
+    assert calls == ["a", "b", "c", "b"]

@@ -187,7 +187,7 @@ class BudgetMeter:
 
     def used_of(self, name: BudgetName) -> float:
         """How much of one budget the run has used (the largest request for ``context_tokens``)."""
-        return self.elapsed() if name == "wall_time_s" else self.used[name]
+        return round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else self.used[name]
 
     def allows(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> bool:
         """True when spending ``amount`` more of ``name`` keeps the run within its limit."""
@@ -198,7 +198,8 @@ class BudgetMeter:
             return amount <= limit
         if name == "retries" and self.retry_scope == "per_tool" and tool is not None:
             return self.retries_by_tool[tool] + amount <= limit
-        return self.used_of(name) + amount <= limit + EPSILON
+        used = round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else self.used[name]
+        return used + amount <= limit + EPSILON
 
     def spend(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> None:
         """Record use of a budget (time is spent by advancing the clock, not here)."""
@@ -216,19 +217,20 @@ class BudgetMeter:
         limit = self.limits[name]
         if limit is None:
             return None
-        return limit if name == "context_tokens" else limit - self.used_of(name)
+        if name == "wall_time_s":
+            return limit - round(self.clock.now - self.started_at, 6)
+        return limit if name == "context_tokens" else limit - self.used[name]
 
     def left(self) -> dict[str, float | None]:
         """What remains of every budget (``None`` for a budget that is off)."""
         out: dict[str, float | None] = {}
-        for name in BUDGET_NAMES:
-            limit = self.limits[name]
-            if limit is None:
-                out[name] = None
-            elif name == "context_tokens":
+        used = self.used
+        for name, limit in self.limits.items():
+            if limit is None or name == "context_tokens":
                 out[name] = limit
-            else:
-                out[name] = round(limit - self.used_of(name), 3)
+                continue
+            left = limit - (round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else used[name])
+            out[name] = left if type(left) is int else round(left, 3)  # (rounding an int changes nothing)
         return out
 
     def usage(self) -> dict[str, float]:

@@ -199,17 +199,24 @@ def add_controller_commands(sub: Any) -> argparse.ArgumentParser:
     """Add ``controller`` and its subcommands to the main parser's subparsers."""
     top = sub.add_parser("controller", help="the production stop controller: scenarios, traces, replay, evidence")
     cmds = top.add_subparsers(dest="controller_command", required=True, metavar="COMMAND")
+    _add_run_commands(cmds)
+    _add_evidence_commands(cmds)
+    return top
 
-    def command(name: str, handler: Any, text: str, formats: bool = False) -> argparse.ArgumentParser:
-        parser = cmds.add_parser(name, help=text, description=text)
-        parser.set_defaults(controller_handler=handler)
-        if formats:
-            parser.add_argument("--format", choices=FORMATS, default="text")
-        return parser
 
-    command("list", _list, "list the controller scenarios and their expected stops", formats=True)
+def _command(cmds: Any, name: str, handler: Any, text: str, formats: bool = False) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = cmds.add_parser(name, help=text, description=text)
+    parser.set_defaults(controller_handler=handler)
+    if formats:
+        parser.add_argument("--format", choices=FORMATS, default="text")
+    return parser
 
-    p = command("run", _run, "run one scenario, turn by turn, and show how and why it stopped")
+
+def _add_run_commands(cmds: Any) -> None:
+    """Run, resume, replay, show and check scenarios and traces."""
+    _command(cmds, "list", _list, "list the controller scenarios and their expected stops", formats=True)
+
+    p = _command(cmds, "run", _run, "run one scenario, turn by turn, and show how and why it stopped")
     p.add_argument("scenario", help="a shipped scenario name or a path to a scenario .json file")
     p.add_argument("--policy", help="a policy name (default, naive, degrade) or a .json file of policy fields")
     p.add_argument("--trace", help="write the trace here as JSON Lines, one line per turn")
@@ -218,50 +225,55 @@ def add_controller_commands(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="when the run waits, resume with the scenario's answer")
     p.add_argument("--save", help="when the run waits, write its saved state here")
 
-    p = command("resume", _resume, "continue a saved waiting run with the user's answer")
+    p = _command(cmds, "resume", _resume, "continue a saved waiting run with the user's answer")
     p.add_argument("saved", help="a file written by 'controller run … --save'")
     p.add_argument("--answer", required=True, help="the user's answer")
     p.add_argument("--trace", help="append to this trace file (default: the run's own, if any)")
     p.add_argument("--json", action="store_true", help="print the run as JSON")
 
-    p = command("replay", _replay, "re-run a recorded trace's tool results and diff the trajectories")
+    p = _command(cmds, "replay", _replay, "re-run a recorded trace's tool results and diff the trajectories")
     p.add_argument("trace", help="a JSON Lines trace written by 'controller run --trace'")
     p.add_argument("--policy", help="replay under this policy (default: the recorded one)")
     p.add_argument("--out", help="write the replay's own trace here")
     p.add_argument("--json", action="store_true", help="print the diff as JSON")
 
-    p = command("show", _show, "print a trace file as a table (a killed run's trace too)")
+    p = _command(cmds, "show", _show, "print a trace file as a table (a killed run's trace too)")
     p.add_argument("trace", help="a JSON Lines trace")
     p.add_argument("--json", action="store_true", help="print the turns as JSON rows")
 
-    p = command("check", _check, "run every scenario and check its expected stop and actions (exit 1 on a mismatch)",
-                formats=True)
+    p = _command(cmds, "check", _check,
+                 "run every scenario and check its expected stop and actions (exit 1 on a mismatch)", formats=True)
     p.add_argument("scenarios", nargs="*", help="scenario names (default: all)")
     p.add_argument("--policy", help="run under this policy instead of each file's own")
 
-    command("conditions", _conditions, "evidence 1: the business completion condition of every task type", True)
 
-    p = command("budgets", _budgets, "evidence 2: budgets per task type with their basis and measured use", True)
+def _add_evidence_commands(cmds: Any) -> None:
+    """The six pieces of evidence, the random comparison, and the index of them."""
+    _command(cmds, "conditions", _conditions, "evidence 1: the business completion condition of every task type", True)
+
+    p = _command(cmds, "budgets", _budgets, "evidence 2: budgets per task type with their basis and measured use", True)
     p.add_argument("--task", help="one task type (default: all)")
-    p.add_argument("--measure", type=positive_int, help="also measure this many random weather runs (1 or more)")
+    p.add_argument("--measure", type=positive_int, help="also measure this many uncapped random runs of each task type "
+                        "and derive each limit")
     p.add_argument("--seed", type=int, default=0, help="first seed of the random runs")
 
-    command("statuses", _statuses, "evidence 3: the stop status definitions", True)
+    _command(cmds, "statuses", _statuses, "evidence 3: the stop status definitions", True)
 
-    p = command("repeat", _repeat, "evidence 4: a repeated-call trace showing why the state did not change", True)
+    p = _command(cmds, "repeat", _repeat,
+                 "evidence 4: a repeated-call trace showing why the state did not change", True)
     p.add_argument("scenario", nargs="?", default="weather-reask", help="default: weather-reask")
 
-    p = command("routing", _routing, "evidence 5: how each tool error is routed, run for real", True)
+    p = _command(cmds, "routing", _routing, "evidence 5: how each tool error is routed, run for real", True)
     p.add_argument("--policy", help="a policy name or .json file (default: default)")
     p.add_argument("--table", action="store_true", help="print the policy's routing table instead of running probes")
 
-    p = command("regression", _regression, "evidence 6: fault-injection regression, recorded under one policy and "
-                                           "replayed under another", True)
+    p = _command(cmds, "regression", _regression,
+                 "evidence 6: fault-injection regression, recorded under one policy and replayed under another", True)
     p.add_argument("--before", default="naive", help="policy the traces are recorded under (default: naive)")
     p.add_argument("--after", default="default", help="policy they are replayed under (default: default)")
     p.add_argument("--scenarios", type=_csv, help="comma-separated scenario names (default: all)")
 
-    p = command("compare", _compare, "many random runs: a cap-only loop against the controller", True)
+    p = _command(cmds, "compare", _compare, "many random runs: a cap-only loop against the controller", True)
     p.add_argument("--runs", type=positive_int, default=200,
                    help="how many random cases to draw and run through both loops (default: 200)")
     p.add_argument("--seed", type=int, default=0,
@@ -270,8 +282,7 @@ def add_controller_commands(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--cap", type=positive_int, default=8, help="max_steps of the cap-only loop")
     p.add_argument("--policy", help="the controller's policy")
 
-    command("evidence", _evidence, "the six pieces of evidence and the command that produces each", True)
-    return top
+    _command(cmds, "evidence", _evidence, "the six pieces of evidence and the command that produces each", True)
 
 
 def dispatch(args: argparse.Namespace) -> str | tuple[str, int]:

@@ -7,10 +7,11 @@
    the budget checks before and after the model call, and the reply classified by the core
    ``correct`` criterion; a reply without tool calls is a *claim*, checked against the task's
    completion condition and, on success, against the facts (:mod:`~agentloops.controller.answers`);
-2. :mod:`~agentloops.controller.admission` — the verdict on each call before it runs;
-3. :mod:`~agentloops.controller.calls` — one path for one call or many: launch, join, settle,
-   apply to state; :mod:`~agentloops.controller.attempts` — one call's retries and fallbacks;
-4. back here: progress (idle turns, consecutive failures), the turn record, the trace line.
+2. :mod:`~agentloops.controller.batch` — one path for one call or many: admit each, launch,
+   join, settle, apply to state; :mod:`~agentloops.controller.call` — one call's verdict before
+   it runs, then its attempts (retries and fallbacks), the same alone or in a batch;
+3. back here: progress (idle turns, consecutive failures) and the next step
+   (:meth:`~agentloops.controller.turn.TurnPipeline._next_step`), the turn record, the trace line.
 
 The state all stages share lives in one object (:class:`~agentloops.controller.engine.Engine`).
 Nothing here raises for a run that ends badly — a model or provider that
@@ -27,6 +28,7 @@ from typing import Any
 
 from agentloops.controller.engine import _Turn
 from agentloops.controller.errors import ConfigError
+from agentloops.controller.parallel import ARRIVAL_ORDER
 from agentloops.controller.result import ControllerRun
 from agentloops.controller.saved import message_to_dict
 from agentloops.controller.status import Stop
@@ -81,14 +83,15 @@ class Controller(TurnPipeline):
             self.turn += 1
             t = _Turn(self.turn, self.state.version, self._pending_goal())
             self.state.begin_turn()
-            self._deliver_due()
+            if self.inbox:  # results still on their way from an earlier turn
+                self._deliver_due()
             stop = self._turn(t)
             delta = self.state.end_turn()
             progress = delta.progress
-            if stop is None:
+            if stop is None:  # next: progress, and whether the task can still be finished
                 self.monitor.end_turn(progress)
                 self.consecutive_failures = self.consecutive_failures + 1 if t.failed and not progress else 0
-                stop = self._after_turn(t)
+                stop = self._next_step()
             t.decision = f"stop:{stop.status} ({stop.code})" if stop is not None else t.decision
             record = TurnRecord(
                 trace_id=self.trace_id, turn=t.turn, at_s=self.clock.now, state_version=t.state_version,
@@ -98,19 +101,9 @@ class Controller(TurnPipeline):
                 missing_items=tuple(self.state.missing_items()), progress=progress, actions=tuple(t.actions),
                 response=t.response, compaction=t.compaction)
             self.turn_records.append(record)
-            self.sink.write(record.to_dict())
+            self.sink.write(record)  # a dict only when read, or at once when a file is open
             if stop is not None:
                 return self._finish(stop)
-
-    def _after_turn(self, t: _Turn) -> Stop | None:
-        assessment = self.task.assess(self.state)
-        if assessment == "impossible" and not self.state.open_items():
-            return self._stop_unobtainable()  # with open items left, go on: they make the partial answer better
-        limit = self.policy.max_consecutive_failures
-        if limit is not None and self.consecutive_failures >= limit:
-            return self._make_stop("handed_off", "consecutive_failures",
-                                   f"{self.consecutive_failures} turns in a row failed; a person should look at it")
-        return None
 
     def _finish(self, stop: Stop) -> Stop:
         """Freeze the task, write the stop line, then let results still on their way arrive — late.
@@ -125,7 +118,7 @@ class Controller(TurnPipeline):
         stop = replace(stop, state=self.state.snapshot())
         self._stop = stop
         self.sink.write({"kind": "stop", "trace_id": self.trace_id, "record": stop.system_record()})
-        for arrival in sorted(self.inbox, key=lambda a: (a.at, a.call_id, a.delivery)):
+        for arrival in sorted(self.inbox, key=ARRIVAL_ORDER):
             self._deliver(arrival)  # late results: written to the trace, refused by the closed ledger
         self.inbox = []
         return stop

@@ -3,7 +3,7 @@
 Everything a run remembers lives here — task state, budgets and clock, the progress
 monitor, the call ledger, the transcript and the trace — set up once in
 :class:`Engine`; the stages of a turn (:mod:`~agentloops.controller.turn`,
-:mod:`~agentloops.controller.calls`, :mod:`~agentloops.controller.admission`) build on it,
+:mod:`~agentloops.controller.batch`, :mod:`~agentloops.controller.call`) build on it,
 and :class:`~agentloops.controller.controller.Controller` runs them. The stop helpers
 are here because every stage can end the run: each ending is a
 :class:`~agentloops.controller.status.Stop`, never an exception.
@@ -15,6 +15,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from agentloops.controller.context import (
 )
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.faults import FaultInjector, FaultLike
-from agentloops.controller.parallel import Arrival, Ledger, LedgerEvent
+from agentloops.controller.parallel import ARRIVAL_ORDER, Arrival, Ledger, LedgerEvent
 from agentloops.controller.policy import (
     PolicyLike,
     resolve_policy,
@@ -111,6 +112,10 @@ class _Turn:
     failed: bool = False
 
 
+_NO_CONTROLS = Controls()
+"""No outside signals (a frozen value, shared by every run that has none)."""
+
+
 class Engine:
     """The state of one run and the helpers every stage shares (see the module docstring)."""
 
@@ -125,22 +130,18 @@ class Engine:
         self.toolbox = tools if tools is not None else task.toolbox()
         self.policy = resolve_policy(policy)
         self.budget = budget if budget is not None else task.budget
-        self.injector = FaultInjector(faults)
-        for fault in self.injector.faults:
-            if fault.tool not in self.toolbox:
-                raise ConfigError(f"fault on {fault.tool!r}: no such tool in this task's toolbox "
-                                  f"({', '.join(self.toolbox.names())})")
+        self.injector = _injector(faults, self.toolbox)
         self.context = context or ContextPolicy()
         self.compactor = compactor or memory_from_state
         self.send_state = send_state
-        self.controls = controls or Controls()
+        self.controls = controls or _NO_CONTROLS
         self.trace_path = Path(trace) if trace is not None else None
         self.trace_id = trace_id or new_trace_id()
         self.label = label
         self.model_latency_s = model_latency_s
         self.tokenizer = tokenizer
         self.scenario = dict(scenario) if scenario is not None else None
-        self.executor: Executor = executor or self._execute_live
+        self.executor: Executor = executor or partial(execute, injector=self.injector, granted=task.granted)
 
         self.clock = SimClock()
         self.meter = BudgetMeter(self.budget, self.clock, self.policy.retry_scope)
@@ -154,6 +155,8 @@ class Engine:
         self.turn = 0
         self.repairs: Counter[str] = Counter()
         self._normalized: dict[tuple[str, int], tuple[Any, str]] = {}
+        self._sizes: dict[int, tuple[Message, int]] = {}
+        self._items: dict[tuple[str, int], tuple[Any, str | None]] = {}
         self.claims_rejected = 0
         self.consecutive_failures = 0
         self.call_counter = 0
@@ -164,9 +167,6 @@ class Engine:
         self.sink = TraceSink()
         self.resumed_at_turn: int | None = None
         self._stop: Stop | None = None
-
-    def _execute_live(self, spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult:
-        return execute(spec, args, injector=self.injector, granted=self.task.granted)
 
     def _open_trace(self, append: bool) -> None:
         if self.trace_path is not None:
@@ -208,7 +208,7 @@ class Engine:
     def _deliver_due(self) -> None:
         due = [a for a in self.inbox if a.at <= self.clock.now]
         self.inbox = [a for a in self.inbox if a.at > self.clock.now]
-        for arrival in sorted(due, key=lambda a: (a.at, a.call_id, a.delivery)):
+        for arrival in sorted(due, key=ARRIVAL_ORDER):
             self._deliver(arrival)
 
     def _stop_unobtainable(self, answer: str | None = None) -> Stop:
@@ -265,19 +265,37 @@ class Engine:
     def _cancel_stop(self, reason: str, tool: str | None = None) -> Stop:
         return self._make_stop("cancelled", "cancelled_by_user", reason, tool=tool)
 
-    def _retries_left(self, tool: str, reserved: Counter[str] | None = None) -> float | None:
+    def _retries_left(self, tool: str, reserved: Mapping[str, int] | None = None) -> float | None:
         """Retries ``tool`` may still spend (``None``: no limit), minus any ``reserved`` in this batch."""
-        limit = self.budget.limit("retries")
+        limit = self.meter.limits["retries"]
         if limit is None:
             return None
-        held = reserved or Counter()
         if self.meter.retry_scope == "per_tool":
-            return limit - self.meter.retries_by_tool[tool] - held[tool]
-        return limit - self.meter.used["retries"] - sum(held.values())
+            return limit - self.meter.retries_by_tool[tool] - (reserved.get(tool, 0) if reserved else 0)
+        return limit - self.meter.used["retries"] - (sum(reserved.values()) if reserved else 0)
 
-    def _repairs(self, tool: str, result: ToolResult) -> int:
-        """Repairs already granted for this kind of slip on ``tool`` since its last success."""
-        return self.repairs[_repair_key(tool, result)]
+    def _size(self, messages: Sequence[Message]) -> int:
+        """Prompt tokens of a request; a message resent every turn is counted once (the memo holds it, so
+        its id cannot be reused), and the memo keeps only what is still sent, so it stays bounded."""
+        sizes, total = self._sizes, 0
+        for message in messages:
+            known = sizes.get(id(message))
+            if known is None or known[0] is not message:
+                known = sizes[id(message)] = (message, message.tokens(self.tokenizer))
+            total += known[1]
+        if len(sizes) > 2 * len(messages) + 8:
+            self._sizes = {id(m): sizes[id(m)] for m in messages}
+        return total
+
+    def _item(self, tool: str, args: Mapping[str, Any]) -> str | None:
+        """The task item a call serves, looked up once per call (memoised like :meth:`_norm`)."""
+        key = (tool, id(args))
+        memo = self._items.get(key)
+        if memo is not None and memo[0] is args:
+            return memo[1]
+        item = self.task.type.item_for(tool, args, self.task.params)
+        self._items[key] = (args, item)
+        return item
 
     def _norm(self, tool: str, args: Mapping[str, Any] | None) -> str:
         """``args`` normalised as ``tool``'s schema declares (see :attr:`Param.normalize`) — once per call.
@@ -293,6 +311,16 @@ class Engine:
         text = normalize_args(args, spec.params if spec else None)
         self._normalized[key] = (args, text)
         return text
+
+
+def _injector(faults: Sequence[FaultLike], toolbox: Toolbox) -> FaultInjector:
+    """The fault injector for a run, refusing a fault on a tool the task does not offer."""
+    injector = FaultInjector(faults)
+    for fault in injector.faults:
+        if fault.tool not in toolbox:
+            raise ConfigError(f"fault on {fault.tool!r}: no such tool in this task's toolbox "
+                              f"({', '.join(toolbox.names())})")
+    return injector
 
 
 def _repair_key(tool: str, result: ToolResult) -> str:

@@ -3,7 +3,9 @@
 "If a project claims to have solved runaway loops, it should be able to show":
 
 1. :func:`completion_conditions` — each task type's business completion condition;
-2. :func:`budget_basis` — the budgets per task type with their basis, next to what runs use;
+2. :func:`budget_basis` — the budgets per task type with their basis; measured, each limit derived from the
+   uncapped distribution of that task type's runs (:func:`derive_limits`, checked out of sample by
+   :func:`limit_check`);
 3. :func:`stop_statuses` — the stop status definitions;
 4. :func:`repeated_call_trace` — a repeated-call trace that shows why the state did not change;
 5. :func:`error_routing` — how empty, timeout, permission and argument errors are routed, by running them;
@@ -16,14 +18,18 @@ repeat|routing|regression``).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from agentloops.controller.budgets import BUDGET_NAMES
+from agentloops.controller.budgets import BUDGET_NAMES, Budget, BudgetName
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import new_trace_id
+from agentloops.controller.errors import ConfigError
+from agentloops.controller.experiments import UNCAPPED_FACTOR, Measured, measure_uncapped, uncapped
 from agentloops.controller.faults import Fault
 from agentloops.controller.planners import TaskPlanner
 from agentloops.controller.policy import PolicyLike, resolve_policy
@@ -44,11 +50,16 @@ HAPPY_PATHS: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = 
 """Per task type: (task parameters, planner options, policy fields) of a fault-free run that succeeds."""
 
 
-def happy_path(task_type: str) -> ControllerRun:
-    """A fault-free run of the task type that succeeds: the baseline its budgets are sized from."""
+def happy_path(task_type: str, *, faults: Sequence[Fault] = (), budget: Budget | None = None) -> ControllerRun:
+    """A fault-free run of the task type that succeeds: the baseline its budgets are sized from.
+
+    ``faults`` and ``budget`` run the same baseline with a declared fault or other limits
+    (:func:`one_failure_cost` uses both)."""
     params, planner, policy = HAPPY_PATHS[task_type]
     task = make_task(task_type, params)
-    return Controller(task, TaskPlanner(task, **planner), policy={"name": "happy-path", **policy},
+    if budget is not None:
+        task = Task(task.type, task.params, budget)  # so ``run.task.budget`` says what the run was allowed
+    return Controller(task, TaskPlanner(task, **planner), policy={"name": "happy-path", **policy}, faults=faults,
                       trace_id=new_trace_id(f"happy-{task_type}"), label=f"happy-{task_type}").run()
 
 
@@ -57,55 +68,179 @@ def completion_conditions() -> Table:
     return completion_table()
 
 
-def budget_basis(task: str | None = None, *, measure: int = 0, seed: int = 0) -> Table:
-    """Evidence 2: every budget of every task type (or one), its value, its basis, and what runs use.
+ONE_FAILURE: dict[str, tuple[Fault, ...]] = {
+    "weather_compare": (Fault(tool="get_weather", kind="timeout", times=1, match={"city": "Beijing"}),),
+    "order_status": (Fault(tool="lookup_order", kind="timeout", times=1),),
+    "refund": (Fault(tool="issue_refund", kind="timeout", times=1),),
+    "document_lookup": (Fault(tool="read_metadata", kind="timeout", times=1),),
+    "recall_check": (Fault(tool="search_recalls", kind="timeout", times=1),),
+    "research": tuple(Fault(tool="fetch", kind="timeout", times=1, match={"source_id": s}) for s in ("s1", "s2", "s3")),
+}
+"""Per task type: the one recoverable failure whose cost a limit leaves room for — one timeout, or for the
+parallel research task one failed join (three of four fetches time out once, so the minimum of two is missed
+and the next turn fetches again)."""
 
-    Args:
-        task: one task type name (default: all).
-        measure: for ``weather_compare``, also run this many random cases (faults and quirky
-            models) and show the median, 95th percentile and maximum use, and how many runs
-            stopped on each budget.
-        seed: first seed of the random cases.
+ROUNDING: dict[BudgetName, float] = {
+    "steps": 1, "wall_time_s": 1, "model_calls": 1, "tool_calls": 1, "tokens": 100, "context_tokens": 50, "retries": 1,
+}
+"""Derived limits are rounded up to these units."""
+
+
+def one_failure_cost(task_type: str) -> dict[str, float] | None:
+    """What one recoverable failure adds to the happy path, per budget; ``None`` when the run does not
+    recover from it (a refund is never retried: a timed-out write goes to a person)."""
+    happy = happy_path(task_type)
+    budget = uncapped(make_task(task_type, HAPPY_PATHS[task_type][0]).budget)
+    failed = happy_path(task_type, faults=ONE_FAILURE[task_type], budget=budget)
+    if failed.status != "succeeded":
+        return None
+    return {name: max(0.0, round(failed.usage[name] - happy.usage[name], 6)) for name in BUDGET_NAMES}
+
+
+def each_budget_stops(task_type: str = "weather_compare") -> dict[BudgetName, ControllerRun]:
+    """Every budget stopping a run: the happy path with its one recoverable failure (:data:`ONE_FAILURE`), rerun
+    once per budget with that budget set just below what the run uses (one unit; half a second of wall time).
+    Each run ends ``budget_exhausted`` naming that budget, before it would go past it. A budget the run does not
+    use at all (no retries on a path without failures) has no "just below" and is left out."""
+    faults = ONE_FAILURE[task_type]
+    base = happy_path(task_type, faults=faults)
+    budget = make_task(task_type, HAPPY_PATHS[task_type][0]).budget
+    runs: dict[BudgetName, ControllerRun] = {}
+    for name in BUDGET_NAMES:
+        below = base.usage[name] - (0.5 if name == "wall_time_s" else 1)
+        if below >= 0:
+            runs[name] = happy_path(task_type, faults=faults, budget=budget.with_values(**{name: below}))
+    return runs
+
+
+def nearest_rank(values: Sequence[float], fraction: float) -> float:
+    """The nearest-rank percentile of ``values`` (at least one): the smallest value with ``fraction`` of them at or
+    below it."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+@dataclass(frozen=True)
+class DerivedLimit:
+    """One budget of one task type, sized from its uncapped distribution.
+
+    Attributes:
+        task: the task type.
+        budget: the budget.
+        configured: the limit the task type ships with.
+        shortest / median / p95 / max_ok: over the uncapped runs that succeeded.
+        max_all: over every uncapped run (the long tail).
+        one_failure: what one recoverable failure adds to the happy path (``None``: it does not recover).
+        limit: the derived limit.
+        rule: how ``limit`` was computed, in words, with the numbers.
+        cut_ok / cut_failing: uncapped runs over ``limit`` that succeeded / did not.
+        tail: why the runs over ``limit`` ran long (their stop codes, counted).
     """
-    from agentloops.controller.experiments import random_runs
 
+    task: str
+    budget: BudgetName
+    configured: float | None
+    shortest: float
+    median: float
+    p95: float
+    max_ok: float
+    max_all: float
+    one_failure: float | None
+    limit: float
+    rule: str
+    cut_ok: int
+    cut_failing: int
+    tail: str
+
+
+def derive_limit(task: str, budget: BudgetName, runs: Sequence[Measured], one_failure: float | None,
+                 configured: float | None) -> DerivedLimit:
+    """The rule: the 95th percentile of the successful uncapped runs plus what one recoverable failure adds,
+    rounded up. A configured 0 stays 0 (a policy, not a size)."""
+    ok = [r.used(budget) for r in runs if r.succeeded] or [0.0]
+    p95 = nearest_rank(ok, 0.95)
+    unit = ROUNDING[budget]
+    if configured == 0:
+        limit, rule = 0.0, "kept at 0: a policy (side effects), not a size"
+    else:
+        extra = one_failure or 0.0
+        limit = math.ceil(round((p95 + extra) / unit, 6)) * unit
+        why = "one failure adds" if one_failure is not None else "one failure is not recovered, adds"
+        rule = f"p95 of successful runs {p95:g} + {why} {extra:g} → {limit:g}"
+    over = [r for r in runs if r.used(budget) > limit + 1e-6]
+    tail = ", ".join(f"{code} ×{n}" for code, n in Counter(r.code for r in over).most_common(2)) or "-"
+    return DerivedLimit(task, budget, configured, min(ok), statistics.median(ok), p95, max(ok),
+                        max(r.used(budget) for r in runs), one_failure, limit, rule,
+                        sum(r.succeeded for r in over), sum(not r.succeeded for r in over), tail)
+
+
+def derive_limits(task: str, measure: int = 200, seed: int = 0) -> tuple[DerivedLimit, ...]:
+    """Every budget of ``task``, derived from ``measure`` uncapped random runs (seeds ``seed…``)."""
+    runs = measure_uncapped(task, measure, seed)
+    cost = one_failure_cost(task)
+    kind = TASK_TYPES[task]
+    return tuple(derive_limit(task, name, runs, None if cost is None else cost[name], kind.budget.limit(name))
+                 for name in BUDGET_NAMES)
+
+
+def _task_names(task: str | None) -> list[str]:
     names = [task] if task is not None else list(TASK_TYPES)
     for name in names:
         if name not in TASK_TYPES:
-            from agentloops.controller.errors import ConfigError
-
             raise ConfigError(f"unknown task type {name!r}; expected one of: {', '.join(TASK_TYPES)}")
-    measured: dict[str, list[float]] = {}
-    stopped_by: Counter[str] = Counter()
-    if measure and "weather_compare" in names:
-        runs = list(random_runs(measure, seed))
-        for name in BUDGET_NAMES:
-            measured[name] = sorted(r.usage[name] for r in runs)
-        stopped_by.update(r.stop.budget for r in runs if r.status == "budget_exhausted" and r.stop.budget)
-    headers = ["task", "budget", "limit", "happy path uses", "basis"]
-    if measured:
-        headers[4:4] = ["median", "p95", "max", "runs stopped by it"]
-    rows = []
+    return names
+
+
+def budget_basis(task: str | None = None, *, measure: int = 0, seed: int = 0) -> Table:
+    """Evidence 2: every budget of every task type (or one), its value and basis, and what runs use.
+
+    Args:
+        task: one task type name (default: all).
+        measure: also run this many random cases of each task type with every budget lifted out of reach
+            (:func:`~agentloops.controller.experiments.measure_uncapped`) and show, per budget, the distribution
+            of the successful runs, what one recoverable failure adds, the limit derived from them, and how many
+            of the uncapped runs that limit would have cut (and why those ran long).
+        seed: first seed of the random cases.
+    """
+    names = _task_names(task)
+    rows: list[tuple[Any, ...]] = []
+    if not measure:
+        for name in names:
+            happy = happy_path(name)
+            for budget in BUDGET_NAMES:
+                limit = getattr(TASK_TYPES[name].budget, budget)
+                rows.append((name, budget, str(limit), f"{happy.usage[budget]:g}", limit.basis))
+        return Table.build("Budgets per task type, with their basis", ["task", "budget", "limit", "happy path uses",
+                                                                        "basis"], rows,
+                           note="Happy path: a fault-free run that succeeds (evidence.happy_path).")
     for name in names:
-        happy = happy_path(name)
-        kind = TASK_TYPES[name]
-        for budget in BUDGET_NAMES:
-            limit = getattr(kind.budget, budget)
-            row: list[Any] = [name, budget, str(limit), f"{happy.usage[budget]:g}"]
-            if measured:
-                if name == "weather_compare":
-                    values = measured[budget]
-                    p95 = values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
-                    row += [f"{statistics.median(values):g}", f"{p95:g}", f"{values[-1]:g}", stopped_by[budget]]
-                else:
-                    row += ["", "", "", ""]
-            row.append(limit.basis)
-            rows.append(row)
-    note = "Happy path: a fault-free run that succeeds (evidence.happy_path)."
-    if measured:
-        note += (f" Measured: {measure} random weather cases (seeds {seed}…{seed + measure - 1}) under the default "
-                 "policy.")
-    return Table.build("Budgets per task type, with their basis", headers, rows, note=note)
+        for d in derive_limits(name, measure, seed):
+            rows.append((name, d.budget, "off" if d.configured is None else f"{d.configured:g}", f"{d.shortest:g}",
+                         f"{d.median:g}", f"{d.p95:g}", f"{d.max_all:g}",
+                         "not recovered" if d.one_failure is None else f"{d.one_failure:g}", f"{d.limit:g}",
+                         d.cut_ok, d.cut_failing, d.tail, d.rule))
+    headers = ["task", "budget", "configured", "shortest", "median", "p95", "max (all runs)", "one failure adds",
+               "derived", "normal runs cut", "failing runs cut", "long tail (why)", "rule"]
+    note = (f"Measured: {measure} random cases per task type (seeds {seed}…{seed + measure - 1}), every budget "
+            f"lifted ×{UNCAPPED_FACTOR:g}. shortest, median, p95: over the runs that succeeded; one failure: "
+            "one timeout on the happy path (research: one failed join). Check the derived limits on fresh seeds "
+            "with limit_check().")
+    return Table.build("Budgets per task type, derived from the uncapped distribution", headers, rows, note=note)
+
+
+def limit_check(measure: int = 200, seed: int = 0, fresh_seed: int = 10_000, task: str | None = None) -> Table:
+    """Derive the limits from seeds ``seed…`` and count, on ``measure`` fresh uncapped runs from ``fresh_seed…``,
+    how many normal (successful) runs each derived limit would cut — the test a limit must pass out of sample."""
+    rows = []
+    for name in _task_names(task):
+        fresh = measure_uncapped(name, measure, fresh_seed)
+        for d in derive_limits(name, measure, seed):
+            over = [r for r in fresh if r.used(d.budget) > d.limit + 1e-6]
+            rows.append((name, d.budget, f"{d.limit:g}", sum(r.succeeded for r in fresh),
+                         sum(r.succeeded for r in over), sum(not r.succeeded for r in over)))
+    return Table.build(f"Derived limits on {measure} fresh runs per task type (seeds {fresh_seed}…)",
+                       ["task", "budget", "derived", "fresh normal runs", "normal runs cut", "failing runs cut"], rows,
+                       note=f"Limits derived from seeds {seed}…{seed + measure - 1}; checked on other seeds.")
 
 
 def stop_statuses() -> Table:

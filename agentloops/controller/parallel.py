@@ -20,7 +20,9 @@ minimum number of successes (the "minimum evidence set").
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt, model_validator
@@ -98,7 +100,8 @@ class Call:
 
     def freeze(self) -> CallRecord:
         """A frozen copy for results."""
-        return CallRecord(**{name: getattr(self, name) for name in CallRecord.__dataclass_fields__})
+        return CallRecord(self.call_id, self.turn, self.tool, self.args, self.kind, self.parallel, self.started_at,
+                          self.state, self.ended_at, self.arrived_at, self.status, self.deliveries, self.note)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +152,10 @@ class Arrival:
     result: ToolResult
     delivery: int = 1
     task_id: str = ""
+
+
+ARRIVAL_ORDER = attrgetter("at", "call_id", "delivery")
+"""The order results land in: by time, then call id, then delivery (a sort key)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,8 +271,7 @@ class Batch:
 
     def add(self, arrival: Arrival) -> None:
         """Queue an arrival."""
-        self.arrivals.append(arrival)
-        self.arrivals.sort(key=lambda a: (a.at, a.call_id, a.delivery))
+        insort(self.arrivals, arrival, key=ARRIVAL_ORDER)
 
     def next(self) -> Arrival | None:
         """The next arrival to process, or ``None`` once decided (or past the deadline)."""
@@ -278,23 +284,21 @@ class Batch:
             return None
         return self.arrivals.pop(0)
 
-    def needed(self) -> int:
-        """Successes that end the batch: the join's number, capped by what the task still needs."""
-        needed = self.join.needed(self.total)
-        if self.join.kind != "all" and self.still_needed is not None:
-            needed = min(needed, max(self.still_needed, 0))
-        return needed
-
     def note(self, applied: bool, succeeded: bool) -> None:
-        """Count a processed first delivery; end the batch once the join is satisfied."""
+        """Count a processed first delivery; end the batch once the join is satisfied.
+
+        The successes that end it are the join's number, capped by what the task still needs.
+        """
         if not applied:
             return
         self.finished += 1
         self.succeeded += int(succeeded)
-        running = self.total - self.finished
-        if self.succeeded >= self.needed():
+        needed = self.join.needed(self.total)
+        if self.join.kind != "all" and self.still_needed is not None:
+            needed = min(needed, max(self.still_needed, 0))
+        if self.succeeded >= needed:
             self.outcome = "satisfied"
-        elif self.succeeded + running < self.needed():
+        elif self.succeeded + self.total - self.finished < needed:
             self.short = True  # noted, but the running calls are still needed: wait for them
 
     def leftover(self) -> list[Arrival]:

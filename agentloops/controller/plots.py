@@ -21,18 +21,34 @@ status, one per loop (cap-only / controller) and one per error policy.
 
 matplotlib is imported inside the functions. Every function returns a
 :class:`~matplotlib.figure.Figure` already closed in pyplot's registry: a
-headless run accumulates no open figures, a notebook still shows it, and a
-widget turns it into a PNG with :func:`to_png`.
+headless run accumulates no open figures, and a notebook still shows it.
+
+The widgets draw with the ``Live…Chart`` classes instead: each lays its
+figure out once (:class:`LiveFigure`) and a redraw only moves the data of
+its artists, so a control change costs milliseconds, not a new figure.
+Labels sit beside or above their bar, never on it or on a line; markers are
+explained in legends outside the plot.
 """
 
 from __future__ import annotations
 
 import io
 import textwrap
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union, cast
 
-from agentloops.plots import CAP_COLOR, OKABE_ITO, OTHER_COLOR, WASTE_HATCH, _done, _integer_ticks, _new_figure, _styled
+from agentloops.plots import (
+    CAP_COLOR,
+    OKABE_ITO,
+    OTHER_COLOR,
+    WASTE_HATCH,
+    _done,
+    _integer_ticks,
+    _new_figure,
+    _styled,
+    chart_style,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,8 +92,9 @@ CAP_OUTCOME_COLORS: dict[str, str] = {
 }
 """How a cap-only run ended (see :data:`agentloops.controller.experiments.CAP_OUTCOME_STATUS`)."""
 
-LOOP_COLORS: dict[str, str] = {"cap-only": OKABE_ITO["vermillion"], "controller": OKABE_ITO["blue"]}
-"""The two loops of the randomized comparisons."""
+LOOP_COLORS: dict[str, str] = {"cap-only": CAP_COLOR, "controller": OKABE_ITO["blue"]}
+"""The two loops of the randomized comparisons: the cap-only loop in the colour of the cap (black, as part 1
+draws the step cap), the controller in blue (its lines and bars in every widget)."""
 
 POLICY_COLORS: dict[str, str] = {
     "naive": OKABE_ITO["vermillion"],
@@ -109,7 +126,10 @@ ACTION_COLORS: dict[str, str] = {
 """Kinds of action in a trajectory (the prefix of an action label)."""
 
 NO_CHANGE_COLOR = OKABE_ITO["vermillion"]
-"""The cross that marks a turn whose state version did not move."""
+"""The cross that marks a turn whose state version did not move (vermillion: waste, as in part 1)."""
+
+DIFFERS_EDGE = "black"
+"""The thick outline of an action or stop where two trajectories differ (vermillion already means "blocked")."""
 
 RunsLike = Union["ControllerRun", Sequence["ControllerRun"], Mapping[str, "ControllerRun"]]
 """One run, several runs (labelled by ``run.label``), or runs by label."""
@@ -165,15 +185,12 @@ _SERIES_COLORS: tuple[str, ...] = (OKABE_ITO["blue"], OKABE_ITO["vermillion"], O
                                    OKABE_ITO["reddish_purple"], OKABE_ITO["orange"], OKABE_ITO["sky_blue"])
 
 
-def _series_style(i: int) -> tuple[str, str, str]:
+def _series_style(i: int, status: str | None = None) -> tuple[str, str, str]:
+    """Colour, line style and marker of the ``i``-th line; with ``status``, the colour is that stop status's
+    (a line's colour then means how its run ended, as everywhere else), and the style tells the lines apart."""
     style, marker = _LINE_STYLES[i % len(_LINE_STYLES)]
-    return _SERIES_COLORS[i % len(_SERIES_COLORS)], style, marker
-
-
-def _stop_note(ax: Axes, x: float, y: float, status: str, color: str, offset: int = 0) -> None:
-    ax.annotate(status, (x, y), xytext=(6, 6 - 24 * offset), textcoords="offset points", fontsize=11, color="black",
-                bbox={"boxstyle": "round,pad=0.2", "facecolor": status_color(status), "edgecolor": color,
-                      "alpha": 0.85})
+    color = status_color(status) if status is not None else _SERIES_COLORS[i % len(_SERIES_COLORS)]
+    return color, style, marker
 
 
 # --------------------------------------------------------------------------- 10: state per turn
@@ -183,30 +200,31 @@ def _stop_note(ax: Axes, x: float, y: float, status: str, color: str, offset: in
 def state_chart(runs: RunsLike, *, title: str | None = None) -> Figure:
     """State version and items still missing after each turn, one line per run.
 
-    A turn whose state version did not move is marked with a cross: the loop
-    went round without learning anything. The last point of each line is
-    labelled with the run's stop status.
+    A turn that called a tool and left the state version where it was is
+    marked with a vermillion cross (the colour of waste in both parts): the
+    loop went round without learning anything. Lines are shifted sideways by
+    a fraction of a turn, so where two runs coincide both stay visible; each
+    run's stop status is in the legend, never on the lines.
     """
     from matplotlib.lines import Line2D
 
     pairs = _labelled(runs)
     fig, (version_ax, open_ax) = _new_figure(13.0, 4.8, ncols=2)
     for i, (label, run) in enumerate(pairs):
-        color, style, marker = _series_style(i)
-        turns = [0, *(t.turn for t in run.turns)]
+        color, style, marker = _series_style(i, run.status)
+        shift = _DODGE * (2 * i - (len(pairs) - 1))
+        turns = [shift, *(t.turn + shift for t in run.turns)]
         versions = [run.turns[0].state_version if run.turns else 0, *(t.state_version_after for t in run.turns)]
         still_open = [len(run.task.items), *(len(t.open_items) for t in run.turns)]
         for ax, values in ((version_ax, versions), (open_ax, still_open)):
-            # the first run is drawn wide with hollow markers, later ones narrow on top: overlaps stay visible
-            ax.plot(turns, values, linestyle=style, marker=marker, color=color, linewidth=max(1.8, 5.5 - 2 * i),
-                    markersize=max(6, 13 - 3 * i), markerfacecolor="white" if i == 0 else color,
-                    markeredgewidth=2, label=label, zorder=3 + i)
-            _stop_note(ax, turns[-1], values[-1], run.status, color, offset=i)
+            ax.plot(turns, values, linestyle=style, marker=marker, color=color, linewidth=2.5, markersize=8,
+                    markerfacecolor="white" if i else color, markeredgewidth=2, label=f"{label} → {run.status}",
+                    zorder=3 + i)
         idle = _idle_turns(run)
         if idle:
             xs, ys = zip(*idle, strict=True)
-            version_ax.plot(xs, ys, linestyle="none", marker="x", markersize=15, markeredgewidth=3,
-                            color=CAP_COLOR, zorder=20)
+            version_ax.plot([x + shift for x in xs], ys, linestyle="none", marker="x", markersize=15,
+                            markeredgewidth=3, color=NO_CHANGE_COLOR, zorder=20)
     version_ax.set_ylabel("state version after the turn")
     version_ax.set_title("State version (a cross: nothing changed)", fontsize=14)
     open_ax.set_ylabel("items still missing")
@@ -216,11 +234,11 @@ def state_chart(runs: RunsLike, *, title: str | None = None) -> Figure:
         ax.xaxis.set_major_locator(_integer_ticks())
         ax.yaxis.set_major_locator(_integer_ticks())
         ax.set_ylim(bottom=0)
-        ax.margins(x=0.12, y=0.2)
+        ax.margins(x=0.08, y=0.15)
     handles, _ = version_ax.get_legend_handles_labels()
     handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
-                          color=CAP_COLOR, label="turn without a state change"))
-    open_ax.legend(handles=handles, frameon=False, loc="upper right", fontsize=11)
+                          color=NO_CHANGE_COLOR, label="tool turn without a state change"))
+    fig.legend(handles=handles, frameon=False, loc="outside lower center", ncol=len(handles), fontsize=11)
     fig.suptitle(title or "Each useful turn moves the state and shrinks what is missing", fontsize=16,
                  fontweight="bold")
     return _done(fig)
@@ -259,56 +277,55 @@ def _draw_budgets(ax: Axes, run: ControllerRun, *, fontsize: int = 12) -> None:
                         fontsize=fontsize, color=OTHER_COLOR)
             continue
         share = 100.0 * used / limit if limit else (100.0 if used else 0.0)
-        color = status_color("budget_exhausted") if name == stopped_by else OKABE_ITO["blue"]
+        color = status_color("budget_exhausted") if name == stopped_by else LOOP_COLORS["controller"]
         ax.barh(y, min(share, 130.0), color=color, edgecolor="white", zorder=2,
                 hatch=STATUS_HATCHES["budget_exhausted"] if name == stopped_by else None)
         ax.annotate(f"{used:g} / {limit:g}", (min(share, 130.0), y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=fontsize)
     ax.axvline(100, color=CAP_COLOR, linestyle="--", linewidth=1.5)
-    ax.annotate("limit", xy=(100, 1), xycoords=("data", "axes fraction"), xytext=(3, -14),
-                textcoords="offset points", fontsize=fontsize)
     ax.set_yticks(range(len(names)), [f"{n}\n({BUDGET_LABELS[n].split(' (')[0]})" if n != "retries" else
                                       "retries\n(shared by all tools)" for n in names], fontsize=fontsize - 1)
     ax.invert_yaxis()
-    ax.set_xlim(0, 145)
-    ax.set_xlabel("share of the limit used (%)")
+    ax.set_xlim(0, 150)
+    ax.set_xlabel("share of the limit used (%; dashed: the limit)")
     ax.set_ylabel("budget")
 
 
 @_styled
 def run_chart(run: ControllerRun, *, title: str | None = None) -> Figure:
-    """One run at a glance (the controller explorer's chart): state per turn, and budgets used.
+    """One run at a glance (the controller explorer's chart, drawn once): progress per turn, and budgets used.
 
-    Left: state version and items still missing after each turn (a cross: a
-    turn that called a tool and changed nothing). Right: the seven budgets as
-    in :func:`budget_chart`.
+    Left: the progress version (it moves only with progress, so a run that
+    makes none is flat) and the items still missing; a vermillion cross marks
+    a tool turn that made no progress. Right: the seven budgets as in
+    :func:`budget_chart`.
     """
     from matplotlib.lines import Line2D
 
     fig, (left, right) = _new_figure(14.0, 4.6, ncols=2)
     turns = [0, *(t.turn for t in run.turns)]
-    versions = [run.turns[0].state_version if run.turns else 0, *(t.state_version_after for t in run.turns)]
+    progress = progress_versions(run)
     still_open = [len(run.task.items), *(len(t.open_items) for t in run.turns)]
-    left.plot(turns, versions, color=OKABE_ITO["blue"], marker="o", linewidth=2.5, markersize=8,
-              label="state version")
-    left.plot(turns, still_open, color=OKABE_ITO["vermillion"], linestyle="--", marker="s", linewidth=2.5,
-              markersize=8, label="items still missing")
-    idle = _idle_turns(run)
+    left.plot(turns, progress, color=LOOP_COLORS["controller"], marker="o", linewidth=2.5, markersize=8,
+              label="progress version")
+    left.plot(turns, still_open, color=OTHER_COLOR, linestyle="--", marker="s", linewidth=2.5, markersize=8,
+              label="items still missing")
+    idle = [(t.turn, progress[i + 1]) for i, t in enumerate(run.turns) if _idle(t)]
     if idle:
         xs, ys = zip(*idle, strict=True)
-        left.plot(xs, ys, linestyle="none", marker="x", markersize=14, markeredgewidth=3, color=CAP_COLOR, zorder=5)
-    _stop_note(left, turns[-1], versions[-1], run.status, OKABE_ITO["blue"])
+        left.plot(xs, ys, linestyle="none", marker="x", markersize=14, markeredgewidth=3, color=NO_CHANGE_COLOR,
+                  zorder=5)
     left.set_xlabel("turn")
     left.set_ylabel("count")
     left.xaxis.set_major_locator(_integer_ticks())
     left.yaxis.set_major_locator(_integer_ticks())
     left.set_ylim(bottom=0)
-    left.margins(x=0.15, y=0.25)
+    left.margins(x=0.1, y=0.15)
     handles, _ = left.get_legend_handles_labels()
-    handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5, color=CAP_COLOR,
-                          label="tool turn, no state change"))
-    left.legend(handles=handles, frameon=False, loc="upper left", fontsize=11)
-    left.set_title("State per turn", fontsize=14)
+    handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
+                          color=NO_CHANGE_COLOR, label="tool turn, no progress"))
+    fig.legend(handles=handles, frameon=False, loc="outside lower center", ncol=3, fontsize=11)
+    left.set_title("Progress per turn", fontsize=14)
     _draw_budgets(right, run, fontsize=11)
     right.set_title("Budgets used", fontsize=14)
     fig.suptitle(title or f"{run.label}: {run.status} ({run.code})", fontsize=16, fontweight="bold")
@@ -358,23 +375,22 @@ def retry_chart(runs: RunsLike, *, title: str | None = None) -> Figure:
         color, style, marker = _series_style(i)
         spent = retries_spent(run)
         attempts = list(range(1, len(spent) + 1))
-        left.step([0, *attempts], [0, *spent], where="post", linestyle=style, color=color, linewidth=2.5,
-                  label=f"{label}: {spent[-1] if spent else 0} retries, {len(spent)} attempts")
-        left.plot(attempts, spent, linestyle="none", marker=marker, color=color, markersize=7)
+        shift = _DODGE * (2 * i - (len(pairs) - 1))  # the scopes agree until the budget runs out
+        left.step([shift, *(a + shift for a in attempts)], [0, *spent], where="post", linestyle=style, color=color,
+                  linewidth=2.5, label=f"{label}: {spent[-1] if spent else 0} retries, {len(spent)} attempts")
+        left.plot([a + shift for a in attempts], spent, linestyle="none", marker=marker, color=color, markersize=7)
         limit = _limit_of(run, "retries")
         if limit is not None:
             budgets.add(limit)
     for limit in sorted(budgets):
-        left.axhline(limit, color=CAP_COLOR, linestyle="--", linewidth=1.5)
-        left.annotate(f"shared retry budget = {limit:g}", xy=(0, limit), xycoords=("axes fraction", "data"),
-                      xytext=(4, 4), textcoords="offset points", fontsize=12)
+        left.axhline(limit, color=CAP_COLOR, linestyle=":", linewidth=2, label=f"the task's retry budget = {limit:g}")
     left.set_xlabel("tool attempt (in order)")
     left.set_ylabel("retries spent so far")
     left.xaxis.set_major_locator(_integer_ticks())
     left.yaxis.set_major_locator(_integer_ticks())
     left.set_ylim(bottom=0)
     left.margins(y=0.25)
-    left.legend(frameon=False, loc="upper left", bbox_to_anchor=(0.0, 0.92), fontsize=11)
+    fig.legend(*left.get_legend_handles_labels(), frameon=False, loc="outside lower center", ncol=3, fontsize=11)
     left.set_title("Retries against the task's budget", fontsize=14)
 
     tools = list(dict.fromkeys(c.tool for _, run in pairs for c in run.calls))
@@ -417,7 +433,8 @@ def storm_chart(rows: Iterable[Mapping[str, Any]], *, title: str | None = None) 
         label = "one shared retry budget" if scope == "shared" else "a retry budget per tool"
         ax.plot(xs, ys, linestyle=style, marker=marker, color=color, linewidth=2.5, markersize=9, label=label)
         for x, y in points:
-            ax.annotate(str(y), (x, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=12)
+            # up and to the left: the line comes from the lower left and leaves to the upper right
+            ax.annotate(str(y), (x, y), xytext=(-7, 5), textcoords="offset points", ha="right", fontsize=12)
     ax.set_xlabel("tools in the fallback chain (all failing)")
     ax.set_ylabel("tool attempts for one task")
     ax.xaxis.set_major_locator(_integer_ticks())
@@ -485,65 +502,68 @@ def loop_histograms(source: LoopComparison | pd.DataFrame, *, cap: int | None = 
     ends.margins(x=0.15)
     ends.set_title("How the runs ended", fontsize=14)
 
-    top = int(max(frame["cap_steps"].max(), frame["ctl_steps"].max(), cap or 0)) + 1
-    bins = [b - 0.5 for b in range(0, top + 2)]
-    for loop, column in (("cap-only", "cap_steps"), ("controller", "ctl_steps")):
-        steps.hist(frame[column], bins=bins, histtype="step", linewidth=2.5, color=LOOP_COLORS[loop],
-                   linestyle="-" if loop == "controller" else "--", label=f"{loop} (mean {frame[column].mean():.2f})")
-    if cap is not None:
-        steps.axvline(cap, color=CAP_COLOR, linestyle="--", linewidth=1.5)
-        steps.annotate(f"cap = {cap}", xy=(cap, 0.62), xycoords=("data", "axes fraction"), xytext=(-4, 0),
-                       textcoords="offset points", ha="right", fontsize=12)
-    if step_budget is not None:
-        steps.axvline(step_budget, color=CAP_COLOR, linestyle=":", linewidth=1.5)
-        steps.annotate(f"step budget = {step_budget:g}", xy=(step_budget, 0.55), xycoords=("data", "axes fraction"),
-                       xytext=(-4, 0), textcoords="offset points", ha="right", fontsize=12)
-    steps.set_xlabel("model calls (steps) used")
-    steps.set_ylabel("runs")
-    steps.xaxis.set_major_locator(_integer_ticks())
-    steps.legend(frameon=False, loc="upper left", fontsize=12)
-    steps.set_title("Steps used", fontsize=14)
+    _draw_steps(steps, frame, cap, step_budget)
     fig.suptitle(title or f"{len(frame)} randomized runs: a cap stops runs, the controller says why",
                  fontsize=16, fontweight="bold")
     return _done(fig)
 
 
+def _draw_steps(ax: Axes, frame: pd.DataFrame, cap: int | None, step_budget: float | None) -> None:
+    """Runs per step count, the two loops side by side; the cap and the step budget are legend entries."""
+    from matplotlib.lines import Line2D
+
+    top = int(max(frame["cap_steps"].max(), frame["ctl_steps"].max(), cap or 0)) + 1
+    width = 0.4
+    for i, (loop, column) in enumerate((("cap-only", "cap_steps"), ("controller", "ctl_steps"))):
+        counts = frame[column].value_counts()
+        xs = list(range(top + 1))
+        ax.bar([x + (i - 0.5) * width for x in xs], [int(counts.get(x, 0)) for x in xs], width,
+               color=LOOP_COLORS[loop], edgecolor="white", zorder=2, label=f"{loop} (mean {frame[column].mean():.2f})")
+    handles, _ = ax.get_legend_handles_labels()
+    same = cap is not None and step_budget is not None and float(cap) == float(step_budget)
+    for value, style, label in ((cap, "--", "cap-only cap" + (" = controller step budget" if same else "")),
+                                (None if same else step_budget, ":", "controller step budget")):
+        if value is not None:
+            ax.axvline(value, color=CAP_COLOR, linestyle=style, linewidth=1.5, zorder=1)
+            handles.append(Line2D([], [], color=CAP_COLOR, linestyle=cast(Any, style), label=f"{label} = {value:g}"))
+    ax.set_xlabel("model calls (steps) used")
+    ax.set_ylabel("runs")
+    ax.xaxis.set_major_locator(_integer_ticks())
+    ax.margins(y=0.1)
+    ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11)
+    ax.set_title("Steps used", fontsize=14)
+
+
 @_styled
 def claims_chart(counts: Mapping[str, Mapping[str, int]], *, title: str | None = None) -> Figure:
-    """Stacked bars, one per policy: verified success, unverified ("false") success, and the other stops.
+    """Per policy, side by side: verified success, unverified ("false") success, and every other stop.
 
     Args:
-        counts: policy → {``verified``, ``unverified``, and any stop statuses} → runs.
+        counts: policy → {``verified``, ``unverified``, and any stop statuses} → runs (the statuses are
+            counted together as "stopped otherwise"; the widget's table lists them one by one).
         title: the chart's message.
     """
     if not counts:
         raise ValueError("nothing to plot: no policies were given")
+    from matplotlib.patches import Patch
+
     fig, (ax,) = _new_figure(max(10.0, 2.6 * len(counts) + 6), 5.2)
-    categories: list[str] = ["verified", "unverified"]
-    for by_kind in counts.values():
-        categories += [k for k in by_kind if k not in categories]
-    colors = {"verified": STATUS_COLORS["succeeded"], "unverified": OKABE_ITO["vermillion"]}
-    labels = {"verified": "succeeded, condition verified", "unverified": "reported success, condition NOT met"}
+    width = 0.8 / len(CLAIM_KINDS)
     for x, by_kind in enumerate(counts.values()):
-        bottom = 0
-        for kind in categories:
-            value = int(by_kind.get(kind, 0))
-            if not value:
-                continue
-            color = colors.get(kind, status_color(kind))
-            hatch = WASTE_HATCH if kind == "unverified" else STATUS_HATCHES.get(kind, "") or None
-            ax.bar(x, value, 0.6, bottom=bottom, color="white" if kind == "unverified" else color, edgecolor=color,
-                   hatch=hatch, linewidth=1.5, zorder=2, label=labels.get(kind, kind))
-            ax.annotate(str(value), (x, bottom + value / 2), ha="center", va="center", fontsize=12,
-                        bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
-            bottom += value
+        bars = claim_bars(by_kind)
+        for j, (kind, _, color, hatch) in enumerate(CLAIM_KINDS):
+            xj = x - 0.4 + width * (j + 0.5)
+            ax.bar(xj, bars[kind], width, color="white" if hatch else color, edgecolor=color, hatch=hatch,
+                   linewidth=1.5, zorder=2)
+            ax.annotate(str(bars[kind]), (xj, bars[kind]), xytext=(0, 3), textcoords="offset points", ha="center",
+                        va="bottom", fontsize=12)
     ax.set_xticks(range(len(counts)), [f"policy {p}" for p in counts])
     ax.set_xlabel("error policy")
     ax.set_ylabel("runs")
     ax.yaxis.set_major_locator(_integer_ticks())
-    handles, names = ax.get_legend_handles_labels()
-    unique = dict(zip(names, handles, strict=False))
-    ax.legend(unique.values(), unique.keys(), frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+    ax.margins(y=0.15)
+    ax.legend(handles=[Patch(facecolor="white" if h else c, edgecolor=c, hatch=h, label=lab)
+                       for _, lab, c, h in CLAIM_KINDS], frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               fontsize=11)
     fig.suptitle(title or "A reply without tool calls is a claim: how many were true?", fontsize=16,
                  fontweight="bold")
@@ -559,9 +579,10 @@ def gantt_chart(run: ControllerRun, *, title: str | None = None) -> Figure:
 
     A bar runs from the call's start to its end (its result, or its
     cancellation). A cancelled call whose result still arrived is drawn with
-    a dotted line to that arrival and a ``late`` marker: recorded, not applied.
-    A second delivery of the same result is marked ``duplicate``. The dashed
-    vertical line is the stop, labelled with the status.
+    a dotted line to that arrival and a triangle: recorded, not applied. A
+    second delivery of the same result is a diamond. The dashed vertical line
+    is the stop, in its status colour. Every marker is explained in the
+    legend, outside the plot: no text sits on a bar.
     """
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -581,18 +602,12 @@ def gantt_chart(run: ControllerRun, *, title: str | None = None) -> Figure:
         if call.state == "ignored" and call.arrived_at is not None:
             ax.plot([end, call.arrived_at], [y, y], linestyle=":", color=CAP_COLOR, linewidth=2)
             ax.plot([call.arrived_at], [y], marker="v", color=OKABE_ITO["vermillion"], markersize=12, zorder=3)
-            ax.annotate("late: recorded, ignored", (call.arrived_at, y), xytext=(0, 10),
-                        textcoords="offset points", ha="right", fontsize=11)
         kind = "" if call.kind == "call" else f"{call.kind}:"
         labels.append(f"{kind}{call.tool}{_short_args(call.args)}\n{call.state}")
     for event in duplicates:
         y = next(i for i, c in enumerate(calls) if c.call_id == event.call_id)
         ax.plot([event.at_s], [y], marker="D", color=OKABE_ITO["reddish_purple"], markersize=10, zorder=4)
-        ax.annotate("duplicate: applied once", (event.at_s, y), xytext=(0, -16), textcoords="offset points",
-                    fontsize=11)
     ax.axvline(run.stop.at_s, color=status_color(run.status), linestyle="--", linewidth=2.5)
-    ax.annotate(f"stop: {run.status}", xy=(run.stop.at_s, 1), xycoords=("data", "axes fraction"), xytext=(4, -14),
-                textcoords="offset points", fontsize=12, fontweight="bold")
     ax.set_yticks(range(len(calls)), labels, fontsize=12)
     ax.invert_yaxis()
     ax.set_xlabel("simulated time (s)")
@@ -603,11 +618,13 @@ def gantt_chart(run: ControllerRun, *, title: str | None = None) -> Figure:
     handles: list[Any] = [Patch(facecolor=CALL_STATE_COLORS.get(s, OTHER_COLOR), edgecolor="black",
                      hatch="//" if s in ("cancelled", "ignored") else None, label=s) for s in states]
     if any(c.state == "ignored" for c in calls):
-        handles.append(Line2D([], [], marker="v", linestyle="none", color=OKABE_ITO["vermillion"], markersize=10,
-                              label="late result"))
+        handles.append(Line2D([], [], marker="v", linestyle=":", color=OKABE_ITO["vermillion"], markersize=10,
+                              label="late: recorded, ignored"))
     if duplicates:
         handles.append(Line2D([], [], marker="D", linestyle="none", color=OKABE_ITO["reddish_purple"],
-                              markersize=9, label="duplicate delivery"))
+                              markersize=9, label="duplicate: applied once"))
+    handles.append(Line2D([], [], color=status_color(run.status), linestyle="--", linewidth=2.5,
+                          label=f"stop at {run.stop.at_s:g} s: {run.status}"))
     ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11)
     fig.suptitle(title or f"Parallel calls of {run.label}: states, late and duplicate results", fontsize=16,
                  fontweight="bold")
@@ -634,9 +651,15 @@ def _short_args(args: str) -> str:
 def context_chart(runs: RunsLike, *, budget: float | None = None, title: str | None = None) -> Figure:
     """Tokens of the request sent each turn, one line per run; a triangle marks a compaction.
 
+    When one run climbs to many times the size of another (an uncontrolled
+    run against a compacted one), the y axis is logarithmic: on a linear
+    scale the smaller run's growth, and each compaction's drop, would be a
+    flat line along the bottom. The budget is a dotted line named in the
+    legend.
+
     Args:
         runs: the runs to compare (labelled).
-        budget: the context budget to draw as a dashed line (default: none).
+        budget: the context budget to draw as a dotted line (default: none).
         title: the chart's message.
     """
     from matplotlib.lines import Line2D
@@ -644,33 +667,53 @@ def context_chart(runs: RunsLike, *, budget: float | None = None, title: str | N
     pairs = _labelled(runs)
     fig, (ax,) = _new_figure(13.0, 5.2)
     compacted = False
+    peaks = []
     for i, (label, run) in enumerate(pairs):
-        color, style, marker = _series_style(i)
-        turns = [t.turn for t in run.turns if t.context_tokens]
+        color, style, marker = _series_style(i, run.status)
+        shift = _DODGE * (2 * i - (len(pairs) - 1))  # runs that send the same requests stay visible side by side
+        turns = [t.turn + shift for t in run.turns if t.context_tokens]
         sizes = [t.context_tokens for t in run.turns if t.context_tokens]
+        peaks.append(max(sizes, default=1))
         ax.plot(turns, sizes, linestyle=style, marker=marker, color=color, linewidth=2.5, markersize=8,
                 label=f"{label} → {run.status}", zorder=3)
-        events = [(t.turn, t.context_tokens) for t in run.turns if t.compaction]
+        events = [(t.turn + shift, t.context_tokens) for t in run.turns if t.compaction]
         if events:
             compacted = True
             xs, ys = zip(*events, strict=True)
             ax.plot(xs, ys, linestyle="none", marker="v", markersize=13, color=color, markeredgecolor="black",
                     zorder=4)
-    if budget is not None:
-        ax.axhline(budget, color=CAP_COLOR, linestyle="--", linewidth=1.5)
-        ax.annotate(f"context budget = {budget:g}", xy=(0, budget), xycoords=("axes fraction", "data"),
-                    xytext=(4, 4), textcoords="offset points", fontsize=12)
     handles, _ = ax.get_legend_handles_labels()
+    if budget is not None:
+        ax.axhline(budget, color=CAP_COLOR, linestyle=":", linewidth=2)
+        handles.append(Line2D([], [], color=CAP_COLOR, linestyle=":", linewidth=2,
+                              label=f"context budget = {budget:g}"))
     if compacted:
         handles.append(Line2D([], [], linestyle="none", marker="v", markersize=11, color="#bbbbbb",
                               markeredgecolor="black", label="compaction before this request"))
     ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11)
     ax.set_xlabel("turn")
-    ax.set_ylabel("request size (estimated tokens)")
     ax.xaxis.set_major_locator(_integer_ticks())
-    ax.set_ylim(bottom=0)
+    if max([*peaks, budget or 0]) > LOG_SCALE_RATIO * min(peaks):
+        _log_tokens(ax)
+        ax.set_ylabel("request size (estimated tokens, log scale)")
+    else:
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("request size (estimated tokens)")
     fig.suptitle(title or "Context sent with each turn", fontsize=16, fontweight="bold")
     return _done(fig)
+
+
+LOG_SCALE_RATIO = 4.0
+"""A context chart switches to a log scale when its largest value is this many times its smallest peak."""
+
+
+def _log_tokens(ax: Axes) -> None:
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(FixedLocator([50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000]))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(lambda v, _: f"{v:,.0f}")
 
 
 # --------------------------------------------------------------------------- 14: trajectories
@@ -681,44 +724,51 @@ def trace_diff_chart(diff: TraceDiff | Replay, *, title: str | None = None) -> F
     """Two trajectories of the same trace as lanes of actions; positions that differ are outlined.
 
     Each box is one action, coloured by its kind (call, retry, fallback,
-    blocked, answer…); a thick vermillion outline marks a position where the
-    two sides differ. The end of each lane names its stop status.
+    blocked, answer…); a thick black outline marks a position, or a
+    stop, where the two sides differ. A replay that matches its recording
+    exactly is drawn as one lane, and the title says what changed in words.
     """
     from matplotlib.patches import Patch, Rectangle
 
     if hasattr(diff, "diff"):
         diff = diff.diff  # a Replay
-    lanes = ((diff.before_label, diff.before_actions, diff.before_stop),
-             (diff.after_label, diff.after_actions, diff.after_stop))
+    lanes: tuple[tuple[str, tuple[str, ...], tuple[str, str, str]], ...] = (
+        (diff.before_label, diff.before_actions, diff.before_stop),
+        (diff.after_label, diff.after_actions, diff.after_stop))
+    if diff.same:  # two identical rows would only send the reader hunting for a difference
+        lanes = ((f"{diff.before_label}\n= {diff.after_label}", diff.before_actions, diff.before_stop),)
     n = max(len(diff.before_actions), len(diff.after_actions), 1)
     fig, (ax,) = _new_figure(min(16.0, max(9.0, 1.25 * n + 5)), 4.2)
     kinds_seen: list[str] = []
+    stops_differ = diff.before_stop[:2] != diff.after_stop[:2]
     for row, (_, actions, stop) in enumerate(lanes):
         y = 1 - row
         for i, label in enumerate(actions):
             kind = action_kind(label)
             kinds_seen.append(kind)
-            other = lanes[1 - row][1]
+            other = lanes[1 - row][1] if len(lanes) == 2 else actions
             differs = i >= len(other) or other[i] != label
             ax.add_patch(Rectangle((i + 0.05, y - 0.32), 0.9, 0.64, facecolor=ACTION_COLORS[kind],
-                                   edgecolor=NO_CHANGE_COLOR if differs else "white",
+                                   edgecolor=DIFFERS_EDGE if differs else "white",
                                    linewidth=3.5 if differs else 1, zorder=2))
             ax.annotate(_short_action(label), (i + 0.5, y), ha="center", va="center", fontsize=9,
                         color="white" if kind in ("call", "fallback", "blocked", "held") else "black", zorder=3)
         ax.annotate(f"{stop[0]}\n({stop[1]})", (len(actions) + 0.15, y), va="center", fontsize=12,
-                    bbox={"boxstyle": "round,pad=0.25", "facecolor": status_color(stop[0]), "alpha": 0.85})
+                    bbox={"boxstyle": "round,pad=0.25", "facecolor": status_color(stop[0]),
+                          "edgecolor": DIFFERS_EDGE if stops_differ else "black",
+                          "linewidth": 3 if stops_differ else 1})
     ax.set_xlim(0, n + 3.2)
-    ax.set_ylim(-0.6, 1.6)
-    ax.set_yticks([1, 0], [diff.before_label, diff.after_label])
+    ax.set_ylim(0.4 if len(lanes) == 1 else -0.6, 1.6)
+    ax.set_yticks([1, 0][: len(lanes)], [label for label, _, _ in lanes])
     ax.set_xticks([i + 0.5 for i in range(n)], [str(i + 1) for i in range(n)])
     ax.set_xlabel("action number")
     ax.set_ylabel("trajectory")
     ax.spines["left"].set_visible(False)
     handles = [Patch(facecolor=ACTION_COLORS[k], label=k) for k in dict.fromkeys(kinds_seen)]
-    handles.append(Patch(facecolor="white", edgecolor=NO_CHANGE_COLOR, linewidth=3, label="differs"))
+    handles.append(Patch(facecolor="white", edgecolor=DIFFERS_EDGE, linewidth=3, label="differs"))
     ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(0.0, -0.22), ncol=len(handles),
               fontsize=11)
-    fig.suptitle(title or textwrap.fill(diff.summary(), 100), fontsize=14, fontweight="bold")
+    fig.suptitle(title or textwrap.fill(diff_headline(diff), 100), fontsize=14, fontweight="bold")
     return _done(fig)
 
 
@@ -729,122 +779,729 @@ def _short_action(label: str) -> str:
     tool, _, args = body.partition("(")
     values = ", ".join(part.split("=", 1)[-1] for part in args.rstrip(")").split(", ") if part)
     head = f"{kind}\n" if kind not in ("call", "answer", "ask_user", "other") else ""
-    if len(tool) > 11 and "_" in tool:
+    if len(tool) > 8 and "_" in tool:
         tool = tool.replace("_", "_\n", 1)
     return f"{head}{tool}" + (f"\n{values[:12]}" if values else "")
 
 
-# --------------------------------------------------------------------------- the explorer's live chart
+# --------------------------------------------------------------------------- live charts (the widgets)
 
 
-class LiveRunChart:
-    """:func:`run_chart` kept as one figure and updated in place: the controller explorer's chart.
+CHART_DPI = 80
+"""Pixels per inch of a widget chart; the widget shows the PNG at exactly its pixel size."""
 
-    Building a figure, laying it out and saving it costs several hundred
-    milliseconds on a small machine; moving the data of a figure that already
-    exists costs a fraction of that. The figure is a plain
-    :class:`~matplotlib.figure.Figure` on an Agg canvas (never registered with
-    pyplot), drawn once here and redrawn by :meth:`update`.
+
+class LiveFigure:
+    """A widget's figure, laid out once: a redraw moves data and redraws only the artists that move.
+
+    Building, laying out and saving a figure costs a few hundred milliseconds
+    on a 2-core machine; restoring a saved background and drawing a handful of
+    artists costs a few. Artists handed to :meth:`moving` stay out of the
+    background and are drawn on every :meth:`render`; everything else (titles,
+    legends, fixed axes) is drawn once. The figure lives on its own Agg canvas,
+    never in pyplot's registry.
 
     Args:
-        dpi: pixels per inch of the PNG.
+        width: inches.
+        height: inches.
+        dpi: pixels per inch of the PNG (its pixel size is what the widget displays).
     """
 
-    def __init__(self, *, dpi: int = 72) -> None:
-        import matplotlib
+    def __init__(self, width: float, height: float, *, dpi: int = CHART_DPI) -> None:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure as MplFigure
-        from matplotlib.lines import Line2D
 
-        from agentloops.controller.budgets import BUDGET_NAMES
-        from agentloops.plots import STYLE
-
-        self.names = list(BUDGET_NAMES)
-        with matplotlib.rc_context(cast(Any, STYLE)):
-            fig = MplFigure(figsize=(14, 4.6), dpi=dpi)
-            self.canvas = FigureCanvasAgg(fig)
-            left, right = fig.subplots(1, 2)
-            fig.subplots_adjust(left=0.05, right=0.97, bottom=0.14, top=0.84, wspace=0.42)
-            (self._version,) = left.plot([], [], color=OKABE_ITO["blue"], marker="o", linewidth=2.5, markersize=8,
-                                         label="state version")
-            (self._open,) = left.plot([], [], color=OKABE_ITO["vermillion"], linestyle="--", marker="s",
-                                      linewidth=2.5, markersize=8, label="items still missing")
-            (self._idle,) = left.plot([], [], linestyle="none", marker="x", markersize=14, markeredgewidth=3,
-                                      color=CAP_COLOR, zorder=5)
-            self._note = left.annotate("", (0, 0), xytext=(6, 6), textcoords="offset points", fontsize=12,
-                                       bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "alpha": 0.85})
-            left.set_xlabel("turn")
-            left.set_ylabel("count")
-            left.xaxis.set_major_locator(_integer_ticks())
-            left.yaxis.set_major_locator(_integer_ticks())
-            left.set_title("State per turn", fontsize=14)
-            handles, _ = left.get_legend_handles_labels()
-            handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
-                                  color=CAP_COLOR, label="tool turn, no state change"))
-            left.legend(handles=handles, frameon=False, loc="upper left", fontsize=11)
-
-            self._bars = right.barh(range(len(self.names)), [0] * len(self.names), color=OKABE_ITO["blue"],
-                                    edgecolor="white", zorder=2)
-            self._labels = [right.annotate("", (0, y), xytext=(4, 0), textcoords="offset points", va="center",
-                                           fontsize=11) for y in range(len(self.names))]
-            right.axvline(100, color=CAP_COLOR, linestyle="--", linewidth=1.5)
-            right.annotate("limit", xy=(100, 1), xycoords=("data", "axes fraction"), xytext=(3, -14),
-                           textcoords="offset points", fontsize=11)
-            right.set_yticks(range(len(self.names)), [n.replace("_s", " (s)") if n == "wall_time_s" else n
-                                                      for n in self.names], fontsize=11)
-            right.invert_yaxis()
-            right.set_xlim(0, 145)
-            right.set_xlabel("share of the limit used (%)")
-            right.set_ylabel("budget")
-            right.set_title("Budgets used", fontsize=14)
-            self._title = fig.suptitle("", fontsize=16, fontweight="bold")
-        self.figure = fig
-        self._left = left
+        with self.style():
+            self.figure = MplFigure(figsize=(width, height), dpi=dpi)
+        self.canvas = FigureCanvasAgg(self.figure)
+        self._moving: list[Any] = []
+        self._background: Any = None
         self.png = b""
 
-    def update(self, run: ControllerRun) -> bytes:
-        """Redraw for ``run`` and return the PNG bytes."""
-        from PIL import Image
-
-        turns = [0, *(t.turn for t in run.turns)]
-        versions = [run.turns[0].state_version if run.turns else 0, *(t.state_version_after for t in run.turns)]
-        still_open = [len(run.task.items), *(len(t.open_items) for t in run.turns)]
-        self._version.set_data(turns, versions)
-        self._open.set_data(turns, still_open)
-        idle = _idle_turns(run)
-        self._idle.set_data([x for x, _ in idle], [y for _, y in idle])
-        self._note.set_text(run.status)
-        self._note.xy = (turns[-1], versions[-1])
-        self._note.get_bbox_patch().set_facecolor(status_color(run.status))
-        top = max(*versions, *still_open, 1)
-        self._left.set_xlim(-0.4, max(turns) + 1.2)
-        self._left.set_ylim(0, top * 1.35 + 0.5)
-        stopped_by = run.stop.budget if run.status == "budget_exhausted" else None
-        for name, bar, label in zip(self.names, self._bars, self._labels, strict=True):
-            limit = _limit_of(run, name)
-            used = run.usage.get(name, 0)
-            if limit is None:
-                bar.set_width(0)
-                label.set_text(f"{used:g} used · off")
-                label.xy = (0, label.xy[1])
-                continue
-            share = min(130.0, 100.0 * used / limit if limit else (100.0 if used else 0.0))
-            bar.set_width(share)
-            bar.set_color(status_color("budget_exhausted") if name == stopped_by else OKABE_ITO["blue"])
-            bar.set_hatch(STATUS_HATCHES["budget_exhausted"] if name == stopped_by else None)
-            bar.set_edgecolor("white")
-            label.set_text(f"{used:g} / {limit:g}")
-            label.xy = (share, label.xy[1])
-        self._title.set_text(f"{run.label} [{run.policy.name}]: {run.status} ({run.code})")
+    @staticmethod
+    def style() -> Any:
+        """The package's rc settings (text reads them when created, hatches when drawn)."""
         import matplotlib
 
-        from agentloops.plots import STYLE
+        return matplotlib.rc_context(cast(Any, chart_style()))
 
-        with matplotlib.rc_context(cast(Any, STYLE)):  # hatch width and fonts are read at draw time
-            self.canvas.draw()
+    @property
+    def size_px(self) -> tuple[int, int]:
+        """(width, height) of the PNG in pixels."""
         width, height = self.canvas.get_width_height()
+        return int(width), int(height)
+
+    def moving(self, *artists: Any) -> None:
+        """Redraw these artists on every render (and keep them out of the background)."""
+        for artist in artists:
+            artist.set_animated(True)
+            self._moving.append(artist)
+
+    def render(self) -> bytes:
+        """Blit the moving artists onto the background; the PNG bytes."""
+        from PIL import Image
+
+        with self.style():
+            if self._background is None:
+                self.canvas.draw()
+                self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+            else:
+                self.canvas.restore_region(self._background)
+            for artist in self._moving:
+                if artist.get_visible():
+                    (artist.axes or self.figure).draw_artist(artist)
+        width, height = self.size_px
         image = Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
         out = io.BytesIO()
         image.convert("RGB").save(out, format="png", compress_level=1)
         self.png = out.getvalue()
         return self.png
+
+
+def progress_versions(run: ControllerRun) -> list[int]:
+    """Progress version after each turn, from 0: it moves only when a turn added a fact, settled an item
+    or recorded a user input, so a run that makes no progress draws a flat line."""
+    out = [0]
+    for turn in run.turns:
+        out.append(out[-1] + bool(turn.progress))
+    return out
+
+
+def _fit(ax: Axes, xs: Sequence[float], ys: Sequence[float], *, x_min: float = 0, y_pad: float = 1.25) -> None:
+    """Axis limits that hold ``xs``/``ys`` with room (the axes are moving artists, redrawn with the data)."""
+    ax.set_xlim(x_min - 0.5, max([x_min + 1, *xs]) + 0.5)
+    ax.set_ylim(0, max([1, *ys]) * y_pad + 0.3)
+
+
+class LiveRunChart:
+    """The controller explorer's chart: progress per turn, and the seven budgets used.
+
+    Left: the progress version (it moves only with progress, so a stuck run is
+    flat) and the items still missing; a vermillion cross marks a tool turn
+    that made no progress. Right: each budget's share of its limit, the one
+    that stopped the run in the ``budget_exhausted`` colour and hatch.
+    """
+
+    def __init__(self, *, dpi: int = CHART_DPI) -> None:
+        from matplotlib.lines import Line2D
+
+        from agentloops.controller.budgets import BUDGET_NAMES
+
+        self.names = list(BUDGET_NAMES)
+        self.live = LiveFigure(12.0, 4.2, dpi=dpi)
+        with self.live.style():
+            left, right = self.live.figure.subplots(1, 2)
+            self.live.figure.subplots_adjust(left=0.06, right=0.98, bottom=0.15, top=0.78, wspace=0.45)
+            (self._progress,) = left.plot([], [], color=LOOP_COLORS["controller"], marker="o", linewidth=2.5,
+                                          markersize=8, label="progress version")
+            (self._open,) = left.plot([], [], color=OTHER_COLOR, linestyle="--", marker="s", linewidth=2.5,
+                                      markersize=8, label="items still missing")
+            (self._idle,) = left.plot([], [], linestyle="none", marker="x", markersize=14, markeredgewidth=3,
+                                      color=NO_CHANGE_COLOR, zorder=5)
+            left.set_xlabel("turn")
+            left.set_ylabel("count")
+            left.set_title("Progress per turn", fontsize=14)
+            left.xaxis.set_major_locator(_integer_ticks())
+            left.yaxis.set_major_locator(_integer_ticks())
+            handles, _ = left.get_legend_handles_labels()
+            handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
+                                  color=NO_CHANGE_COLOR, label="tool turn, no progress"))
+            self.live.figure.legend(handles=handles, frameon=False, loc="upper left", ncol=3, fontsize=11,
+                                    bbox_to_anchor=(0.0, 0.93))
+            self._bars = right.barh(range(len(self.names)), [0] * len(self.names), color=LOOP_COLORS["controller"],
+                                    edgecolor="white", zorder=2)
+            self._labels = [right.annotate("", (0, y), xytext=(4, 0), textcoords="offset points", va="center",
+                                           fontsize=11) for y in range(len(self.names))]
+            right.axvline(100, color=CAP_COLOR, linestyle="--", linewidth=1.5)
+            right.set_yticks(range(len(self.names)), self.names, fontsize=11)
+            right.invert_yaxis()
+            right.set_xlim(0, 150)
+            right.set_xlabel("share of the limit used (%; dashed: the limit)")
+            right.set_ylabel("budget")
+            right.set_title("Budgets used", fontsize=14)
+            self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
+        self._left = left
+        self.live.moving(left.xaxis, left.yaxis, self._progress, self._open, self._idle, *self._bars,
+                         *self._labels, self._title)
+
+    @property
+    def figure(self) -> Figure:
+        """The matplotlib figure (for tests and notebooks)."""
+        return self.live.figure
+
+    @property
+    def png(self) -> bytes:
+        """The last PNG drawn."""
+        return self.live.png
+
+    def update(self, run: ControllerRun) -> bytes:
+        """Redraw for ``run`` and return the PNG bytes."""
+        turns = [0, *(t.turn for t in run.turns)]
+        progress = progress_versions(run)
+        still_open = [len(run.task.items), *(len(t.open_items) for t in run.turns)]
+        self._progress.set_data(turns, progress)
+        self._open.set_data(turns, still_open)
+        idle = [(t.turn, progress[i + 1]) for i, t in enumerate(run.turns) if _idle(t)]
+        self._idle.set_data([x for x, _ in idle], [y for _, y in idle])
+        _fit(self._left, turns, [*progress, *still_open])
+        stopped_by = run.stop.budget if run.status == "budget_exhausted" else None
+        for name, bar, label in zip(self.names, self._bars, self._labels, strict=True):
+            limit, used = _limit_of(run, name), run.usage.get(name, 0)
+            share = 0.0 if limit is None else min(130.0, 100.0 * used / limit if limit else (100.0 if used else 0.0))
+            bar.set_width(share)
+            stopped = name == stopped_by
+            bar.set_facecolor(status_color("budget_exhausted") if stopped else LOOP_COLORS["controller"])
+            bar.set_hatch(STATUS_HATCHES["budget_exhausted"] if stopped else None)
+            label.set_text(f"{used:g} used · off" if limit is None else f"{used:g} / {limit:g}")
+            label.xy = (share, label.xy[1])
+        self._title.set_text(f"{run.label} [{run.policy.name}]: {run.status} ({run.code})")
+        return self.live.render()
+
+
+def _idle(turn: Any) -> bool:
+    """A turn that acted on a tool and made no progress (the answer turn is not idle)."""
+    return not turn.progress and any(a.get("tool") for a in turn.actions)
+
+
+_DODGE = 0.09
+"""Sideways shift between two lines of one panel, so the line drawn first is never hidden."""
+
+
+class LiveStateChart:
+    """The state explorer's chart: state version and items still missing, this run against the reference.
+
+    The two lines are shifted sideways by a fraction of a turn and drawn in
+    different styles, so where they coincide both stay visible; each is
+    coloured by how its run ended (the status colours of every chart).
+    """
+
+    SERIES: tuple[tuple[str, str, str, str], ...] = (("this run", CAP_COLOR, "-", "o"),
+                                                     ("with state (reference)", CAP_COLOR, "--", "s"))
+    """(label, legend colour, line style, marker); a drawn line takes its run's stop-status colour."""
+
+    def __init__(self, *, dpi: int = CHART_DPI) -> None:
+        from matplotlib.lines import Line2D
+
+        self.live = LiveFigure(12.0, 4.2, dpi=dpi)
+        with self.live.style():
+            self.axes = self.live.figure.subplots(1, 2)
+            self.live.figure.subplots_adjust(left=0.06, right=0.98, bottom=0.15, top=0.76, wspace=0.25)
+            self._lines: list[list[Any]] = []
+            for ax in self.axes:
+                lines = [ax.plot([], [], color=color, linestyle=style, marker=marker, linewidth=2.5, markersize=8,
+                                 markerfacecolor="white" if i else color, zorder=3 + i, label=label)[0]
+                         for i, (label, color, style, marker) in enumerate(self.SERIES)]
+                self._lines.append(lines)
+                ax.set_xlabel("turn")
+                ax.xaxis.set_major_locator(_integer_ticks())
+                ax.yaxis.set_major_locator(_integer_ticks())
+            (self._idle,) = self.axes[0].plot([], [], linestyle="none", marker="x", markersize=14, markeredgewidth=3,
+                                              color=NO_CHANGE_COLOR, zorder=6)
+            self.axes[0].set_ylabel("state version")
+            self.axes[0].set_title("State version after the turn", fontsize=14)
+            self.axes[1].set_ylabel("items still missing")
+            self.axes[1].set_title("What is still missing", fontsize=14)
+            handles, _ = self.axes[0].get_legend_handles_labels()
+            handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
+                                  color=NO_CHANGE_COLOR, label="this run: tool turn, state unchanged"))
+            self.live.figure.legend(handles=handles, frameon=False, loc="upper left", ncol=3, fontsize=11,
+                                    bbox_to_anchor=(0.0, 0.92))
+            self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
+        self.live.moving(*(a for ax in self.axes for a in (ax.xaxis, ax.yaxis)), *self._lines[0], *self._lines[1],
+                         self._idle, self._title)
+
+    def update(self, run: ControllerRun, reference: ControllerRun) -> bytes:
+        """Redraw for the configured run and the reference; the PNG bytes."""
+        all_turns: list[float] = []
+        tops: list[list[int]] = [[], []]
+        for i, r in enumerate((run, reference)):
+            shift = _DODGE * (i - 0.5) * 2
+            turns = [0, *(t.turn for t in r.turns)]
+            versions = [r.turns[0].state_version if r.turns else 0, *(t.state_version_after for t in r.turns)]
+            still_open = [len(r.task.items), *(len(t.open_items) for t in r.turns)]
+            for panel, values in enumerate((versions, still_open)):
+                line = self._lines[panel][i]
+                line.set_data([x + shift for x in turns], values)
+                line.set_color(status_color(r.status))
+                line.set_markeredgecolor(status_color(r.status))
+                line.set_markerfacecolor("white" if i else status_color(r.status))
+                tops[panel] += values
+            all_turns += turns
+        idle = [(t.turn - _DODGE, t.state_version_after) for t in run.turns
+                if t.state_version_after == t.state_version and any(a.get("tool") for a in t.actions)]
+        self._idle.set_data([x for x, _ in idle], [y for _, y in idle])
+        for ax, values in zip(self.axes, tops, strict=True):
+            _fit(ax, all_turns, values)
+        self._title.set_text(f"this run: {run.status} in {len(run.turns)} turns · reference: {reference.status} "
+                             f"in {len(reference.turns)} turns")
+        return self.live.render()
+
+
+CLAIM_KINDS: tuple[tuple[str, str, str, str | None], ...] = (
+    ("verified", "succeeded, condition verified", STATUS_COLORS["succeeded"], None),
+    ("unverified", "reported success, condition NOT met", OKABE_ITO["vermillion"], WASTE_HATCH),
+    ("other", "stopped otherwise (budget, no progress…)", OTHER_COLOR, None),
+)
+"""The three bars of a claims chart: verified, false ("unverified") success, and every other stop."""
+
+
+def claim_bars(by_kind: Mapping[str, int]) -> dict[str, int]:
+    """Counts by kind (see :data:`CLAIM_KINDS`): stop statuses other than a verified or false success are "other"."""
+    known = {"verified", "unverified"}
+    return {"verified": int(by_kind.get("verified", 0)), "unverified": int(by_kind.get("unverified", 0)),
+            "other": int(sum(v for k, v in by_kind.items() if k not in known))}
+
+
+class LiveClaimsChart:
+    """The claims explorer's chart: per policy, runs verified, falsely "done", and stopped otherwise.
+
+    Bars stand side by side (never stacked), each count above its bar.
+    """
+
+    def __init__(self, policies: Sequence[str], n: int, *, dpi: int = CHART_DPI) -> None:
+        from matplotlib.patches import Patch
+
+        self.policies = tuple(policies)
+        self.live = LiveFigure(11.0, 4.2, dpi=dpi)
+        width = 0.8 / len(CLAIM_KINDS)
+        with self.live.style():
+            ax = self.live.figure.subplots()
+            self.live.figure.subplots_adjust(left=0.08, right=0.62, bottom=0.15, top=0.85)
+            self._bars: list[list[Any]] = []
+            self._labels: list[list[Any]] = []
+            for j, (_, _, color, hatch) in enumerate(CLAIM_KINDS):
+                xs = [x - 0.4 + width * (j + 0.5) for x in range(len(self.policies))]
+                bars = ax.bar(xs, [0] * len(xs), width, color="white" if hatch else color, edgecolor=color,
+                              hatch=hatch, linewidth=1.5, zorder=2)
+                self._bars.append(list(bars))
+                self._labels.append([ax.annotate("", (x, 0), xytext=(0, 3), textcoords="offset points",
+                                                 ha="center", va="bottom", fontsize=12) for x in xs])
+            ax.set_xticks(range(len(self.policies)), [f"policy {p}" for p in self.policies])
+            ax.set_xlim(-0.6, len(self.policies) - 0.4)
+            ax.set_ylim(0, n * 1.15)
+            ax.set_xlabel("error policy")
+            ax.set_ylabel(f"runs (of {n})")
+            ax.legend(handles=[Patch(facecolor="white" if h else c, edgecolor=c, hatch=h, label=lab)
+                               for _, lab, c, h in CLAIM_KINDS], frameon=False, loc="upper left",
+                      bbox_to_anchor=(1.02, 1.0), fontsize=11)
+            self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
+        self.live.moving(*(b for row in self._bars for b in row), *(t for row in self._labels for t in row),
+                         self._title)
+
+    def update(self, counts: Mapping[str, Mapping[str, int]]) -> bytes:
+        """Redraw for policy → kind → runs; the PNG bytes."""
+        for x, policy in enumerate(self.policies):
+            bars = claim_bars(counts.get(policy, {}))
+            for j, (kind, _, _, _) in enumerate(CLAIM_KINDS):
+                self._bars[j][x].set_height(bars[kind])
+                label = self._labels[j][x]
+                label.set_text(str(bars[kind]))
+                label.xy = (label.xy[0], bars[kind])
+        false = {p: claim_bars(counts.get(p, {}))["unverified"] for p in self.policies}
+        self._title.set_text("A reply without tool calls is a claim. False successes: "
+                             + ", ".join(f"{p} {v}" for p, v in false.items()))
+        return self.live.render()
+
+
+STORM_SERIES: tuple[tuple[str, str, str, str], ...] = (("one shared budget", LOOP_COLORS["controller"], "-", "o"),
+                                                       ("a budget per tool", OKABE_ITO["vermillion"], "--", "s"))
+"""The two retry scopes of the storm explorer: (label, colour, line style, marker)."""
+
+
+class LiveStormChart:
+    """The storm explorer's chart: retries spent attempt by attempt, and attempts per tool, for both scopes."""
+
+    def __init__(self, max_tools: int = 6, *, dpi: int = CHART_DPI) -> None:
+        from matplotlib.lines import Line2D
+
+        self.max_tools = max_tools
+        self.live = LiveFigure(12.0, 4.4, dpi=dpi)
+        width = 0.8 / len(STORM_SERIES)
+        with self.live.style():
+            left, right = self.live.figure.subplots(1, 2)
+            self.live.figure.subplots_adjust(left=0.06, right=0.98, bottom=0.2, top=0.78, wspace=0.25)
+            self._steps = [left.step([], [], where="post", color=c, linestyle=s, marker=m, linewidth=2.5,
+                                     markersize=7, label=lab)[0] for lab, c, s, m in STORM_SERIES]
+            self._budget = left.axhline(0, color=CAP_COLOR, linestyle=":", linewidth=2)
+            left.set_xlabel("tool attempt (in order)")
+            left.set_ylabel("retries spent so far")
+            left.set_title("Retries against the task's budget", fontsize=14)
+            left.xaxis.set_major_locator(_integer_ticks())
+            left.yaxis.set_major_locator(_integer_ticks())
+            self._bars, self._labels = [], []
+            for i, (_, color, _, _) in enumerate(STORM_SERIES):
+                xs = [k - 0.4 + width * (i + 0.5) for k in range(max_tools)]
+                self._bars.append(list(right.bar(xs, [0] * max_tools, width, color=color, edgecolor="white",
+                                                 zorder=2)))
+                self._labels.append([right.annotate("", (x, 0), xytext=(0, 2), textcoords="offset points",
+                                                    ha="center", va="bottom", fontsize=11) for x in xs])
+            right.set_xlim(-0.6, max_tools - 0.4)
+            right.set_xlabel("tool")
+            right.set_ylabel("attempts")
+            right.set_title("Attempts per tool", fontsize=14)
+            handles, _ = left.get_legend_handles_labels()
+            handles.append(Line2D([], [], color=CAP_COLOR, linestyle=":", linewidth=2, label="the task's retry budget"))
+            self.live.figure.legend(handles=handles, frameon=False, loc="upper left", ncol=3, fontsize=11,
+                                    bbox_to_anchor=(0.0, 0.92))
+            self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
+        self._axes = (left, right)
+        self.live.moving(left.xaxis, left.yaxis, right.xaxis, right.yaxis, *self._steps, self._budget,
+                         *(b for row in self._bars for b in row), *(t for row in self._labels for t in row),
+                         self._title)
+
+    def update(self, runs: Mapping[str, ControllerRun], retries: int) -> bytes:
+        """Redraw for the two runs (labelled as in :data:`STORM_SERIES`) under a ``retries`` budget."""
+        left, right = self._axes
+        pairs = list(runs.values())
+        tools = list(dict.fromkeys(c.tool for run in pairs for c in run.calls))[: self.max_tools]
+        longest, top = 1, retries
+        for i, (line, bars, labels, run) in enumerate(zip(self._steps, self._bars, self._labels, pairs, strict=True)):
+            spent = retries_spent(run)
+            shift = _DODGE * (2 * i - 1)  # the scopes agree until the shared budget runs out: keep both visible
+            line.set_data([x + shift for x in range(len(spent) + 1)], [0, *spent])
+            longest, top = max(longest, len(spent)), max(top, *spent) if spent else top
+            for k, (bar, label) in enumerate(zip(bars, labels, strict=True)):
+                count = sum(1 for c in run.calls if k < len(tools) and c.tool == tools[k])
+                bar.set_height(count)
+                label.set_text(str(count) if k < len(tools) else "")
+                label.xy = (label.xy[0], count)
+        self._budget.set_ydata([retries, retries])
+        left.set_xlim(-0.3, longest + 0.5)
+        left.set_ylim(0, top * 1.3 + 0.5)
+        right.set_xticks(range(len(tools)), [t.replace("_", "_\n", 1) for t in tools], fontsize=10)
+        right.set_ylim(0, max(1, *(b.get_height() for row in self._bars for b in row)) * 1.3)
+        self._title.set_text("; ".join(f"{label}: {int(r.usage['tool_calls'])} attempts, {int(r.usage['retries'])}"
+                                       f" retries" for label, r in runs.items()))
+        return self.live.render()
+
+
+def _ends(comparison: LoopComparison) -> list[tuple[str, str, int]]:
+    """(loop, how it ended, runs) for every way a cap-only run or a controller run can end, zeros included."""
+    from agentloops.controller.experiments import CAP_OUTCOME_STATUS
+    from agentloops.controller.status import STOP_STATUSES
+
+    cap = Counter(CAP_OUTCOME_STATUS.get(r["cap_outcome"], r["cap_outcome"]) for r in comparison.rows)
+    ctl = Counter(r["ctl_status"] for r in comparison.rows)
+    return ([("cap-only", o, cap.get(o, 0)) for o in CAP_OUTCOME_COLORS]
+            + [("controller", s, ctl.get(s, 0)) for s in STOP_STATUSES])
+
+
+def _end_style(loop: str, outcome: str) -> tuple[str, str, str | None]:
+    """(face, edge, hatch) of a bar of the "how the runs ended" panel."""
+    if loop == "cap-only":
+        color = CAP_OUTCOME_COLORS.get(outcome, OTHER_COLOR)
+        return ("white", color, WASTE_HATCH) if outcome == "false success" else (color, "white", None)
+    return status_color(outcome), "white", STATUS_HATCHES.get(outcome) or None
+
+
+class LiveBudgetChart:
+    """The budget explorer's chart: how randomized runs ended, and the steps they used, for both loops.
+
+    Every way a run can end has its row (zeros included), so the layout never
+    moves; the step counts are side-by-side bars per loop, never drawn over
+    each other, and the cap is a legend entry, not a label on the bars.
+    """
+
+    def __init__(self, n: int, max_steps: int = 12, *, dpi: int = CHART_DPI) -> None:
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
+
+        self.n, self.max_steps = n, max_steps
+        self.live = LiveFigure(12.0, 5.0, dpi=dpi)
+        with self.live.style():
+            ends, steps = self.live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.2]})
+            self.live.figure.subplots_adjust(left=0.2, right=0.98, bottom=0.12, top=0.8, wspace=0.2)
+            rows = _ends_template()
+            self._end_bars = []
+            for y, (loop, outcome) in enumerate(rows):
+                face, edge, hatch = _end_style(loop, outcome)
+                self._end_bars.append(ends.barh(y, 0, color=face, edgecolor=edge, hatch=hatch, linewidth=1.5,
+                                                zorder=2)[0])
+            self._end_labels = [ends.annotate("", (0, y), xytext=(4, 0), textcoords="offset points", va="center",
+                                              fontsize=11) for y in range(len(rows))]
+            ends.set_yticks(range(len(rows)), [f"{loop}: {outcome}" for loop, outcome in rows], fontsize=10)
+            ends.invert_yaxis()
+            ends.set_xlim(0, n * 1.2)
+            ends.set_xlabel(f"runs (of {n})")
+            ends.set_ylabel("loop: how it ended")
+            ends.set_title("How the runs ended", fontsize=14)
+            width = 0.4
+            xs = range(max_steps + 2)
+            self._step_bars = {loop: list(steps.bar([x + (i - 0.5) * width for x in xs], [0] * len(xs), width,
+                                                    color=LOOP_COLORS[loop], edgecolor="white", zorder=2))
+                               for i, loop in enumerate(LOOP_COLORS)}
+            self._cap = steps.axvline(0, color=CAP_COLOR, linestyle="--", linewidth=1.5, zorder=1)
+            steps.set_xlim(-0.6, max_steps + 1.6)
+            steps.xaxis.set_major_locator(_integer_ticks())
+            steps.set_xlabel("model calls (steps) used")
+            steps.set_ylabel("runs")
+            steps.set_title("Steps used", fontsize=14)
+            self.live.figure.legend(handles=[
+                *(Patch(facecolor=c, label=f"{loop} loop") for loop, c in LOOP_COLORS.items()),
+                Line2D([], [], color=CAP_COLOR, linestyle="--", label="cap-only cap = controller step budget")],
+                frameon=False, loc="upper left", ncol=3, fontsize=11, bbox_to_anchor=(0.0, 0.92))
+            self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
+        self._steps_ax = steps
+        self.live.moving(steps.yaxis, self._cap, *self._end_bars, *self._end_labels,
+                         *(b for bars in self._step_bars.values() for b in bars), self._title)
+
+    def update(self, comparison: LoopComparison) -> bytes:
+        """Redraw for a comparison whose cap is also the controller's step budget; the PNG bytes."""
+        for bar, label, (_, _, count) in zip(self._end_bars, self._end_labels, _ends(comparison), strict=True):
+            bar.set_width(count)
+            label.set_text(str(count))
+            label.xy = (count, label.xy[1])
+        top = 1
+        for loop, column in (("cap-only", "cap_steps"), ("controller", "ctl_steps")):
+            used = Counter(min(int(r[column]), self.max_steps + 1) for r in comparison.rows)
+            for x, bar in enumerate(self._step_bars[loop]):
+                bar.set_height(used.get(x, 0))
+                top = max(top, used.get(x, 0))
+        self._steps_ax.set_ylim(0, top * 1.15)
+        self._cap.set_xdata([comparison.cap, comparison.cap])
+        means = {loop: sum(r[c] for r in comparison.rows) / max(1, len(comparison.rows))
+                 for loop, c in (("cap-only", "cap_steps"), ("controller", "ctl_steps"))}
+        self._title.set_text(f"{len(comparison.rows)} randomized runs, cap = step budget = {comparison.cap}: "
+                             "mean steps "
+                             + ", ".join(f"{loop} {m:.2f}" for loop, m in means.items()))
+        return self.live.render()
+
+
+def _ends_template() -> list[tuple[str, str]]:
+    from agentloops.controller.status import STOP_STATUSES
+
+    return [("cap-only", o) for o in CAP_OUTCOME_COLORS] + [("controller", s) for s in STOP_STATUSES]
+
+
+def diff_headline(diff: TraceDiff) -> str:
+    """What a replay changed, as a sentence (a chart title; never the raw diff summary)."""
+    before, after = diff.before_label, diff.after_label
+    n_before, n_after = len(diff.before_actions), len(diff.after_actions)
+    if diff.first_divergence is None:
+        actions = f"the same {n_before} actions"
+    else:
+        actions = f"the actions part at action {diff.first_divergence + 1} ({n_before} → {n_after} actions)"
+    if diff.before_stop[:2] == diff.after_stop[:2]:
+        stop = f"the same stop ({diff.before_stop[0]})"
+    else:
+        stop = f"a different stop ({diff.before_stop[0]} → {diff.after_stop[0]})"
+    if diff.same:
+        return f"{after} replays {before} exactly: {actions}, {stop}"
+    return f"{before} vs {after}: {actions}, {stop}"
+
+
+MAX_LANE_ACTIONS = 12
+"""Actions a live trajectory lane shows (a longer trajectory is cut, and the title says so)."""
+
+
+class LiveDiffChart:
+    """The replay explorer's chart: the recorded and the replayed trajectory as lanes of actions.
+
+    A box is one action, coloured by its kind; a thick black outline marks
+    a position (or a stop) where the two lanes differ. When the replay matches
+    the recording exactly, one lane is drawn and the title says so: two
+    identical rows would only make the reader hunt for a difference.
+    """
+
+    def __init__(self, *, dpi: int = CHART_DPI) -> None:
+        from matplotlib.patches import Patch, Rectangle
+
+        n = MAX_LANE_ACTIONS
+        self.live = LiveFigure(12.0, 3.8, dpi=dpi)
+        with self.live.style():
+            ax = self.live.figure.subplots()
+            self.live.figure.subplots_adjust(left=0.16, right=0.99, bottom=0.3, top=0.84)
+            self._boxes: list[list[Any]] = []
+            self._texts: list[list[Any]] = []
+            self._stops: list[Any] = []
+            for y in (1, 0):
+                self._boxes.append([ax.add_patch(Rectangle((i + 0.05, y - 0.34), 0.9, 0.68, zorder=2))
+                                    for i in range(n)])
+                self._texts.append([ax.text(i + 0.5, y, "", ha="center", va="center", fontsize=8, zorder=3)
+                                    for i in range(n)])
+                self._stops.append(ax.text(0, y, "", va="center", fontsize=10, zorder=3,
+                                           bbox={"boxstyle": "round,pad=0.25", "facecolor": "white"}))
+            ax.set_xlim(0, n + 2.6)
+            ax.set_ylim(-0.6, 1.6)
+            ax.set_xticks([i + 0.5 for i in range(n)], [str(i + 1) for i in range(n)], fontsize=11)
+            ax.set_xlabel("action number")
+            ax.set_ylabel("trajectory")
+            ax.spines["left"].set_visible(False)
+            handles = [Patch(facecolor=ACTION_COLORS[k], label=k) for k in ACTION_COLORS if k not in ("held", "other")]
+            handles.append(Patch(facecolor="white", edgecolor=DIFFERS_EDGE, linewidth=3, label="differs"))
+            ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(-0.1, -0.22),
+                      ncol=len(handles), fontsize=10)
+            self._title = ax.set_title("", fontsize=13, loc="left")
+        self._ax = ax
+        self.live.moving(ax.yaxis, *(b for lane in self._boxes for b in lane),
+                         *(t for lane in self._texts for t in lane), *self._stops, self._title)
+
+    def update(self, diff: TraceDiff | Replay) -> bytes:
+        """Redraw for a replay (or its diff); the PNG bytes."""
+        if hasattr(diff, "diff"):
+            diff = diff.diff
+        lanes = [(diff.before_label, diff.before_actions, diff.before_stop),
+                 (diff.after_label, diff.after_actions, diff.after_stop)]
+        if diff.same:
+            lanes = [(f"{diff.before_label}\n= {diff.after_label}", diff.before_actions, diff.before_stop)]
+        stops_differ = diff.before_stop[:2] != diff.after_stop[:2]
+        for row in range(2):
+            shown = row < len(lanes)
+            _, actions, stop = lanes[row] if shown else ("", (), ("", "", ""))
+            other = lanes[1 - row][1] if len(lanes) == 2 else actions
+            for i, (box, text) in enumerate(zip(self._boxes[row], self._texts[row], strict=True)):
+                visible = shown and i < len(actions)
+                box.set_visible(visible)
+                text.set_visible(visible)
+                if visible:
+                    kind = action_kind(actions[i])
+                    differs = i >= len(other) or other[i] != actions[i]
+                    box.set_facecolor(ACTION_COLORS[kind])
+                    box.set_edgecolor(DIFFERS_EDGE if differs else "white")
+                    box.set_linewidth(3.5 if differs else 1)
+                    text.set_text(_short_action(actions[i]))
+                    text.set_color("white" if kind in ("call", "fallback", "blocked", "held") else "black")
+            stop_text = self._stops[row]
+            stop_text.set_visible(shown)
+            stop_text.set_text(f"{stop[0]}\n({stop[1]})")
+            stop_text.set_x(min(len(actions), MAX_LANE_ACTIONS) + 0.15)
+            stop_text.get_bbox_patch().set_facecolor(status_color(stop[0]))
+            stop_text.get_bbox_patch().set_edgecolor(DIFFERS_EDGE if stops_differ else "black")
+            stop_text.get_bbox_patch().set_linewidth(3 if stops_differ else 1)
+        self._ax.set_yticks([1, 0][: len(lanes)], [label for label, _, _ in lanes], fontsize=11)
+        cut = max(len(diff.before_actions), len(diff.after_actions)) > MAX_LANE_ACTIONS
+        self._title.set_text(textwrap.fill(diff_headline(diff) + (f" (first {MAX_LANE_ACTIONS} actions shown)"
+                                                                  if cut else ""), 110))
+        return self.live.render()
+
+
+MAX_TIMELINE_CALLS = 8
+"""Tool calls the live parallel timeline has rows for."""
+
+
+class LiveGanttChart:
+    """The parallel explorer's chart: every tool call on the simulated timeline, coloured by its final state.
+
+    Late and duplicate results are markers explained in the legend, never text
+    over a bar; the stop is a dashed line in its status colour.
+    """
+
+    def __init__(self, max_seconds: float = 16.0, *, dpi: int = CHART_DPI) -> None:
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
+
+        n = MAX_TIMELINE_CALLS
+        self.live = LiveFigure(12.0, 4.2, dpi=dpi)
+        with self.live.style():
+            ax = self.live.figure.subplots()
+            self.live.figure.subplots_adjust(left=0.15, right=0.75, bottom=0.15, top=0.88)
+            self._bars = [ax.barh(y, 0, left=0, height=0.55, edgecolor="black", linewidth=1, zorder=2)[0]
+                          for y in range(n)]
+            self._late = [ax.plot([], [], linestyle=":", color=CAP_COLOR, linewidth=2)[0] for _ in range(n)]
+            (self._arrivals,) = ax.plot([], [], linestyle="none", marker="v", color=OKABE_ITO["vermillion"],
+                                        markersize=12, zorder=3)
+            (self._duplicates,) = ax.plot([], [], linestyle="none", marker="D", color=OKABE_ITO["reddish_purple"],
+                                          markersize=10, zorder=4)
+            self._stop = ax.axvline(0, linestyle="--", linewidth=2.5)
+            ax.set_xlim(0, max_seconds)
+            ax.set_xlabel("simulated time (s)")
+            ax.set_ylabel("tool call: final state")
+            handles: list[Any] = [Patch(facecolor=CALL_STATE_COLORS[s], edgecolor="black",
+                                        hatch="//" if s in ("cancelled", "ignored") else None, label=s)
+                                  for s in ("succeeded", "failed", "cancelled", "ignored")]
+            handles += [Line2D([], [], marker="v", linestyle=":", color=OKABE_ITO["vermillion"], markersize=10,
+                               label="late result: recorded, ignored"),
+                        Line2D([], [], marker="D", linestyle="none", color=OKABE_ITO["reddish_purple"], markersize=9,
+                               label="duplicate: applied once"),
+                        Line2D([], [], linestyle="--", color=CAP_COLOR, label="the stop (in its status colour)")]
+            ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11)
+            self._title = ax.set_title("", fontsize=14, loc="left")
+        self._ax = ax
+        self.live.moving(ax.yaxis, *self._bars, *self._late, self._arrivals, self._duplicates, self._stop,
+                         self._title)
+
+    def update(self, run: ControllerRun) -> bytes:
+        """Redraw for ``run``; the PNG bytes."""
+        calls = list(run.calls)[:MAX_TIMELINE_CALLS]
+        arrivals: list[tuple[float, int]] = []
+        for y, (bar, late) in enumerate(zip(self._bars, self._late, strict=True)):
+            call = calls[y] if y < len(calls) else None
+            bar.set_visible(call is not None)
+            late.set_data([], [])
+            if call is None:
+                continue
+            end = call.ended_at if call.ended_at is not None else run.stop.at_s
+            bar.set_x(call.started_at)
+            bar.set_width(end - call.started_at)
+            bar.set_facecolor(CALL_STATE_COLORS.get(call.state, OTHER_COLOR))
+            bar.set_hatch("//" if call.state in ("cancelled", "ignored") else None)
+            if call.state == "ignored" and call.arrived_at is not None:
+                late.set_data([end, call.arrived_at], [y, y])
+                arrivals.append((call.arrived_at, y))
+        rows = {c.call_id: y for y, c in enumerate(calls)}
+        duplicates = [(e.at_s, rows[e.call_id]) for e in run.events if e.verdict == "duplicate" and e.call_id in rows]
+        self._arrivals.set_data([x for x, _ in arrivals], [y for _, y in arrivals])
+        self._duplicates.set_data([x for x, _ in duplicates], [y for _, y in duplicates])
+        self._stop.set_xdata([run.stop.at_s, run.stop.at_s])
+        self._stop.set_color(status_color(run.status))
+        self._ax.set_yticks(range(len(calls)), [f"{c.tool}{_short_args(c.args)}: {c.state}" for c in calls],
+                            fontsize=11)
+        self._ax.set_ylim(len(calls) - 0.5, -0.5)
+        self._title.set_text(f"stop at {run.stop.at_s:g} s: {run.status} ({run.code})")
+        return self.live.render()
+
+
+class LiveContextChart:
+    """The context explorer's chart: request size per turn, this configuration against no storage or compaction.
+
+    The y axis is logarithmic and fixed: the uncontrolled baseline climbs to
+    the context budget while a controlled run stays far below it, and on a
+    linear scale the controlled run's own growth (and each compaction's drop)
+    would be a flat line at the bottom.
+    """
+
+    def __init__(self, max_turns: int = 10, *, dpi: int = CHART_DPI) -> None:
+        from matplotlib.lines import Line2D
+        from matplotlib.ticker import FixedLocator, NullLocator
+
+        self.live = LiveFigure(12.0, 4.2, dpi=dpi)
+        with self.live.style():
+            ax = self.live.figure.subplots()
+            self.live.figure.subplots_adjust(left=0.08, right=0.7, bottom=0.15, top=0.88)
+            (self._baseline,) = ax.plot([], [], color=OTHER_COLOR, linestyle="--", marker="s", linewidth=2.5,
+                                        markersize=7, label="no storage, no compaction")
+            (self._run,) = ax.plot([], [], color=LOOP_COLORS["controller"], marker="o", linewidth=2.5, markersize=8,
+                                   label="this configuration", zorder=3)
+            (self._compactions,) = ax.plot([], [], linestyle="none", marker="v", markersize=13,
+                                           color=LOOP_COLORS["controller"], markeredgecolor="black", zorder=4)
+            self._budget = ax.axhline(1, color=CAP_COLOR, linestyle=":", linewidth=2)
+            ax.set_yscale("log")
+            ax.set_ylim(60, 6000)
+            ax.yaxis.set_major_locator(FixedLocator([100, 200, 500, 1000, 2000, 5000]))
+            ax.yaxis.set_minor_locator(NullLocator())
+            ax.yaxis.set_major_formatter(lambda v, _: f"{v:,.0f}")
+            ax.set_xlim(0.5, max_turns + 0.5)
+            ax.xaxis.set_major_locator(_integer_ticks())
+            ax.set_xlabel("turn")
+            ax.set_ylabel("request size (tokens, log scale)")
+            handles, _ = ax.get_legend_handles_labels()
+            handles += [Line2D([], [], linestyle="none", marker="v", markersize=11, color=LOOP_COLORS["controller"],
+                               markeredgecolor="black", label="compaction before this request"),
+                        Line2D([], [], color=CAP_COLOR, linestyle=":", linewidth=2, label="context budget")]
+            ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11)
+            self._title = ax.set_title("", fontsize=14, loc="left")
+        self.live.moving(self._baseline, self._run, self._compactions, self._budget, self._title)
+
+    def update(self, run: ControllerRun, baseline: ControllerRun, budget: float | None) -> bytes:
+        """Redraw for the configured run, the baseline and the context budget; the PNG bytes."""
+        for line, r in ((self._run, run), (self._baseline, baseline)):
+            line.set_data([t.turn for t in r.turns if t.context_tokens], [t.context_tokens for t in r.turns
+                                                                          if t.context_tokens])
+        events = [(t.turn, t.context_tokens) for t in run.turns if t.compaction]
+        self._compactions.set_data([x for x, _ in events], [y for _, y in events])
+        self._budget.set_visible(budget is not None)
+        self._budget.set_ydata([budget or 1, budget or 1])
+        peak = max((t.context_tokens for t in run.turns), default=0)
+        self._title.set_text(f"this configuration: {run.status}, largest request {peak:,} tokens · baseline: "
+                             f"{baseline.status}")
+        return self.live.render()

@@ -40,11 +40,22 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
-from typing_extensions import assert_never
 
 from agentloops.controller.budgets import RetryScope
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.render import Table
+from agentloops.controller.routes import (  # re-exported: the routes used to live here
+    Accept,
+    AcceptNotFound,
+    AskUser,
+    Degrade,
+    Fallback,
+    Repair,
+    Retry,
+    ReturnToModel,
+    Route,
+    StopRun,
+)
 from agentloops.controller.tools import TOOL_STATUSES, ToolResult, ToolSpec
 from agentloops.errors import describe_validation_error
 
@@ -177,104 +188,18 @@ def resolve_policy(policy: PolicyLike | None) -> ErrorPolicy:
                       f"got {type(policy).__name__}")
 
 
-# -- routes: the tiny values the controller dispatches on ----------------------------------
+_ROUTE_NAMES: dict[type, str] = {Accept: "accept", AcceptNotFound: "accept_not_found", Retry: "retry",
+                                 Fallback: "fallback", Repair: "repair", ReturnToModel: "return_to_model",
+                                 AskUser: "ask_user", Degrade: "degrade"}
 
 
-@dataclass(frozen=True, slots=True)
-class Accept:
-    """Use the data: it becomes a fact."""
-
-    reason: str = "ok"
-
-
-@dataclass(frozen=True, slots=True)
-class AcceptNotFound:
-    """An empty result answers the item: record "none found" with its source."""
-
-    reason: str = "empty, and this task accepts 'not found'"
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    """Try the same call again after ``delay_s`` (paid from the retry budget)."""
-
-    delay_s: float
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Fallback:
-    """Switch to another tool for the same call (paid from the retry budget)."""
-
-    tool: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Repair:
-    """Show the safe error to the model so it can fix its arguments (counts a repair)."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReturnToModel:
-    """Show the safe error to the model and let it decide."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class AskUser:
-    """Pause the task and ask the user the smallest question that unblocks it."""
-
-    question: str
-    parameter: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Degrade:
-    """Give this item up (kept as missing, with the reason) and go on with the rest."""
-
-    code: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class StopRun:
-    """Stop the whole run with a status and a reason code."""
-
-    status: str
-    code: str
-    reason: str
-    budget: str | None = None
-
-
-Route = Accept | AcceptNotFound | Retry | Fallback | Repair | ReturnToModel | AskUser | Degrade | StopRun
+_ACCEPT = Accept()
+"""The route of every ``ok`` result (a frozen value: one is enough)."""
 
 
 def route_name(route: Route) -> str:
     """``retry``, ``fallback``, ``stop:failed_unrecoverable``… for tables and traces."""
-    if isinstance(route, Accept):
-        return "accept"
-    if isinstance(route, AcceptNotFound):
-        return "accept_not_found"
-    if isinstance(route, Retry):
-        return "retry"
-    if isinstance(route, Fallback):
-        return "fallback"
-    if isinstance(route, Repair):
-        return "repair"
-    if isinstance(route, ReturnToModel):
-        return "return_to_model"
-    if isinstance(route, AskUser):
-        return "ask_user"
-    if isinstance(route, Degrade):
-        return "degrade"
-    if isinstance(route, StopRun):
-        return f"stop:{route.status}"
-    assert_never(route)
+    return f"stop:{route.status}" if isinstance(route, StopRun) else _ROUTE_NAMES[type(route)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,7 +255,7 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
     can_retry = retries_left is None or retries_left >= 1
     fallback = _usable_fallback(policy, ctx)
     if status == "ok":
-        return Accept()
+        return _ACCEPT
     if status == "empty":
         return _empty(policy, ctx, fallback, can_retry)
     if status == "invalid_arguments":
@@ -422,9 +347,20 @@ def routing_table(policy: PolicyLike | None = None) -> Table:
     Each row states the situation (retries left, a fallback, whether the task
     accepts "not found", side effects) because the route depends on it.
     """
-    from agentloops.controller.tools import ToolResult as Result
-
     chosen = resolve_policy(policy)
+    rows = []
+    for situation, result, ctx in _routing_cases(chosen):
+        decision = route(chosen, result, ctx)
+        detail = getattr(decision, "reason", "")
+        rows.append((result.status, "yes" if result.retryable else "no", situation, route_name(decision), detail))
+    return Table.build(f"Error routing under policy {chosen.name!r}",
+                       ["status", "retryable", "situation", "route", "why"], rows, note=chosen.description)
+
+
+def _routing_cases(chosen: ErrorPolicy) -> list[tuple[str, ToolResult, RouteContext]]:
+    """One (situation, result, context) per row of :func:`routing_table`: every status, in the situations
+    its route depends on."""
+    from agentloops.controller.tools import ToolResult as Result
 
     def noop(args: dict[str, Any]) -> Any:
         return None
@@ -461,10 +397,4 @@ def routing_table(policy: PolicyLike | None = None) -> Table:
             cases.append(("no fallback", result, RouteContext(read, retries_left=3)))
         else:
             cases.append(("", result, RouteContext(read, retries_left=3, fallback=backup)))
-    rows = []
-    for situation, result, ctx in cases:
-        decision = route(chosen, result, ctx)
-        detail = getattr(decision, "reason", "")
-        rows.append((result.status, "yes" if result.retryable else "no", situation, route_name(decision), detail))
-    return Table.build(f"Error routing under policy {chosen.name!r}",
-                       ["status", "retryable", "situation", "route", "why"], rows, note=chosen.description)
+    return cases

@@ -27,11 +27,13 @@ from typing import Any
 from agentloops.controller.budgets import Budget
 from agentloops.controller.context import ContextPolicy
 from agentloops.controller.controller import Controller
+from agentloops.controller.engine import Controls
 from agentloops.controller.faults import FaultInjector
 from agentloops.controller.policy import ErrorPolicy, PolicyLike, resolve_policy
 from agentloops.controller.progress import normalize_args
 from agentloops.controller.render import Table, clip, html_table
 from agentloops.controller.result import ControllerRun
+from agentloops.controller.scenario_files import ControllerScenario, scenario_from_dict
 from agentloops.controller.tasks import Task, make_task
 from agentloops.controller.tools import ToolResult, ToolSpec, execute
 from agentloops.controller.trace import Trace, read_trace
@@ -239,6 +241,24 @@ def _task_of(trace: Trace) -> Task:
     return Task(task.type, task.params, Budget.model_validate(trace.start.budget))
 
 
+def _recorded_world(original: Trace) -> tuple[Task, ControllerScenario | None, Controls | None, RecordedExecutor]:
+    """What a replay runs against: the recorded task and scenario (if any), its controls, and an executor
+    that serves the recorded tool results (and runs the live stub, with the scenario's faults, for the rest)."""
+    start = original.start
+    task = _task_of(original)
+    scenario = None if start.scenario is None else \
+        scenario_from_dict(start.scenario, f"trace {original.trace_id}: scenario")
+    injector = FaultInjector(scenario.faults if scenario is not None else ())
+
+    def live(spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult:
+        return execute(spec, args, injector=injector, granted=task.granted)
+
+    controls = None
+    if scenario is not None and scenario.controls is not None:
+        controls = Controls(**scenario.controls.model_dump())
+    return task, scenario, controls, RecordedExecutor(original, live)
+
+
 def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model | None = None,
            trace_out: str | Path | None = None, label: str | None = None) -> Replay:
     """Re-run the controller against the tool results recorded in ``trace`` and diff the outcome.
@@ -251,16 +271,11 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
         label: the name of the "after" side in the diff (default: the policy's name).
     """
     original = as_trace(trace)
-    model_given = model
     start = original.start
-    task = _task_of(original)
     recorded_policy = ErrorPolicy.model_validate(start.policy)
     chosen = resolve_policy(policy) if policy is not None else recorded_policy
-    scenario = None
-    if start.scenario is not None:
-        from agentloops.controller.scenarios import scenario_from_dict
-
-        scenario = scenario_from_dict(start.scenario, f"trace {original.trace_id}: scenario")
+    task, scenario, controls, executor = _recorded_world(original)
+    rebuild = model is None and scenario is not None  # a scenario model is rebuilt past the replies already used
     if model is None:
         if scenario is not None:
             from agentloops.controller.scenarios import build_model
@@ -268,19 +283,7 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
             model = build_model(scenario, task)
         else:
             model = recorded_model(original)
-    injector = FaultInjector(scenario.faults if scenario is not None else ())
-    toolbox = task.toolbox()
-
-    def live(spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult:
-        return execute(spec, args, injector=injector, granted=task.granted)
-
-    executor = RecordedExecutor(original, live)
-    controls = None
-    if scenario is not None and scenario.controls is not None:
-        from agentloops.controller.engine import Controls
-
-        controls = Controls(**scenario.controls.model_dump())
-    controller = Controller(task, model, tools=toolbox, policy=chosen, budget=task.budget,
+    controller = Controller(task, model, tools=task.toolbox(), policy=chosen, budget=task.budget,
                             context=ContextPolicy.model_validate(start.context), send_state=start.send_state,
                             controls=controls, trace=trace_out, trace_id=f"{original.trace_id}-replay",
                             label=start.label, model_latency_s=start.model_latency_s, scenario=start.scenario,
@@ -288,7 +291,6 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
     run = controller.run()
     # the user's recorded answers, in order: a waiting replay continues exactly as the recording did
     # (a scenario model is rebuilt past the replies already used; any other model just continues)
-    rebuild = model_given is None and scenario is not None
     for answer in original.resumes:
         if run.status != "waiting_for_user":
             break

@@ -27,7 +27,8 @@ from agentloops.controller.errors import ConfigError, TraceError
 from agentloops.controller.faults import Fault
 from agentloops.controller.parallel import CallState
 from agentloops.controller.policy import ErrorPolicy
-from agentloops.controller.trace import TaskRef, TurnLine, read_trace, read_trace_lines
+from agentloops.controller.trace import read_trace, read_trace_lines
+from agentloops.controller.trace_lines import TaskRef, TurnLine
 from agentloops.errors import describe_validation_error
 from agentloops.jsonfile import read_json
 from agentloops.messages import Message

@@ -145,12 +145,12 @@ class TaskState:
         """The delta since :meth:`begin_turn`."""
         return StateDelta(self._start, self.version, tuple(self._changes), tuple(self._unchanged), self._progress)
 
-    def _guard(self, change: str) -> None:
-        if self.finished is not None:
-            raise TaskFinishedError(f"task already stopped ({self.finished}); refused change: {change}")
+    def _refuse(self, change: str) -> TaskFinishedError:
+        return TaskFinishedError(f"task already stopped ({self.finished}); refused change: {change}")
 
     def _bump(self, change: str, progress: bool) -> None:
-        self._guard(change)
+        if self.finished is not None:
+            raise self._refuse(change)
         self.version += 1
         self.progress_count += int(progress)
         self._changes.append(change)
@@ -159,7 +159,8 @@ class TaskState:
     # -- mutators -------------------------------------------------------------------------
     def add_fact(self, fact: Fact) -> bool:
         """Record a verified fact; returns False (and says why) when it adds nothing."""
-        self._guard(f"fact {fact.item}")
+        if self.finished is not None:
+            raise self._refuse(f"fact {fact.item}")
         known = self.facts.get(fact.item)
         if known is not None:
             same = "same value" if known.value == fact.value else "a different value; the first verified one is kept"
@@ -184,7 +185,8 @@ class TaskState:
             code: the reason code (for example ``not_found`` or ``budget:retries``); ``None`` when
                 there is no more specific one than "cannot be obtained".
         """
-        self._guard(f"missing {item}")
+        if self.finished is not None:
+            raise self._refuse(f"missing {item}")
         if self.items.get(item) != "open":
             return False
         self._bump(f"missing {item}: {reason}", progress=True)

@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentloops.controller.errors import ConfigError, ProcessKilled
@@ -121,15 +122,15 @@ class ToolResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for traces and replay)."""
-        return {name: getattr(self, name) for name in _RESULT_FIELDS}
+        return {"status": self.status, "data": self.data, "error": self.error, "source": self.source,
+                "retryable": self.retryable, "retry_after_s": self.retry_after_s, "latency_s": self.latency_s,
+                "hint": self.hint, "ran": self.ran, "deliveries": self.deliveries, "detail": self.detail,
+                "question": self.question, "parameter": self.parameter}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
         """Inverse of :meth:`to_dict`."""
         return cls(**dict(data))
-
-
-_RESULT_FIELDS: tuple[str, ...] = tuple(ToolResult.__dataclass_fields__)
 
 
 class ToolFailure(Exception):
@@ -249,15 +250,14 @@ class Toolbox:
         return list(self.tools)
 
     def describe(self) -> str:
-        """One line per tool, plus the ask_user action, for the system message."""
+        """One line per tool, plus the ask_user action, for the system message (written once per toolbox)."""
+        return self._description
+
+    @cached_property
+    def _description(self) -> str:
         lines = [f"- {spec.signature()}: {spec.description}" for spec in self.tools.values()]
         lines.append(f"- {ASK_USER}(question): ask the user for information only they have")
         return "\n".join(lines)
-
-
-def is_empty(data: Any) -> bool:
-    """True for ``None`` and empty strings, lists and dicts."""
-    return data is None or (isinstance(data, (str, list, dict, tuple)) and len(data) == 0)
 
 
 def validate(spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult | None:
@@ -348,7 +348,7 @@ def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector 
 
 def _classify_output(spec: ToolSpec, data: Any, latency: float, deliveries: int) -> ToolResult:
     """What the tool returned, checked: nothing (``empty``), a changed format, or usable data (``ok``)."""
-    if is_empty(data):
+    if data is None or (isinstance(data, (str, list, dict, tuple)) and len(data) == 0):  # nothing came back
         return ToolResult("empty", data=data, source=spec.source, latency_s=latency, deliveries=deliveries,
                           hint="nothing matched; decide whether 'not found' answers the task")
     missing = [name for name in spec.output_fields if not isinstance(data, dict) or name not in data]

@@ -4,7 +4,7 @@
 the request (system message, goal or a checked memory, recent turns, the ``TASK STATE``
 block), the model's reply, the core ``correct`` criterion's decision (``Continue`` /
 ``Finish`` / ``Abort``), and then either the final answer checked against the task's
-completion condition, a question for the user, or the tool calls (:mod:`~agentloops.controller.calls`).
+completion condition, a question for the user, or the tool calls (:mod:`~agentloops.controller.batch`).
 Each returns ``None`` (go on) or a :class:`~agentloops.controller.status.Stop`.
 """
 
@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 
 from agentloops.controller.answers import contradiction
-from agentloops.controller.calls import CallPath
+from agentloops.controller.batch import CallPath
 from agentloops.controller.context import (
     CompactionEvent,
     check_compaction,
@@ -62,6 +62,16 @@ class TurnPipeline(CallPath):
             return self._on_ask(t, reply.tool_calls, asks[0])
         return self._calls(t, reply.tool_calls)  # admit → execute → settle → apply, one path for 1 or N calls
 
+    def _next_step(self) -> Stop | None:
+        """After a turn that did not stop: nothing left to try, or too many failed turns in a row."""
+        if not self.state.open_items() and self.task.assess(self.state) == "impossible":
+            return self._stop_unobtainable()  # with open items left, go on: they make the partial answer better
+        limit = self.policy.max_consecutive_failures
+        if limit is not None and self.consecutive_failures >= limit:
+            return self._make_stop("handed_off", "consecutive_failures",
+                                   f"{self.consecutive_failures} turns in a row failed; a person should look at it")
+        return None
+
     def _before_request(self, t: _Turn) -> Stop | None:
         """The stops that need no model call: a cancel, idle turns, no step or model call left."""
         controls = self.controls
@@ -80,7 +90,7 @@ class TurnPipeline(CallPath):
 
     def _ask(self, t: _Turn, request: list[Message]) -> Response | Stop:
         """Check the request against the budgets *before* sending it, call the model, meter the reply after."""
-        size = sum(m.tokens(self.tokenizer) for m in request)
+        size = self._size(request)
         t.context_tokens = size
         for name, needed in (("context_tokens", size), ("tokens", size + self.budget.output_reserve),
                              ("wall_time_s", self.model_latency_s)):
@@ -119,7 +129,7 @@ class TurnPipeline(CallPath):
         keep = self.context.keep_recent_turns
         if limit is None or len(self.groups) <= keep:
             return request
-        before = sum(m.tokens(self.tokenizer) for m in request)
+        before = self._size(request)
         if before <= limit:
             return request
         memory = self.compactor(self.state)
@@ -131,7 +141,7 @@ class TurnPipeline(CallPath):
         self.head = [Message("user", memory)]
         self.groups = self.groups[compacted:] if keep else []
         request = [self.system, *self.head, *(m for g in self.groups for m in g), *tail]
-        after = sum(m.tokens(self.tokenizer) for m in request)
+        after = self._size(request)
         event = CompactionEvent(self.turn, before, after, compacted, check, used)
         self.compactions.append(event)
         t.compaction = event.to_dict()

@@ -1,10 +1,18 @@
-"""Widgets for the controller notebooks (10–17): change one setting, re-run, see what moved.
+"""Widgets for the controller notebooks (10–16): change one setting, re-run, see what moved.
 
 Every builder returns the widget itself, already drawn once with its
 defaults, so "Run all" needs no click. Each widget keeps what is on screen
 as data in :attr:`state` (a small frozen object with the runs behind it), and
 its redraw is one plain method, :meth:`refresh`, that tests and the benchmark
 call directly.
+
+A redraw stays interactive (well under 100 ms on a 2-core machine, see
+``benchmarks/bench_controller_widgets.py``) because nothing is rebuilt: the
+runs behind a control state are computed once and kept in a small LRU keyed
+by the control values, and each chart is a live figure from
+:mod:`agentloops.controller.plots` whose artists are moved in place and
+shown at the PNG's own pixel size. (The interview practice box lives in
+:func:`agentloops.interview.practice`.)
 
 Executed headless (nbclient, CI, a static viewer) a widget has no front end;
 its ``text/plain`` rendering is then the current state as text tables, so an
@@ -25,12 +33,12 @@ from __future__ import annotations
 
 import html
 import json
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -56,9 +64,6 @@ from agentloops.controller.tasks import Task, make_task
 from agentloops.controller.tools import Toolbox
 from agentloops.controller.world import TOOLS
 from agentloops.tables import text_table
-
-if TYPE_CHECKING:
-    from agentloops.interview import Grade
 
 PREFIX = "agentloops-ctl"
 """CSS class prefix of the controller widgets."""
@@ -146,10 +151,30 @@ def _classed(widget: Any, *classes: str) -> Any:
     return widget
 
 
-def _png(fig: Any, dpi: int = 60) -> bytes:
-    from agentloops.controller.plots import to_png
+class _Lru:
+    """Results by control values, least recently used dropped first: a state already shown is not recomputed."""
 
-    return to_png(fig, dpi=dpi)
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """The cached value for ``key``, computing (and keeping) it on a miss."""
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key]
+        value = self._items[key] = compute()
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+        return value
+
+
+def _chart_image(chart: Any) -> widgets.Image:
+    """An image widget that shows a live chart's PNG at its pixel size (never stretched, so never blurred)."""
+    width, _ = chart.live.size_px
+    image = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", max_width="100%",
+                                                               height="auto", align_self="flex-start"))
+    return _classed(image, f"{PREFIX}-chart")
 
 
 def _badge(status: str) -> str:
@@ -323,7 +348,6 @@ class ControllerExplorer(_Panel):
         _check("policy", policy, [SCENARIO_POLICY, *POLICIES])
         _check("fault", fault, list(FAULT_CHOICES))
         self._state: ControllerExplorerState | None = None
-        self._chart: Any = None
         self.scenario = _classed(widgets.Dropdown(
             options=[(f"{s.name} — {s.title}", s.name) for s in map(load_controller_scenario, names)],
             value=scenario, description="scenario", style=_STYLE, layout=_WIDE), f"{PREFIX}-scenario")
@@ -341,8 +365,11 @@ class ControllerExplorer(_Panel):
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
         self.stop = _classed(widgets.HTML(), f"{PREFIX}-stop")
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
-        self.chart = _classed(widgets.Image(format="png", layout=widgets.Layout(max_width="100%")),
-                              f"{PREFIX}-chart")
+        from agentloops.controller.plots import LiveRunChart
+
+        self._chart = LiveRunChart()
+        self._runs = _Lru()
+        self.chart = _chart_image(self._chart)
         self.note = _classed(widgets.HTML(), f"{PREFIX}-note")
         self._wire([self.policy, self.fault, *self.budgets.values()])
         self.scenario.observe(self._on_scenario, names="value")
@@ -367,14 +394,10 @@ class ControllerExplorer(_Panel):
 
     def refresh(self) -> ControllerExplorerState:
         """Run the scenario with the chosen policy, fault and budgets; redraw everything."""
+        budget = {name: slider.value for name, slider in self.budgets.items()}
+        key = (self.scenario.value, self.policy.value, self.fault.value, *budget.values())
         try:
-            loaded = load_controller_scenario(self.scenario.value)
-            task = loaded.build_task()
-            budget = {name: slider.value for name, slider in self.budgets.items()}
-            task = task.with_budget(**budget)
-            faults = inject(task, self.fault.value) + tuple(loaded.faults)
-            policy = None if self.policy.value == SCENARIO_POLICY else self.policy.value
-            run = build_controller(loaded, policy=policy, faults=faults, budget=task.budget).run()
+            faults, run = self._runs.get(key, lambda: self._run(budget))
         except ConfigError as exc:  # a combination the controls allowed but the controller refuses: say so
             self.note.value = _error_html(exc)
             if self._state is None:
@@ -388,12 +411,16 @@ class ControllerExplorer(_Panel):
                              f"<div style='font-size:14px'>{html.escape(run.headline())}</div>")
         self.stop.value = stop_html(run)
         self.table.value = turns_html(run)
-        if self._chart is None:
-            from agentloops.controller.plots import LiveRunChart
-
-            self._chart = LiveRunChart()
         self.chart.value = self._chart.update(run)
         return state
+
+    def _run(self, budget: Mapping[str, float]) -> tuple[tuple[Fault, ...], ControllerRun]:
+        """The faults and the run for the current controls (cached by :meth:`refresh`)."""
+        loaded = load_controller_scenario(self.scenario.value)
+        task = loaded.build_task().with_budget(**budget)
+        faults = inject(task, self.fault.value) + tuple(loaded.faults)
+        policy = None if self.policy.value == SCENARIO_POLICY else self.policy.value
+        return faults, build_controller(loaded, policy=policy, faults=faults, budget=task.budget).run()
 
     @property
     def run(self) -> ControllerRun:
@@ -474,7 +501,11 @@ class StateExplorer(_Panel):
                                                  style=_STYLE, continuous_update=False), f"{PREFIX}-cities")
         self.detect_repeats = _classed(widgets.Checkbox(value=detect_repeats, description="fingerprint check",
                                                         style=_STYLE, indent=False), f"{PREFIX}-fingerprints")
-        self.chart = _classed(widgets.Image(format="png", layout=widgets.Layout(max_width="100%")), f"{PREFIX}-chart")
+        from agentloops.controller.plots import LiveStateChart
+
+        self._chart = LiveStateChart()
+        self._runs = _Lru()
+        self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
         self._wire([self.state_block, self.window, self.cities, self.detect_repeats])
@@ -484,17 +515,16 @@ class StateExplorer(_Panel):
         self.refresh()
 
     def refresh(self) -> StateExplorerState:
-        """Run the configured loop and the reference; redraw."""
-        from agentloops.controller.plots import state_chart
-
-        run = state_run(self.state_block.value, self.window.value, self.cities.value, self.detect_repeats.value,
-                        label="this run")
-        reference = state_run(True, None, self.cities.value, True, label="with state (reference)")
+        """Run the configured loop and the reference (each once per setting); redraw."""
+        key = (self.state_block.value, self.window.value, self.cities.value, self.detect_repeats.value)
+        run = self._runs.get(key, lambda: state_run(*key, label="this run"))
+        reference = self._runs.get(("reference", self.cities.value), lambda: state_run(
+            True, None, self.cities.value, True, label="with state (reference)"))
         self._state = StateExplorerState(self.state_block.value, self.window.value, self.cities.value,
                                          self.detect_repeats.value, run, reference)
         self.status.value = (f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
                              f"<div style='font-size:14px'>actions: {html.escape(' → '.join(run.actions))}</div>")
-        self.chart.value = _png(state_chart({"this run": run, "with state (reference)": reference}))
+        self.chart.value = self._chart.update(run, reference)
         self.table.value = turns_html(run)
         return self._state
 
@@ -574,7 +604,11 @@ class ClaimsExplorer(_Panel):
         self.pushback = _classed(widgets.IntSlider(value=premature_claims, min=0, max=3,
                                                    description="'not done yet' replies", style=_STYLE,
                                                    continuous_update=False), f"{PREFIX}-pushback")
-        self.chart = _classed(widgets.Image(format="png", layout=widgets.Layout(max_width="100%")), f"{PREFIX}-chart")
+        from agentloops.controller.plots import LiveClaimsChart
+
+        self._chart = LiveClaimsChart(("naive", "default"), n)
+        self._counts = _Lru()
+        self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire([self.p, self.pushback])
         super().__init__([self.p, self.pushback, self.chart, self.table])
@@ -582,12 +616,11 @@ class ClaimsExplorer(_Panel):
         self.refresh()
 
     def refresh(self) -> ClaimsState:
-        """Run the experiment for the current settings and redraw."""
-        from agentloops.controller.plots import claims_chart
-
-        counts = claim_counts(self.p.value, self.pushback.value, self.n)
-        self._state = ClaimsState(self.p.value, self.pushback.value, self.n, {k: dict(v) for k, v in counts.items()})
-        self.chart.value = _png(claims_chart(self._state.counts))
+        """Run the experiment for the current settings (once per setting) and redraw."""
+        key = (round(self.p.value, 4), self.pushback.value)
+        counts = self._counts.get(key, lambda: {k: dict(v) for k, v in claim_counts(*key, self.n).items()})
+        self._state = ClaimsState(self.p.value, self.pushback.value, self.n, counts)
+        self.chart.value = self._chart.update(counts)
         self.table.value = html_table("How the runs ended", ["policy", "ended as", "runs"], self._state.rows())
         return self._state
 
@@ -677,7 +710,11 @@ class StormExplorer(_Panel):
                                                 style=_STYLE, continuous_update=False), f"{PREFIX}-chain")
         self.retries = _classed(widgets.IntSlider(value=retries, min=0, max=6, description="retry budget",
                                                   style=_STYLE, continuous_update=False), f"{PREFIX}-retries")
-        self.chart = _classed(widgets.Image(format="png", layout=widgets.Layout(max_width="100%")), f"{PREFIX}-chart")
+        from agentloops.controller.plots import LiveStormChart
+
+        self._chart = LiveStormChart(max_tools=self.tools.max + 1)
+        self._runs = _Lru()
+        self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire([self.tools, self.retries])
         super().__init__([self.tools, self.retries, self.chart, self.table])
@@ -685,12 +722,11 @@ class StormExplorer(_Panel):
         self.refresh()
 
     def refresh(self) -> StormState:
-        """Run both scopes and redraw."""
-        from agentloops.controller.plots import retry_chart
-
-        runs = storm_runs(self.tools.value, self.retries.value)
+        """Run both scopes (once per setting) and redraw."""
+        key = (self.tools.value, self.retries.value)
+        runs = self._runs.get(key, lambda: storm_runs(*key))
         self._state = StormState(self.tools.value, self.retries.value, runs)
-        self.chart.value = _png(retry_chart(runs))
+        self.chart.value = self._chart.update(runs, self.retries.value)
         self.table.value = html_table("Both scopes, same faults", STORM_HEADERS, self._state.rows())
         return self._state
 
@@ -765,7 +801,11 @@ class BudgetExplorer(_Panel):
                 value=start, min=low, max=high, step=step, description=f"budget: {name}", style=_STYLE,
                 continuous_update=False, layout=widgets.Layout(width="460px")),
                 f"{PREFIX}-budget", f"{PREFIX}-budget-{name.replace('_', '-')}")
-        self.chart = _classed(widgets.Image(format="png", layout=widgets.Layout(max_width="100%")), f"{PREFIX}-chart")
+        from agentloops.controller.plots import LiveBudgetChart
+
+        self._chart = LiveBudgetChart(n, max_steps=self.sliders["steps"].max)
+        self._comparisons = _Lru()
+        self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire(list(self.sliders.values()))
         super().__init__([*self.sliders.values(), self.chart, self.table])
@@ -773,13 +813,12 @@ class BudgetExplorer(_Panel):
         self.refresh()
 
     def refresh(self) -> BudgetState:
-        """Run the comparison for the slider values and redraw."""
-        from agentloops.controller.plots import loop_histograms
-
+        """Run the comparison for the slider values (once per setting) and redraw."""
         budget = {name: slider.value for name, slider in self.sliders.items()}
-        comparison = budget_comparison(self.n, self.seed, **budget)
+        comparison = self._comparisons.get(tuple(budget.values()),
+                                           lambda: budget_comparison(self.n, self.seed, **budget))
         self._state = BudgetState(budget, comparison)
-        self.chart.value = _png(loop_histograms(comparison, cap=comparison.cap, step_budget=budget["steps"]))
+        self.chart.value = self._chart.update(comparison)
         self.table.value = comparison.counts()._repr_html_()
         return self._state
 
@@ -827,7 +866,11 @@ class ReplayExplorer(_Panel):
                                                        description="replayed under", style=_STYLE),
                                  f"{PREFIX}-policy")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
-        self.chart = _classed(widgets.Image(format="png", layout=widgets.Layout(max_width="100%")), f"{PREFIX}-chart")
+        from agentloops.controller.plots import LiveDiffChart
+
+        self._chart = LiveDiffChart()
+        self._replays = _Lru()
+        self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire([self.scenario, self.recorded, self.replayed])
         super().__init__([self.scenario, self.recorded, self.replayed, self.status, self.chart, self.table])
@@ -835,16 +878,16 @@ class ReplayExplorer(_Panel):
         self.refresh()
 
     def refresh(self) -> ReplayState:
-        """Record, replay, diff, redraw."""
-        from agentloops.controller.plots import trace_diff_chart
-
-        recorded = build_controller(self.scenario.value, policy=self.recorded.value).run()
-        result = replay(recorded, policy=self.replayed.value)
+        """Record, replay, diff (once per setting); redraw."""
+        recorded = self._replays.get((self.scenario.value, self.recorded.value), lambda: build_controller(
+            self.scenario.value, policy=self.recorded.value).run())
+        result = self._replays.get((self.scenario.value, self.recorded.value, self.replayed.value),
+                                   lambda: replay(recorded, policy=self.replayed.value))
         self._state = ReplayState(self.scenario.value, self.recorded.value, self.replayed.value, recorded, result)
         self.status.value = (f"<div style='font-size:15px'>{_badge(recorded.status)} → {_badge(result.run.status)}"
                              f" — {html.escape(result.diff.summary())}; {result.served} tool result(s) served from "
                              f"the recording, {result.diff.unrecorded} ran live</div>")
-        self.chart.value = _png(trace_diff_chart(result))
+        self.chart.value = self._chart.update(result)
         self.table.value = result.diff._repr_html_()
         return self._state
 
@@ -924,7 +967,11 @@ class ParallelExplorer(_Panel):
                                                    description="user cancels at (s; 0 = never)", style=_STYLE,
                                                    continuous_update=False), f"{PREFIX}-cancel")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
-        self.chart = _classed(widgets.Image(format="png", layout=widgets.Layout(max_width="100%")), f"{PREFIX}-chart")
+        from agentloops.controller.plots import LiveGanttChart
+
+        self._chart = LiveGanttChart(max_seconds=self.s4.max + 2)
+        self._runs = _Lru()
+        self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire([self.minimum, self.s3, self.s4, self.cancel])
         super().__init__([self.minimum, self.s3, self.s4, self.cancel, self.status, self.chart, self.table])
@@ -932,14 +979,13 @@ class ParallelExplorer(_Panel):
         self.refresh()
 
     def refresh(self) -> ParallelState:
-        """Run and redraw."""
-        from agentloops.controller.plots import gantt_chart
-
+        """Run (once per setting) and redraw."""
         cancel = self.cancel.value or None
-        run = parallel_run(self.minimum.value, self.s3.value, self.s4.value, cancel)
+        key = (self.minimum.value, self.s3.value, self.s4.value, cancel)
+        run = self._runs.get(key, lambda: parallel_run(*key))
         self._state = ParallelState(self.minimum.value, self.s3.value, self.s4.value, cancel, run)
         self.status.value = f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
-        self.chart.value = _png(gantt_chart(run))
+        self.chart.value = self._chart.update(run)
         self.table.value = f"<pre>{html.escape(calls_text(run))}</pre>"
         return self._state
 
@@ -1038,9 +1084,12 @@ class ContextExplorer(_Panel):
         self.state_block = _classed(widgets.Checkbox(value=send_state, description="send the TASK STATE block",
                                                     style=_STYLE, indent=False), f"{PREFIX}-send-state")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
-        self.chart = _classed(widgets.Image(format="png", layout=widgets.Layout(max_width="100%")), f"{PREFIX}-chart")
+        from agentloops.controller.plots import LiveContextChart
+
+        self._chart = LiveContextChart(max_turns=int(RESEARCH_BUDGET["steps"]))
+        self._runs = _Lru()
+        self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
-        self._baseline: dict[bool, ControllerRun] = {}
         self._wire([self.offload, self.compact, self.keep, self.compactor, self.check, self.state_block])
         super().__init__([self.offload, self.compact, self.keep, self.compactor,
                           widgets.HBox([self.check, self.state_block]), self.status, self.chart, self.table])
@@ -1048,23 +1097,19 @@ class ContextExplorer(_Panel):
         self.refresh()
 
     def refresh(self) -> ContextState:
-        """Run and redraw (the baseline is computed once per TASK STATE setting)."""
-        from agentloops.controller.plots import context_chart
-
+        """Run (once per setting; the baseline once per TASK STATE setting) and redraw."""
         settings = {"offload_over_tokens": self.offload.value, "compact_over_tokens": self.compact.value,
                     "keep_recent_turns": self.keep.value, "compactor": self.compactor.value,
                     "check_compaction": self.check.value, "send_state": self.state_block.value}
-        run = context_run(**settings)
+        run = self._runs.get(tuple(settings.values()), lambda: context_run(**settings))
         send = bool(self.state_block.value)
-        if send not in self._baseline:
-            self._baseline[send] = context_run(None, None, send_state=send, label="no storage, no compaction")
-        baseline = self._baseline[send]
+        baseline = self._runs.get(("baseline", send), lambda: context_run(None, None, send_state=send,
+                                                                          label="no storage, no compaction"))
         self._state = ContextState(settings, run, baseline)
         limit = run.task.budget.limit("context_tokens")
         self.status.value = (f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
                              f"<div style='font-size:14px'>actions: {html.escape(' → '.join(run.actions))}</div>")
-        self.chart.value = _png(context_chart({"no storage, no compaction": baseline, "this configuration": run},
-                                              budget=limit))
+        self.chart.value = self._chart.update(run, baseline, limit)
         self.table.value = html_table("Turn by turn", ["turn", "request tokens", "compaction", "action",
                                                         "state delta"], self._state.rows())
         return self._state
@@ -1078,67 +1123,6 @@ def context_explorer(offload_over_tokens: int | None = 150, compact_over_tokens:
                            send_state)
 
 
-# =========================================================================== 17: practice mode
-
-
-@dataclass(frozen=True)
-class PracticeState:
-    """The learner's answer and its grade."""
-
-    answer: str
-    grade: Grade
-
-    def text(self) -> str:
-        """The grade as text."""
-        return str(self.grade)
-
-
-class Practice(_Panel):
-    """Write an answer to the interview question; get a checklist of the points it covers and misses.
-
-    The grade is a keyword and concept heuristic (:func:`agentloops.interview.grade`),
-    and the result says so on screen.
-    """
-
-    def __init__(self, answer: str = "") -> None:
-        from agentloops.interview import QUESTION, QUESTION_ZH
-
-        self._state: PracticeState | None = None
-        self.question = widgets.HTML(f"<div style='font-size:16px'><b>{html.escape(QUESTION)}</b><br>"
-                                     f"<span style='color:#555'>{html.escape(QUESTION_ZH)}</span></div>")
-        self.answer = _classed(widgets.Textarea(value=answer, placeholder="Your answer, in English or Chinese…",
-                                                layout=widgets.Layout(width="100%", height="180px")),
-                               "agentloops-practice-answer")
-        self.button = _classed(widgets.Button(description="Check my answer", button_style="primary"),
-                               "agentloops-practice-check")
-        self.result = _classed(widgets.HTML(), "agentloops-practice-result")
-        self.button.on_click(lambda _: self.refresh())
-        self._syncing = False
-        super().__init__([self.question, self.answer, self.button, self.result])
-        self.add_class("agentloops-practice")
-        self.refresh()
-
-    def check(self, text: str | None = None) -> Grade:
-        """Grade ``text`` (or what is in the text area) and show the checklist; returns the grade."""
-        if text is not None:
-            self.answer.value = str(text)
-        return self.refresh().grade
-
-    def refresh(self) -> PracticeState:
-        """Grade the current answer and redraw."""
-        from agentloops.interview import grade
-
-        result = grade(self.answer.value)
-        self._state = PracticeState(self.answer.value, result)
-        self.result.value = result._repr_html_()
-        return self._state
-
-
-def practice(answer: str = "") -> Practice:
-    """Build the practice box (see :class:`Practice`); it grades ``answer`` once (empty: not attempted)."""
-    return Practice(answer)
-
-
 # =========================================================================== checks
 
 
@@ -1147,7 +1131,7 @@ def _check(name: str, value: object, allowed: Sequence[Any]) -> None:
         raise ConfigError(f"unknown {name} {value!r}; expected one of: {', '.join(map(str, allowed))}")
 
 
-BUILDERS: dict[str, Callable[[], _Panel]] = {
+BUILDERS: dict[str, Callable[[], _Panel]] = {  # every one has a live chart, at .chart and ._chart
     "controller_explorer": controller_explorer,
     "state_explorer": state_explorer,
     "claims_explorer": claims_explorer,
@@ -1156,7 +1140,6 @@ BUILDERS: dict[str, Callable[[], _Panel]] = {
     "replay_explorer": replay_explorer,
     "parallel_explorer": parallel_explorer,
     "context_explorer": context_explorer,
-    "practice": practice,
 }
 """Every widget builder by name (tests and the benchmark iterate over them)."""
 
@@ -1172,7 +1155,6 @@ __all__ = [
     "ControllerExplorerState",
     "FaultChoice",
     "ParallelExplorer",
-    "Practice",
     "ReplayExplorer",
     "StateExplorer",
     "StormExplorer",
@@ -1190,7 +1172,6 @@ __all__ = [
     "inject",
     "parallel_explorer",
     "parallel_run",
-    "practice",
     "replay_explorer",
     "route_row",
     "routes",

@@ -1,10 +1,17 @@
-"""Admission: the verdict on each tool call before anything runs — the same rules for one call or many.
+"""One tool call's path, the same alone or in a batch: its verdict before it runs, then its attempts.
 
-In order: a cancel that came due; a repeated fingerprint (no progress since an identical
-call that brought nothing); the pre-check (schema, permission gate, task rules, risk), with
-a value the *user* gave that fails the schema sent back to the user; and, if the same call
-failed retryably before, the retry rules (a side effect is never repeated blindly; anything
-else needs a retry left in the shared budget).
+**Admission** (:class:`Admission`), in order: a cancel that came due; a repeated fingerprint
+(no progress since an identical call that brought nothing); the pre-check (schema, permission
+gate, task rules, risk), with a value the *user* gave that fails the schema sent back to the
+user; and, if the same call failed retryably before, the retry rules (a side effect is never
+repeated blindly; anything else needs a retry left in the shared budget).
+
+**Attempts** (:class:`Attempts`): run it, and retry or fall back as the error policy routes.
+Before every attempt (the first, each retry, a fallback switch) the cancel time, the tool-call
+budget and the wall-time budget are checked; a retry first waits out its back-off; every retry
+and every switch is paid from the task's one shared retry budget. *Whether* a failure is worth
+retrying is the tool's call (``ToolResult.retryable``); the policy decides what to do about it
+(:func:`~agentloops.controller.policy.route`).
 """
 
 from __future__ import annotations
@@ -12,10 +19,20 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from agentloops.controller.engine import Engine, _Turn
+from agentloops.controller.engine import Engine, _repair_key, _Turn
+from agentloops.controller.parallel import Arrival
+from agentloops.controller.policy import (
+    Degrade,
+    Fallback,
+    Retry,
+    Route,
+    RouteContext,
+    route,
+    route_name,
+)
 from agentloops.controller.progress import (
     Fingerprint,
     Repeat,
@@ -35,7 +52,7 @@ AdmissionVerdict = Literal["run", "repeat", "stop", "skip", "rejected"]
 """What admission decided for one tool call before anything ran."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Admission:
     """The verdict on one tool call before it runs — the same rules for single and parallel calls.
 
@@ -73,8 +90,8 @@ def _no_handler(args: dict[str, Any]) -> Any:
 class Admission(Engine):
     """Decide, for each call of a reply, whether it runs — and answer the ones that do not."""
 
-    def _admit(self, t: _Turn, call: ToolCall, *, in_batch: bool, reserved: Counter[str] | None = None
-               ) -> _Admission:
+    def _admit(self, t: _Turn, call: ToolCall, args: dict[str, Any], label: str, *, in_batch: bool,
+               reserved: Counter[str] | None = None) -> _Admission:
         """Decide, before anything runs, what happens to one tool call (single and parallel calls alike).
 
         In order: a cancel that has come due; a repeated fingerprint; the pre-check (schema,
@@ -84,10 +101,9 @@ class Admission(Engine):
         retry left in the shared budget (minus those ``reserved`` by earlier calls of the same
         batch), or it is blocked. The caller pays for an admitted retry when it launches it.
         """
-        tool, args = call.name, dict(call.parsed_arguments or {})
-        label = action_label(tool, args)
+        tool = call.name
         spec = self.toolbox.tools.get(tool)
-        fp = Fingerprint(tool, self._norm(tool, args), self.state.progress_version)
+        fp = Fingerprint(tool, self._norm(tool, args), self.state.progress_count)
 
         def refuse(verdict: AdmissionVerdict, prefix: str, route_taken: str, **extra: Any) -> _Admission:
             self._record_action(t, f"{prefix}:{label}", None, tool, args, prefix, None, route_taken, fp)
@@ -126,7 +142,7 @@ class Admission(Engine):
         """The model repeats a failed call with the shared retry budget spent: stop, or give the item up."""
         if self.policy.on_retries_exhausted == "stop":
             return refuse("stop", "blocked", "stop:budget_exhausted", stop=self._budget_stop("retries", 1), spec=spec)
-        item = self.task.type.item_for(spec.name, args, self.task.params)
+        item = self._item(spec.name, args)
         if item is not None:
             self.state.mark_missing(item, "retry budget spent: the same call failed before and no retries are left",
                                     code="budget:retries")
@@ -206,3 +222,128 @@ class Admission(Engine):
         """Answer a call that did not run, so every call in the transcript has its tool message."""
         text = json.dumps({"tool": tool, "status": "not run", "error": why}, ensure_ascii=False)
         self.groups[-1].append(Message("tool", text, tool_call_id=call.id, name=tool))
+
+
+class Attempts(Admission):
+    """Run an admitted call until the error policy settles it."""
+
+    def _execute(self, t: _Turn, spec: ToolSpec, args: Mapping[str, Any], first_kind: str,
+                 fp: Fingerprint | None = None, *, attempts: int = 1, tried: frozenset[str] = frozenset()
+                 ) -> tuple[ToolResult, ToolSpec, Route | Stop, Any, str]:
+        """Run an admitted call until the policy settles it; returns (result, tool, route, fact parts, call id).
+
+        Before every attempt — the first, each retry and a fallback switch — the cancel time,
+        the tool-call budget and the wall-time budget are checked. A fallback also passes the
+        full pre-check first (schema, permission gate, task rules, risk); if that refuses, the
+        item is given up instead. A call of a parallel batch continues here after its first
+        attempt (``attempts``, ``tried``), so a call is retried and falls back the same way alone
+        or in a batch.
+        """
+        current, kind = spec, first_kind
+        seen = set(tried)
+        last: ToolResult | None = None
+        call_id = ""
+        while True:
+            refused = self._may_attempt(current)
+            if refused is not None:
+                unrun = ToolResult("permanent_error", error=f"{current.name}: not run ({refused[0]})", ran=False)
+                return last or unrun, current, refused[1], None, call_id
+            call_id = self._new_call_id()
+            started = self.clock.now
+            self.ledger.open(call_id, current.name, self._norm(current.name, args), self.turn, started, kind)
+            raw = self.executor(current, args)
+            self.meter.spend("tool_calls")
+            label = ("" if kind == "call" else f"{kind}:") + action_label(current.name, args)
+            cancel_at = self._cancel_within(raw.latency_s)
+            if cancel_at is not None:  # the user cancels while the call runs: stop waiting; it will land late
+                self._record_action(t, label, call_id, current.name, args, kind, None, "cancelled", fp)
+                return self._cancelled_while_running(current, args, raw, started, cancel_at, call_id)
+            self.clock.advance(raw.latency_s)
+            result, parts = self._usable(raw, current.name, args)
+            last = result
+            for delivery in range(1, result.deliveries + 1):
+                self._deliver(Arrival(self.clock.now, call_id, result, delivery, self.trace_id))
+            self._note_attempt(current.name, args, result)
+            decision = self._decide(current, args, result, attempts, frozenset(seen))
+            self._record_action(t, label, call_id, current.name, args, kind, result, route_name(decision), fp)
+            if not isinstance(decision, (Retry, Fallback)):
+                return result, current, decision, parts, call_id
+            stop = self._before_next(decision, current)
+            if stop is not None:
+                return result, current, stop, None, call_id
+            if isinstance(decision, Retry):
+                attempts, kind = attempts + 1, "retry"
+            else:
+                seen.add(current.name)
+                current, attempts, kind = self.toolbox[decision.tool], 1, "fallback"
+
+    def _may_attempt(self, spec: ToolSpec) -> tuple[str, Stop] | None:
+        """Why the next attempt of ``spec`` may not start (a cancel came due, a budget is spent), or ``None``."""
+        if self._cancel_due():
+            return "cancelled", self._cancel_stop(f"the user cancelled the task before the next attempt of "
+                                                  f"{spec.name}", spec.name)
+        if not self.meter.allows("tool_calls"):
+            return "tool-call budget spent", self._budget_stop("tool_calls", 1)
+        if not self.meter.allows("wall_time_s", spec.timeout_s):
+            return "wall-time budget spent", self._budget_stop("wall_time_s", spec.timeout_s)
+        return None
+
+    def _decide(self, spec: ToolSpec, args: Mapping[str, Any], result: ToolResult, attempts: int,
+                tried: frozenset[str]) -> Route:
+        """The error policy's route for one attempt's result; a fallback that the pre-check refuses is a give-up."""
+        item = self._item(spec.name, args)
+        fallback = self.toolbox.tools.get(spec.fallback) if spec.fallback and spec.fallback not in tried else None
+        ctx = RouteContext(spec, attempts, self._retries_left(spec.name), fallback,
+                           self.task.type.allows_not_found and item is not None,
+                           self.repairs[_repair_key(spec.name, result)], self.task.granted)
+        decision = route(self.policy, result, ctx)
+        if isinstance(decision, Fallback):
+            refused = self._precheck(self.toolbox.tools.get(decision.tool), decision.tool, args)
+            if refused is not None:
+                why = refused.reason if isinstance(refused, Stop) else (refused.error or refused.status)
+                decision = Degrade(result.status, f"fallback {decision.tool} refused before it ran: {why}")
+        return decision
+
+    def _before_next(self, decision: Retry | Fallback, current: ToolSpec) -> Stop | None:
+        """Wait out a retry's back-off and pay for the next attempt from the shared retry budget."""
+        if isinstance(decision, Retry):
+            if not self.meter.allows("wall_time_s", decision.delay_s + current.timeout_s):
+                return self._budget_stop("wall_time_s", decision.delay_s + current.timeout_s)
+            cancel_at = self._cancel_within(decision.delay_s)
+            if cancel_at is not None:  # cancelled during the back-off: the retry never starts
+                self.clock.advance(cancel_at - self.clock.now)
+                return self._cancel_stop(f"the user cancelled the task while waiting to retry {current.name}",
+                                         current.name)
+            self.clock.advance(decision.delay_s)
+        self.meter.spend("retries", tool=current.name)
+        return None
+
+    def _usable(self, result: ToolResult, tool: str, args: Mapping[str, Any]) -> tuple[ToolResult, Any]:
+        """Turn an ``ok`` result into (result, (item, value, summary)) or downgrade it when unusable."""
+        if result.status not in ("ok", "empty"):
+            return result, None
+        item = self._item(tool, args)
+        if item is None:
+            return result, None
+        if result.status == "empty":
+            return result, (item, None, None)
+        made = self.task.type.fact(item, result, self.task.params)
+        if isinstance(made, str):
+            bad = replace(result, status="permanent_error", retryable=False,
+                          error=f"{tool}: the data cannot be used for {item} ({made})")
+            return bad, None
+        value, summary = made
+        return result, (item, value, summary)
+
+    def _cancelled_while_running(self, spec: ToolSpec, args: Mapping[str, Any], raw: ToolResult, started: float,
+                                 cancel_at: float, call_id: str) -> tuple[ToolResult, ToolSpec, Route | Stop, Any, str]:
+        """Stop waiting at the cancel time; the call's result is queued to land late (and be refused)."""
+        self.clock.advance(cancel_at - started)
+        self.ledger.cancel_running(self.clock.now, "cancelled: the user cancelled the task")
+        late, _ = self._usable(raw, spec.name, args)
+        for delivery in range(1, late.deliveries + 1):
+            self.inbox.append(Arrival(round(started + raw.latency_s + 0.05 * (delivery - 1), 6), call_id, late,
+                                      delivery, self.trace_id))
+        return (ToolResult("permanent_error", error=f"{spec.name}: cancelled while running", ran=False), spec,
+                self._cancel_stop(f"the user cancelled the task while {spec.name} was running", spec.name), None,
+                call_id)

@@ -1,4 +1,4 @@
-"""Tool calls: one path for a single call and for a parallel batch — a single call is a batch of one.
+"""The batch: every tool call of one reply takes this path — a single call is a batch of one.
 
 The admitted calls start together; their results are settled in arrival order under the
 task's join rule, and each call is retried and falls back *inside* the batch, exactly as it
@@ -14,9 +14,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentloops.controller.admission import _Admission, _no_handler
-from agentloops.controller.attempts import Attempts
 from agentloops.controller.budgets import EPSILON
+from agentloops.controller.call import Attempts, _Admission, _no_handler
 from agentloops.controller.context import (
     observe,
 )
@@ -49,6 +48,8 @@ from agentloops.controller.tools import (
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
+_WHY_ENDED = {"deadline": "the join's deadline passed", "all arrived": "every call finished"}
+
 
 class CallPath(Attempts):
     """Launch admitted calls, settle their results, apply them to state."""
@@ -60,23 +61,25 @@ class CallPath(Attempts):
         results in arrival order under the task's join rule (:meth:`_join`); each call is
         retried and falls back inside the batch exactly as it would alone.
         """
-        labels = [action_label(c.name, c.parsed_arguments or {}) for c in calls]
+        args = [dict(c.parsed_arguments or {}) for c in calls]  # one object per call: normalised once (_norm)
+        labels = [action_label(c.name, a) for c, a in zip(calls, args)]
         t.action = labels[0] if len(calls) == 1 else f"parallel×{len(calls)}: " + ", ".join(labels)
-        t.args_summary = "; ".join(self._norm(c.name, c.parsed_arguments or {}) for c in calls)
-        launch, stop = self._admit_all(t, calls)
+        t.args_summary = "; ".join(self._norm(c.name, a) for c, a in zip(calls, args))
+        launch, stop = self._admit_all(t, calls, args, labels)
         if stop is not None or not launch:
             t.tool_status = ", ".join(a["status"] or "not run" for a in t.actions) or "not run"
             return stop
         return self._join(t, launch)
 
-    def _admit_all(self, t: _Turn, calls: Sequence[ToolCall]) -> tuple[list[tuple[ToolCall, _Admission]], Stop | None]:
+    def _admit_all(self, t: _Turn, calls: Sequence[ToolCall], args: Sequence[dict[str, Any]], labels: Sequence[str]
+                   ) -> tuple[list[tuple[ToolCall, _Admission]], Stop | None]:
         """Admit each call; answer the ones that will not run. Returns the calls to launch, or the stop."""
         launch: list[tuple[ToolCall, _Admission]] = []
         pending_stop: Stop | None = None
         repeats: list[Repeat] = []
         reserved: Counter[str] = Counter()
-        for call in calls:
-            admission = self._admit(t, call, in_batch=len(calls) > 1, reserved=reserved)
+        for call, call_args, label in zip(calls, args, labels):
+            admission = self._admit(t, call, call_args, label, in_batch=len(calls) > 1, reserved=reserved)
             tool = admission.tool
             if admission.verdict == "repeat":
                 assert admission.repeat is not None
@@ -108,7 +111,7 @@ class CallPath(Attempts):
         tool, args, result = admission.tool, admission.args, admission.rejection
         assert result is not None
         ctx = RouteContext(admission.spec or ToolSpec(tool, "", {}, _no_handler), 1, self._retries_left(tool), None,
-                           False, self._repairs(tool, result), self.task.granted)
+                           False, self.repairs[_repair_key(tool, result)], self.task.granted)
         decision = route(self.policy, result, ctx)
         self._record_action(t, admission.label, None, tool, args, "rejected", result, route_name(decision),
                             admission.fp)
@@ -168,7 +171,7 @@ class CallPath(Attempts):
     def _join(self, t: _Turn, launch: list[tuple[ToolCall, _Admission]]) -> Stop | None:
         """Launch the calls, then settle each result as it arrives until the join rule is decided."""
         deadline = self._deadline(len(launch))
-        done = sum(1 for item in self.state.done_items() if self.state.facts[item].source)
+        done = sum(1 for fact in self.state.facts.values() if fact.source)
         batch = Batch(self.task.join, 0, deadline, still_needed=self.task.need - done)
         started, refused = self._launch(t, launch, batch)
         if not started:  # the budgets could pay for none of them: stop now, naming the budget
@@ -204,8 +207,15 @@ class CallPath(Attempts):
             if action["call_id"] == first_id:
                 action["route"] = route_name(decision)  # type: ignore[arg-type]
         call_id = first_id
-        if isinstance(decision, (Retry, Fallback)):  # the same retries and fallbacks as a call alone
-            result, spec, decision, parts, call_id = self._follow_up(t, spec, args, decision, fp, result)
+        if isinstance(decision, (Retry, Fallback)):  # the same retries and fallbacks as a call alone (_execute)
+            waited = self._before_next(decision, spec)
+            if waited is not None:
+                decision, parts, call_id = waited, None, ""
+            elif isinstance(decision, Retry):
+                result, spec, decision, parts, call_id = self._execute(t, spec, args, "retry", fp, attempts=2)
+            else:
+                result, spec, decision, parts, call_id = self._execute(
+                    t, self.toolbox[decision.tool], args, "fallback", fp, tried=frozenset({spec.name}))
         ref = self._tool_message(call, spec.name, args, result)
         statuses[first_id] = result.status
         stop = self._apply(t, spec.name, args, result, decision, parts, call_id, ref)
@@ -218,10 +228,16 @@ class CallPath(Attempts):
                  started: Mapping[str, tuple[ToolCall, ToolSpec, dict[str, Any], Fingerprint, ToolResult, Any]],
                  statuses: dict[str, str]) -> None:
         """Cancel what the join no longer needs (its results will land late) and summarise the turn."""
-        why = {"satisfied": f"join '{self.task.join.describe()}' satisfied",
-               "impossible": f"join '{self.task.join.describe()}' can no longer be satisfied",
-               "deadline": "the join's deadline passed", "all arrived": "every call finished"}.get(
-            batch.outcome or "", "the batch was stopped")
+        if len(started) == 1 and not batch.arrivals:  # a batch of one, settled: it reads as the call it is
+            t.tool_status = "→".join(a["status"] or "-" for a in t.actions) if len(t.actions) > 1 else \
+                next(iter(statuses.values()), "-")
+            return  # (every result has arrived, so nothing is still running)
+        outcome = batch.outcome
+        why = f"join '{self.task.join.describe()}' satisfied" if outcome == "satisfied" else \
+            f"join '{self.task.join.describe()}' can no longer be satisfied" if outcome == "impossible" else \
+            _WHY_ENDED.get(outcome or "", "the batch was stopped")
+        if outcome == "deadline" and self._cancel_due():  # the user's cancel, not the join, stopped the wait
+            why = "the user cancelled the task"
         cancelled = self.ledger.cancel_running(self.clock.now, f"cancelled: {why}")
         for call_id in cancelled:
             call, spec = started[call_id][0], started[call_id][1]
@@ -244,7 +260,7 @@ class CallPath(Attempts):
     def _apply(self, t: _Turn, tool: str, args: Mapping[str, Any], result: ToolResult, decision: Route | Stop,
                parts: Any, call_id: str, ref: str | None = None) -> Stop | None:
         """Write the outcome of a settled call into state; return a stop if the route says so."""
-        item = self.task.type.item_for(tool, args, self.task.params)
+        item = self._item(tool, args)
         if isinstance(decision, (Accept, AcceptNotFound)):
             if parts is not None:
                 item_name, value, summary = parts

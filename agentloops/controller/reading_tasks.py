@@ -1,0 +1,193 @@
+"""The reading task types: answer from a document, recall facts, research across sources.
+
+The lookups and actions (weather, order, refund) and the :class:`~agentloops.controller.task_types.TaskType`
+protocol are in :mod:`~agentloops.controller.task_types`; this is the second half of the catalogue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentloops.controller.budgets import Budget, Limit
+from agentloops.controller.parallel import JoinRule
+from agentloops.controller.task_types import DocumentParams, RecallParams, ResearchParams, TaskType
+from agentloops.controller.tools import ToolResult
+
+
+class DocumentTask(TaskType):
+    """Read a document's publication date."""
+
+    name = "document_lookup"
+    title = "read a document's publication date"
+    title_zh = "读取资料的发布日期"
+    condition = "the requested metadata field of the named document, from the archive"
+    tools = ("read_metadata",)
+    budget = Budget(
+        steps=Limit(value=3, basis="1 lookup + 1 answer + 1 spare"),
+        wall_time_s=Limit(value=20, basis="a 0.3 s lookup and 2 model calls, with room for one timeout"),
+        model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
+        tool_calls=Limit(value=3, basis="1 lookup + 2 retries"),
+        tokens=Limit(value=3000, basis="3 short requests of ≈300 tokens plus replies, ×3"),
+        context_tokens=Limit(value=1000, basis="a one-lookup conversation stays near 300 tokens; 1 k catches "
+                                                        "repeats piling up"),
+        retries=Limit(value=2, basis="two transient failures of a read-only lookup"),
+    )
+    allows_not_found = False
+    params = DocumentParams
+
+    def items(self, p: DocumentParams) -> tuple[str, ...]:
+        return (f"doc:{p.document_id}:{p.field}",)
+
+    def need(self, p: DocumentParams) -> int:
+        return 1
+
+    def goal(self, p: DocumentParams) -> str:
+        return f"read the {p.field} field of document {p.document_id}"
+
+    def constraints(self, p: DocumentParams) -> tuple[str, ...]:
+        return ("only the archive is an authoritative source",)
+
+    def prompt(self, p: DocumentParams) -> str:
+        return (f"When was document {p.document_id} published?" if p.field == "published"
+else f"What is the {p.field} of document {p.document_id}?")
+
+    def action(self, item: str, p: DocumentParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("read_metadata", {"document_id": p.document_id})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: DocumentParams) -> str | None:
+        return f"doc:{args.get('document_id')}:{p.field}" if tool == "read_metadata" else None
+
+    def fact(self, item: str, result: ToolResult, p: DocumentParams) -> Any:
+        data = result.data if isinstance(result.data, dict) else {}
+        if p.field not in data:
+            return f"no {p.field} field"
+        return {p.field: data[p.field]}, f"{data.get('title', p.document_id)} {p.field} {data[p.field]}"
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        return "; ".join(facts.values()) + "."
+
+
+DOCUMENT_TASK = DocumentTask()
+
+# -- recall check (empty is an answer here) ----------------------------------------------------
+
+
+class RecallTask(TaskType):
+    """Is there a recall notice for a product?."""
+
+    name = "recall_check"
+    title = "is there a recall notice for a product?"
+    title_zh = "查询产品召回"
+    condition = "a search of the recall registry for the product; an empty result is an answer ('none found')"
+    tools = ("search_recalls",)
+    budget = Budget(
+        steps=Limit(value=3, basis="1 search + 1 answer + 1 spare"),
+        wall_time_s=Limit(value=20, basis="a 0.5 s search and 2 model calls, with room for one timeout"),
+        model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
+        tool_calls=Limit(value=3, basis="1 search + 2 retries"),
+        tokens=Limit(value=3000, basis="3 short requests of ≈300 tokens plus replies, ×3"),
+        context_tokens=Limit(value=1000, basis="a one-search conversation stays near 300 tokens; 1 k catches "
+                                                        "repeats piling up"),
+        retries=Limit(value=2, basis="two transient failures of a read-only search"),
+    )
+    allows_not_found = True
+    params = RecallParams
+
+    def items(self, p: RecallParams) -> tuple[str, ...]:
+        return (f"recalls:{p.product}",)
+
+    def need(self, p: RecallParams) -> int:
+        return 1
+
+    def goal(self, p: RecallParams) -> str:
+        return f"say whether {p.product} has any recall notice"
+
+    def constraints(self, p: RecallParams) -> tuple[str, ...]:
+        return ("only the official recall registry counts",)
+
+    def prompt(self, p: RecallParams) -> str:
+        return f"Is there any recall notice for {p.product}?"
+
+    def action(self, item: str, p: RecallParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("search_recalls", {"product": p.product})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: RecallParams) -> str | None:
+        return f"recalls:{args.get('product')}" if tool == "search_recalls" else None
+
+    def fact(self, item: str, result: ToolResult, p: RecallParams) -> Any:
+        notices = result.data if isinstance(result.data, list) else []
+        if result.status == "empty" or not notices:
+            return [], "no recall notice found"
+        return notices, f"{len(notices)} recall notice(s): " + ", ".join(n.get("notice", "?") for n in notices)
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        return "; ".join(facts.values()) + "."
+
+
+RECALL_TASK = RecallTask()
+
+# -- research with parallel fetches ------------------------------------------------------------
+
+
+class ResearchTask(TaskType):
+    """Summarise a topic from several sources."""
+
+    name = "research"
+    title = "summarise a topic from several sources"
+    title_zh = "多资料调研"
+    condition = ("at least {minimum} of the listed sources read, each fact pointing to its source (the minimum "
+                 "evidence set)")
+    tools = ("fetch",)
+    budget = Budget(
+        steps=Limit(value=4, basis="1 turn of parallel fetches + 1 answer; +1 turn to re-fetch after a failed "
+                                   "join, +1 spare"),
+        wall_time_s=Limit(value=40, basis="the join waits at most 10 s; two fetch turns + 4 model calls ≈ 25 s"),
+        model_calls=Limit(value=4, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
+        tool_calls=Limit(value=8, basis="two rounds of 4 parallel fetches"),
+        tokens=Limit(value=8000, basis="source texts stay out of the context (references + summaries), so "
+                                       "requests stay ≈ 1 k tokens"),
+        context_tokens=Limit(value=3000, basis="with out-of-context storage a request never carries a full "
+                                               "source; 3 k catches a loop that pastes them in"),
+        retries=Limit(value=2, basis="one re-fetch per failed source, two at most"),
+        output_reserve=600,
+    )
+    allows_not_found = False
+    params = ResearchParams
+
+    def items(self, p: ResearchParams) -> tuple[str, ...]:
+        return tuple(f"source:{s}" for s in p.sources)
+
+    def need(self, p: ResearchParams) -> int:
+        return p.minimum
+
+    def goal(self, p: ResearchParams) -> str:
+        return f"summarise '{p.topic}' from at least {p.minimum} of the sources {', '.join(p.sources)}"
+
+    def constraints(self, p: ResearchParams) -> tuple[str, ...]:
+        return ("cite every claim with its source id", "use only the listed sources")
+
+    def prompt(self, p: ResearchParams) -> str:
+        return f"Summarise '{p.topic}' using at least {p.minimum} of these sources: {', '.join(p.sources)}."
+
+    def action(self, item: str, p: ResearchParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("fetch", {"source_id": item.split(":", 1)[1]})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: ResearchParams) -> str | None:
+        return (f"source:{args.get('source_id')}"
+if tool == "fetch" and args.get("source_id") in p.sources else None)
+
+    def fact(self, item: str, result: ToolResult, p: ResearchParams) -> Any:
+        data = result.data if isinstance(result.data, dict) else {}
+        if "title" not in data or "published" not in data:
+            return "title or publication year missing"
+        return {"title": data["title"], "published": data["published"]}, f"“{data['title']}” ({data['published']})"
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        return "Summary from " + "; ".join(facts.values()) + "."
+
+    def join(self, p: ResearchParams) -> JoinRule:
+        return JoinRule(kind="minimum", minimum=p.minimum, timeout_s=p.join_timeout_s)
+
+
+RESEARCH_TASK = ResearchTask()

@@ -1,0 +1,84 @@
+"""Routes: the tiny values the error policy returns and the controller dispatches on.
+
+:func:`~agentloops.controller.policy.route` turns a tool result into one of these; the
+controller's call path acts on it (accept a fact, retry, switch to a fallback, give an item up,
+ask the user, stop). Kept apart so a route can be read, tested and printed without the policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Accept:
+    """Use the data: it becomes a fact."""
+
+    reason: str = "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptNotFound:
+    """An empty result answers the item: record "none found" with its source."""
+
+    reason: str = "empty, and this task accepts 'not found'"
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Try the same call again after ``delay_s`` (paid from the retry budget)."""
+
+    delay_s: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    """Switch to another tool for the same call (paid from the retry budget)."""
+
+    tool: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """Show the safe error to the model so it can fix its arguments (counts a repair)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnToModel:
+    """Show the safe error to the model and let it decide."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AskUser:
+    """Pause the task and ask the user the smallest question that unblocks it."""
+
+    question: str
+    parameter: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Degrade:
+    """Give this item up (kept as missing, with the reason) and go on with the rest."""
+
+    code: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class StopRun:
+    """Stop the whole run with a status and a reason code."""
+
+    status: str
+    code: str
+    reason: str
+    budget: str | None = None
+
+
+Route = Accept | AcceptNotFound | Retry | Fallback | Repair | ReturnToModel | AskUser | Degrade | StopRun

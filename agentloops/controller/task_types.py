@@ -1,0 +1,377 @@
+"""Task types, each a small class: its work items, completion condition, tools, budgets and facts.
+
+:class:`TaskType` is the protocol, with the lookups and actions (weather, order, refund); the
+reading tasks are in :mod:`~agentloops.controller.reading_tasks`. A
+:class:`~agentloops.controller.tasks.Task` is one type with validated parameters, and
+:data:`~agentloops.controller.tasks.TASK_TYPES` lists them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+
+from agentloops.controller.budgets import Budget, Limit
+from agentloops.controller.parallel import JoinRule
+from agentloops.controller.tools import ToolResult
+from agentloops.controller.world import ORDERS, WEATHER
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WeatherParams(_Params):
+    """Compare the weather of two (or more) cities."""
+
+    cities: tuple[str, ...] = Field(default=("Shanghai", "Beijing"), min_length=1)
+
+
+class OrderParams(_Params):
+    """Where is my order? ``order_id`` is ``None`` when the user did not say which."""
+
+    order_id: str | None = None
+
+
+class RefundParams(_Params):
+    """Refund an amount on an order, with the capabilities the caller holds."""
+
+    order_id: str = "A-1042"
+    amount: PositiveFloat = 25.0
+    granted: tuple[str, ...] = ("orders:read",)
+
+
+class DocumentParams(_Params):
+    """Read one field of an archived document's metadata."""
+
+    document_id: str = "B"
+    field: Literal["published", "version", "title"] = "published"
+
+
+class RecallParams(_Params):
+    """Is there any recall notice for a product?"""
+
+    product: str = "kettle-k9"
+
+
+class ResearchParams(_Params):
+    """Summarise a topic from several sources; ``minimum`` of them must be read."""
+
+    topic: str = "why agent loops fail to stop"
+    sources: tuple[str, ...] = Field(default=("s1", "s2", "s3", "s4"), min_length=1)
+    minimum: PositiveInt = 2
+    join_timeout_s: PositiveFloat = 10.0
+
+    @model_validator(mode="after")
+    def _minimum_fits(self) -> ResearchParams:
+        if self.minimum > len(self.sources):
+            raise ValueError(f"minimum {self.minimum} is more than the {len(self.sources)} sources given")
+        return self
+
+
+class TaskType:
+    """A kind of task, as a small class: its completion condition, tools and budgets as attributes, and as
+    methods how its parameters become work items, facts and an answer. One subclass per kind of task;
+    the methods take the validated parameters ``p``.
+
+    Attributes:
+        name: identifier.
+        title: one line.
+        title_zh: the same in Chinese.
+        condition: the business completion condition, in words (checked by :meth:`Task.assess`).
+        tools: the tools offered to the model.
+        budget: the budgets, each with its basis.
+        allows_not_found: an empty result may settle an item as "none found".
+        params: the pydantic model of its parameters.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    title_zh: ClassVar[str]
+    condition: ClassVar[str]
+    tools: ClassVar[tuple[str, ...]]
+    budget: ClassVar[Budget]
+    allows_not_found: ClassVar[bool] = False
+    params: ClassVar[type[_Params]]
+
+    def items(self, p: Any) -> tuple[str, ...]:
+        """The work items."""
+        raise NotImplementedError
+
+    def need(self, p: Any) -> int:
+        """How many items must be done."""
+        return len(self.items(p))
+
+    def goal(self, p: Any) -> str:
+        """The goal in one sentence."""
+        raise NotImplementedError
+
+    def constraints(self, p: Any) -> tuple[str, ...]:
+        """Hard constraints."""
+        return ()
+
+    def prompt(self, p: Any) -> str:
+        """The user's request."""
+        raise NotImplementedError
+
+    def action(self, item: str, p: Any, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        """The (tool, arguments) that settles ``item`` (what a well-behaved planner calls)."""
+        raise NotImplementedError
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: Any) -> str | None:
+        """The item a call serves, if any."""
+        raise NotImplementedError
+
+    def fact(self, item: str, result: ToolResult, p: Any) -> Any:
+        """(value, summary) from a result, or a text saying why the data cannot be used."""
+        raise NotImplementedError
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        """The final answer, written from the verified fact summaries."""
+        return "; ".join(facts.values()) + "."
+
+    def rules(self, tool: str, args: Mapping[str, Any], p: Any) -> str | None:
+        """A rule the call breaks, if any (→ ``against_policy``)."""
+        return None
+
+    def granted(self, p: Any) -> frozenset[str]:
+        """The capabilities the caller holds."""
+        return frozenset()
+
+    def join(self, p: Any) -> JoinRule:
+        """The join rule for parallel calls."""
+        return JoinRule()
+
+    def inputs(self, p: Any) -> dict[str, str]:
+        """User inputs known from the start."""
+        return {}
+
+    def __repr__(self) -> str:
+        return f"<task type {self.name}>"
+
+
+WEATHER_BUDGET = Budget(
+    steps=Limit(value=6, basis="happy path is 3 turns (city A, city B, answer); +1 for a rejected early claim or "
+                             "an argument repair, +1 for a model-driven retry, +1 spare. A two-lookup task that "
+                             "needs more than 6 turns is not converging."),
+    wall_time_s=Limit(value=60, basis="above the limit derived from uncapped runs (`agentloops controller "
+                                      "budgets --measure N`: the 95th percentile of successful runs plus one "
+                                      "recoverable timeout), with headroom for slower real tools; longer than a "
+                                      "chat user should wait for two numbers."),
+    model_calls=Limit(value=6, basis="one per turn; nothing else calls the model in this task type"),
+    tool_calls=Limit(value=8, basis="2 lookups + 3 retries + 1 repaired call + 2 spare"),
+    tokens=Limit(value=6000, basis="requests start at ≈240 tokens (system, prompt, state) and grow ≈70 per turn, "
+                                   "≈2.5 k over 6 turns with short replies; ×2 for long error observations"),
+    context_tokens=Limit(value=1500, basis="the happy path's largest request is ≈380 tokens and a 6-turn run's ≈600; "
+                                           "1.5 k leaves room for error observations, and more means repeats are "
+                                           "piling up"),
+    retries=Limit(value=3, basis="one transient failure per city (2) + one fallback switch (1); past that the "
+                                 "service is down and more attempts only add load"),
+)
+
+class WeatherTask(TaskType):
+    """Compare the weather of two cities."""
+
+    name = "weather_compare"
+    title = "compare the weather of two cities"
+    title_zh = "比较两座城市的天气"
+    condition = "a weather fact (temperature and conditions) with a source for every city"
+    tools = ("get_weather", "weather_backup")
+    budget = WEATHER_BUDGET
+    allows_not_found = False
+    params = WeatherParams
+
+    def items(self, p: WeatherParams) -> tuple[str, ...]:
+        return tuple(f"weather:{c}" for c in p.cities)
+
+    def need(self, p: WeatherParams) -> int:
+        return len(p.cities)
+
+    def goal(self, p: WeatherParams) -> str:
+        return f"compare today's weather in {' and '.join(p.cities)}"
+
+    def constraints(self, p: WeatherParams) -> tuple[str, ...]:
+        return ("report temperatures in °C", "cite the source of each figure")
+
+    def prompt(self, p: WeatherParams) -> str:
+        return f"Compare today's weather in {' and '.join(p.cities)}. Use °C and cite your sources."
+
+    def action(self, item: str, p: WeatherParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("get_weather", {"city": item.split(":", 1)[1]})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: WeatherParams) -> str | None:
+        if tool not in ("get_weather", "weather_backup") or not isinstance(args.get("city"), str):
+            return None
+        for city in p.cities:
+            if city.casefold() == args["city"].strip().casefold():
+                return f"weather:{city}"
+        return None
+
+    def fact(self, item: str, result: ToolResult, p: WeatherParams) -> Any:
+        data = result.data if isinstance(result.data, dict) else {}
+        city = item.split(":", 1)[1]
+        if str(data.get("city", "")).casefold() != city.casefold():
+            return f"the data is for {data.get('city')!r}, not {city}"
+        if "temp_c" in data:
+            temp = data["temp_c"]
+        elif "temp_f" in data:  # the backup reports °F: re-validate and convert before using it
+            temp = round((float(data["temp_f"]) - 32) * 5 / 9)
+        else:
+            return "no temperature field in the data"
+        sky = data.get("conditions", data.get("sky"))
+        if not isinstance(temp, (int, float)) or not sky:
+            return "temperature or conditions missing"
+        return {"temp_c": temp, "conditions": sky}, f"{temp}°C, {sky}"
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        parts = [f"{item.split(':', 1)[1]}: {summary}" for item, summary in facts.items()]
+        return "Weather compared — " + "; ".join(parts) + "."
+
+
+WEATHER_TASK = WeatherTask()
+
+# -- order status ------------------------------------------------------------------------------
+
+
+class OrderTask(TaskType):
+    """Where is my order?."""
+
+    name = "order_status"
+    title = "where is my order?"
+    title_zh = "查询订单状态"
+    condition = "the order's status and delivery date, from the orders database, for the order the user named"
+    tools = ("lookup_order",)
+    budget = Budget(
+        steps=Limit(value=4, basis="1 lookup + 1 answer; +1 repaired call, +1 spare. Waiting for the user uses no "
+                                   "steps: the loop is not running."),
+        wall_time_s=Limit(value=30, basis="≈2 model calls × 1 s + a 0.3 s lookup; 30 s covers two timeouts and "
+                                          "back-off"),
+        model_calls=Limit(value=4, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
+        tool_calls=Limit(value=4, basis="1 lookup + 2 retries + 1 repaired call"),
+        tokens=Limit(value=4000, basis="4 requests of ≤ 600 tokens + replies, ×1.5"),
+        context_tokens=Limit(value=1200, basis="a single-lookup conversation stays far below 1 k tokens"),
+        retries=Limit(value=2, basis="two transient failures of one read-only lookup; then tell the user"),
+    )
+    allows_not_found = False
+    params = OrderParams
+
+    def items(self, p: OrderParams) -> tuple[str, ...]:
+        return ("order:status",)
+
+    def need(self, p: OrderParams) -> int:
+        return 1
+
+    def goal(self, p: OrderParams) -> str:
+        return "tell the user the status and delivery date of their order"
+
+    def constraints(self, p: OrderParams) -> tuple[str, ...]:
+        return ("only the order the user named; never guess an order id",)
+
+    def prompt(self, p: OrderParams) -> str:
+        return f"Where is my order {p.order_id}?" if p.order_id else "Where is my order?"
+
+    def action(self, item: str, p: OrderParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("lookup_order", {"order_id": inputs["order_id"]} if "order_id" in inputs else {})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: OrderParams) -> str | None:
+        return "order:status" if tool == "lookup_order" else None
+
+    def fact(self, item: str, result: ToolResult, p: OrderParams) -> Any:
+        data = result.data if isinstance(result.data, dict) else {}
+        if "status" not in data or "eta" not in data:
+            return "status or eta missing"
+        return {"status": data["status"], "eta": data["eta"]}, f"order {data.get('order_id')}: {data['status']}, " \
+                                                              f"arriving {data['eta']}"
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        return "Your order: " + "; ".join(facts.values()) + "."
+
+    def inputs(self, p: OrderParams) -> dict[str, str]:
+        return {"order_id": p.order_id} if p.order_id else {}
+
+
+ORDER_TASK = OrderTask()
+
+# -- refund ------------------------------------------------------------------------------------
+
+
+class RefundTask(TaskType):
+    """Refund part of an order."""
+
+    name = "refund"
+    title = "refund part of an order"
+    title_zh = "订单退款"
+    condition = "a refund confirmation from the payments service for the named order"
+    tools = ("issue_refund", "db_write")
+    budget = Budget(
+        steps=Limit(value=3, basis="a write: 1 call + 1 answer + 1 spare. A write should reach a person early "
+                                   "rather than be attempted again"),
+        wall_time_s=Limit(value=20, basis="one 0.8 s write and 2 model calls; nothing here should wait long"),
+        model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
+        tool_calls=Limit(value=2, basis="the write, and at most one more call"),
+        tokens=Limit(value=3000, basis="3 short requests of ≈300 tokens plus replies, ×3"),
+        context_tokens=Limit(value=1000, basis="a one-action conversation stays near 300 tokens; 1 k catches "
+                                               "repeats piling up"),
+        retries=Limit(value=0, basis="a refund has side effects: never retried automatically"),
+    )
+    allows_not_found = False
+    params = RefundParams
+
+    def items(self, p: RefundParams) -> tuple[str, ...]:
+        return (f"refund:{p.order_id}",)
+
+    def need(self, p: RefundParams) -> int:
+        return 1
+
+    def goal(self, p: RefundParams) -> str:
+        return f"refund {p.amount:g} on order {p.order_id}"
+
+    def constraints(self, p: RefundParams) -> tuple[str, ...]:
+        return ("refunds only through the payments service",
+                "never more than the order total")
+
+    def prompt(self, p: RefundParams) -> str:
+        return f"Please refund {p.amount:g} on my order {p.order_id}."
+
+    def action(self, item: str, p: RefundParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("issue_refund", {"order_id": p.order_id, "amount": p.amount})
+
+    def item_for(self, tool: str, args: Mapping[str, Any], p: RefundParams) -> str | None:
+        if tool == "issue_refund":
+            return f"refund:{args.get('order_id')}"
+        if tool == "db_write" and args.get("table") == "refunds" and isinstance(args.get("values"), dict):
+            return f"refund:{args['values'].get('order_id')}"
+        return None
+
+    def fact(self, item: str, result: ToolResult, p: RefundParams) -> Any:
+        data = result.data if isinstance(result.data, dict) else {}
+        if "refund_id" in data:
+            return data, f"refund {data['refund_id']} of {data['amount']}"
+        if data.get("written"):
+            return data, f"refund row written directly: {data['row']}"
+        return "no refund confirmation in the data"
+
+    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
+        return "Refund done: " + "; ".join(facts.values()) + "."
+
+    def rules(self, tool: str, args: Mapping[str, Any], p: RefundParams) -> str | None:
+        if tool != "issue_refund":
+            return None
+        order = ORDERS.get(str(args.get("order_id")))
+        amount = args.get("amount")
+        if order and isinstance(amount, (int, float)) and amount > order["total"]:
+            return f"a refund of {amount} is more than the order total of {order['total']}"
+        return None
+
+    def granted(self, p: RefundParams) -> frozenset[str]:
+        return frozenset(p.granted)
+
+
+REFUND_TASK = RefundTask()
+
+# -- document lookup ---------------------------------------------------------------------------
+
+
+WEATHER_CITIES: tuple[str, ...] = tuple(WEATHER)

@@ -1,0 +1,232 @@
+"""The trace's line schemas: what each JSON line of a trace must hold, nested fields included.
+
+:func:`~agentloops.controller.trace.parse_lines` validates every line against these, so a
+damaged file is one error naming the line and the field. Apart from :mod:`~agentloops.controller.trace`
+(which writes and reads traces) because the schema is the versioned contract, not the machinery.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agentloops.controller.budgets import Budget
+from agentloops.controller.context import ContextPolicy
+from agentloops.controller.policy import ErrorPolicy
+from agentloops.controller.status import StopStatus
+from agentloops.controller.tools import ToolStatus
+from agentloops.errors import describe_validation_error
+from agentloops.response import Response
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def checked(model: type[BaseModel], value: Any) -> Any:
+    """Validate ``value`` against ``model`` but keep it as it was (lines stay plain JSON values).
+
+    A problem becomes a ``ValueError`` whose text is the inner field path and what was
+    expected, so the line's own error reads ``task: type: missing; …`` in one line.
+    """
+    try:
+        model.model_validate(value)
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc)) from None
+    return value
+
+
+class TaskRef(_Line):
+    """A task as traces and saved runs name it: the type and its parameters."""
+
+    type: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class ResultLine(_Line):
+    """A tool result as a trace records it (see :class:`~agentloops.controller.tools.ToolResult`)."""
+
+    status: ToolStatus
+    data: Any = None
+    error: str | None = None
+    source: str = ""
+    retryable: bool = False
+    retry_after_s: float | None = Field(default=None, ge=0)
+    latency_s: float = Field(default=0.0, ge=0)
+    hint: str = ""
+    ran: bool = True
+    deliveries: int = Field(default=1, ge=1)
+    detail: str | None = None
+    question: str | None = None
+    parameter: str | None = None
+
+
+class ActionLine(_Line):
+    """One action of a turn: what was tried, how it ended, how it was routed, and its full result."""
+
+    label: str
+    call_id: str | None = None
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    args_norm: str | None = None
+    kind: str
+    status: str | None = None
+    route: str | None = None
+    result: ResultLine | None = None
+    fingerprint: tuple[str, str, int] | None = None
+
+
+class DeltaLine(_Line):
+    """A turn's state delta (see :class:`~agentloops.controller.state.StateDelta`)."""
+
+    version_before: int
+    version_after: int
+    changes: list[str] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
+    progress: bool = False
+
+
+class StartLine(_Line):
+    """The first line: how the run was configured (enough to replay it).
+
+    ``task``, ``policy``, ``budget`` and ``context`` stay plain dicts (as written), but each is
+    checked against its model when a trace is read, so a bad one is a one-line error there
+    and not a traceback in replay.
+    """
+
+    kind: Literal["start"]
+    schema_version: int
+    trace_id: str = Field(min_length=1)
+    label: str
+    at_s: float
+    task: dict[str, Any]
+    policy: dict[str, Any]
+    budget: dict[str, Any]
+    context: dict[str, Any]
+    send_state: bool
+    model_latency_s: float = Field(ge=0)
+    scenario: dict[str, Any] | None = None
+
+    @field_validator("task")
+    @classmethod
+    def _task(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(TaskRef, value)  # type: ignore[no-any-return]
+
+    @field_validator("policy")
+    @classmethod
+    def _policy(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(ErrorPolicy, value)  # type: ignore[no-any-return]
+
+    @field_validator("budget")
+    @classmethod
+    def _budget(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(Budget, value)  # type: ignore[no-any-return]
+
+    @field_validator("context")
+    @classmethod
+    def _context(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(ContextPolicy, value)  # type: ignore[no-any-return]
+
+
+class TurnLine(_Line):
+    """A ``turn`` line (validated, then turned into a :class:`TurnRecord`)."""
+
+    kind: Literal["turn"]
+    trace_id: str
+    turn: int = Field(ge=1)
+    at_s: float
+    state_version: int
+    pending_goal: str
+    action: str
+    args_summary: str
+    tool_status: str
+    observation: str
+    state_delta: dict[str, Any]
+    budget_left: dict[str, float | None]
+    decision: str
+    context_tokens: int
+    open_items: list[str] = []
+    missing_items: list[str] = []
+    progress: bool = False
+    actions: list[dict[str, Any]] = []
+    response: dict[str, Any] | None = None
+    compaction: dict[str, Any] | None = None
+
+    @field_validator("state_delta")
+    @classmethod
+    def _delta(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(DeltaLine, value)  # type: ignore[no-any-return]
+
+    @field_validator("actions")
+    @classmethod
+    def _actions(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for i, action in enumerate(value):
+            try:
+                checked(ActionLine, action)
+            except ValueError as exc:
+                raise ValueError(f"item {i}: {exc}") from None
+        return value
+
+    @field_validator("response")
+    @classmethod
+    def _response(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else checked(Response, value)  # type: ignore[no-any-return]
+
+
+class EventLine(_Line):
+    """A result the ledger did not apply: late (after a cancel or the stop) or a duplicate."""
+
+    kind: Literal["event"]
+    trace_id: str
+    turn: int
+    at_s: float
+    call_id: str
+    verdict: str
+    status: str
+    note: str
+
+
+class ResumeLine(_Line):
+    """The user answered; the task continues from saved state.
+
+    ``turn`` and ``from_version`` are the turn and state version the task paused at (a saved
+    run continues once: a second resume from the same pause is refused); ``state_version`` is
+    the version after the answer was recorded.
+    """
+
+    kind: Literal["resume"]
+    trace_id: str
+    turn: int
+    at_s: float
+    parameter: str
+    answer: str
+    state_version: int
+    from_version: int | None = None
+
+
+class StopRecordLine(BaseModel):
+    """The parts of a stop record that replay and tables read (the rest is kept as written)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    status: StopStatus
+    code: str
+    reason: str
+
+
+class StopLine(_Line):
+    """The stop's system record."""
+
+    kind: Literal["stop"]
+    trace_id: str
+    record: dict[str, Any]
+
+    @field_validator("record")
+    @classmethod
+    def _record(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked(StopRecordLine, value)  # type: ignore[no-any-return]
+
+
+_LINE_TYPES: dict[str, type[_Line]] = {"start": StartLine, "turn": TurnLine, "event": EventLine,
+                                       "resume": ResumeLine, "stop": StopLine}

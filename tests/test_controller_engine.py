@@ -1,0 +1,219 @@
+"""The engine's per-turn shortcuts: each is checked against the slow, obvious computation it replaces."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentloops.controller import Controller, make_task, run_scenario
+from agentloops.controller.budgets import BudgetMeter, SimClock
+from agentloops.controller.parallel import Arrival, Batch, JoinRule
+from agentloops.controller.tools import ToolResult
+from agentloops.controller.trace import TraceSink, TraceWriter
+from agentloops.messages import Message
+from agentloops.stubs import ScriptedModel
+
+WEATHER = make_task("weather_compare", cities=["Shanghai", "Beijing"])
+REPLIES = [
+    {"content": None, "tool_calls": [{"id": "c1", "name": "get_weather", "arguments": {"city": "Shanghai"}}],
+     "finish_reason": "tool_calls"},
+    {"content": None, "tool_calls": [{"id": "c2", "name": "get_weather", "arguments": {"city": " Beijing"}}],
+     "finish_reason": "tool_calls"},
+    {"content": "Shanghai 24°C sunny, Beijing 18°C cloudy.", "finish_reason": "stop"},
+]
+
+
+def test_turn_lines_are_built_when_read_and_equal_the_turn_records():
+    run = run_scenario("weather-timeout-once")
+    turn_lines = [line for line in run.trace_lines if line["kind"] == "turn"]
+    assert all(type(line) is dict for line in run.trace_lines)
+    assert turn_lines == [record.to_dict() for record in run.turns]
+    assert [line["kind"] for line in run.trace_lines] == ["start", "turn", "turn", "turn", "stop"]
+
+
+def test_with_a_file_open_every_line_is_on_disk_before_the_run_ends(tmp_path):
+    path = tmp_path / "t.jsonl"
+    record = run_scenario("weather-normal").turns[0]
+    sink = TraceSink(TraceWriter(path))
+    sink.write({"kind": "start"})
+    sink.write(record)
+    on_disk = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]  # not closed yet
+    assert on_disk == [{"kind": "start"}, json.loads(json.dumps(record.to_dict(), default=str))]
+    assert sink.lines == [{"kind": "start"}, record.to_dict()]
+    sink.close()
+
+
+def test_a_sink_keeps_a_copy_of_each_dict_line():
+    sink = TraceSink()
+    line = {"kind": "event", "n": 1}
+    sink.write(line)
+    line["n"] = 2
+    assert sink.lines == [{"kind": "event", "n": 1}]
+
+
+def test_request_sizes_are_the_sum_of_message_tokens_and_the_memo_stays_bounded():
+    controller = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t")
+    tokens = controller.tokenizer
+    system = controller.system
+    for n in range(300):  # fresh messages each time: ids get reused once the memo lets go of them
+        request = [system, Message("user", "x" * n), Message("tool", "y" * (n % 7), tool_call_id="c", name="t")]
+        assert controller._size(request) == sum(m.tokens(tokens) for m in request)
+        assert len(controller._sizes) <= 2 * len(request) + 8
+
+
+def test_a_message_resent_every_turn_is_counted_once_per_run():
+    counted: list[str] = []
+
+    def tokenizer(text: str) -> int:
+        counted.append(text)
+        return len(text)
+
+    controller = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t", tokenizer=tokenizer)
+    request = [controller.system, *controller.head]
+    first = controller._size(request)
+    counted.clear()
+    assert controller._size(request) == first and counted == []
+
+
+def test_a_tool_result_as_json_has_every_field_and_reads_back():
+    result = ToolResult("timeout", data={"a": 1}, error="slow", source="svc", retryable=True, retry_after_s=2.0,
+                        latency_s=5.0, hint="later", ran=False, deliveries=2, detail="d", question="q",
+                        parameter="p")
+    assert list(result.to_dict()) == list(ToolResult.__dataclass_fields__)
+    assert ToolResult.from_dict(result.to_dict()) == result
+
+
+def test_budgets_left_keep_whole_numbers_whole_and_round_the_rest():
+    budget = WEATHER.budget.with_values(tokens=1000, wall_time_s=10.0, steps=5)
+    clock = SimClock()
+    meter = BudgetMeter(budget, clock)
+    meter.spend("steps")
+    meter.spend("tokens", 0.12345)
+    clock.advance(1.23456)
+    left = meter.left()
+    assert left["steps"] == 4 and type(left["steps"]) is int
+    assert left["tokens"] == 999.877
+    assert left["wall_time_s"] == round(10.0 - round(clock.now, 6), 3)
+    assert meter.remaining("wall_time_s") == 10.0 - round(clock.now, 6)
+    assert meter.remaining("tokens") == 1000 - 0.12345
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["c1", "c2", "c3"]), st.integers(1, 2)),
+                min_size=1, max_size=12))
+def test_a_batch_hands_out_arrivals_in_time_then_call_then_delivery_order(keys):
+    batch = Batch(JoinRule(), total=99, deadline=None)
+    for at, call_id, delivery in keys:
+        batch.add(Arrival(float(at), call_id, ToolResult("ok"), delivery))
+    out = []
+    while (arrival := batch.next()) is not None:
+        out.append((arrival.at, arrival.call_id, arrival.delivery))
+    assert out == sorted((float(a), c, d) for a, c, d in keys)
+
+
+def test_a_minimum_join_waits_only_for_what_the_task_still_needs():
+    batch = Batch(JoinRule(kind="minimum", minimum=2), total=3, deadline=None, still_needed=1)
+    batch.note(True, False)
+    assert batch.outcome is None
+    batch.note(True, True)
+    assert batch.outcome == "satisfied"
+    whole = Batch(JoinRule(kind="minimum", minimum=2), total=3, deadline=None, still_needed=2)
+    whole.note(True, True)
+    assert whole.outcome is None  # one success of the two still needed
+    every = Batch(JoinRule(kind="all"), total=2, deadline=None, still_needed=1)
+    every.note(True, True)
+    assert every.outcome is None  # "all" is not capped by what the task needs
+    every.note(True, False)
+    assert every.outcome is None and every.short  # short, but the running calls were needed: not cancelled
+
+
+def test_one_call_is_normalised_once_however_many_stages_read_it():
+    calls: list[object] = []
+    from agentloops.controller import engine
+
+    original = engine.normalize_args
+
+    def counting(args, params=None):
+        calls.append(args)
+        return original(args, params)
+
+    engine.normalize_args = counting
+    try:
+        run = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t").run()
+    finally:
+        engine.normalize_args = original
+    assert run.status == "succeeded" and run.actions == ["get_weather(city=Shanghai)", "get_weather(city= Beijing)",
+                                                         "answer"]
+    assert len(calls) == 2  # one per call: the label, fingerprint, ledger and trace share it
+    assert run.turns[1].args_summary == '{"city":"beijing"}'  # normalised as the city parameter declares
+
+
+def test_every_route_has_a_name_for_tables_and_traces():
+    from typing import get_args
+
+    from agentloops.controller.policy import _ROUTE_NAMES, Degrade, Retry, Route, StopRun, route_name
+
+    assert set(get_args(Route)) == set(_ROUTE_NAMES) | {StopRun}  # a new route needs a name here
+    assert route_name(StopRun("handed_off", "x", "why")) == "stop:handed_off"
+    assert route_name(Retry(1.0, "why")) == "retry" and route_name(Degrade("empty", "why")) == "degrade"
+
+
+def test_no_engine_module_is_over_400_lines_and_no_function_over_50():
+    import ast
+    from pathlib import Path
+
+    import agentloops.controller as controller
+
+    apart = {"widgets.py", "plots.py", "render.py", "evidence.py", "experiments.py"}  # the UI and the evidence
+    too_long = []
+    for path in sorted(Path(controller.__file__).parent.glob("*.py")):
+        if path.name in apart:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > 400:
+            too_long.append(f"{path.name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 50:
+                too_long.append(f"{path.name}: {node.name} has {node.end_lineno - node.lineno + 1} lines")
+    assert not too_long, too_long
+
+
+def test_a_call_looks_up_its_task_item_once(monkeypatch):
+    kind = type(WEATHER.type)
+    original = kind.item_for
+    seen: list[object] = []
+
+    def counting(self, tool, args, p):
+        seen.append(args)
+        return original(self, tool, args, p)
+
+    monkeypatch.setattr(kind, "item_for", counting)
+    run = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t").run()
+    assert run.status == "succeeded"
+    assert len(seen) == 2 and seen[0] is not seen[1]  # once per call, each call its own
+
+
+def test_the_tools_are_described_once_per_task_not_once_per_run():
+    task = make_task("weather_compare", cities=["Shanghai", "Beijing"])
+    first = Controller(task, ScriptedModel(REPLIES), trace_id="a")
+    second = Controller(task, ScriptedModel(REPLIES), trace_id="b")
+    assert first.toolbox is second.toolbox is task.toolbox()
+    assert first.system.content == second.system.content
+    assert first.system.content is not None and "- get_weather(city): " in first.system.content
+    assert make_task("weather_compare", cities=["A", "B"]).toolbox() is not task.toolbox()  # per task, not global
+
+
+def test_retries_reserved_by_earlier_calls_of_a_batch_are_not_offered_twice():
+    from collections import Counter
+
+    task = WEATHER.with_budget(retries=2)
+    shared = Controller(task, ScriptedModel(REPLIES), trace_id="t")
+    assert shared._retries_left("get_weather") == 2
+    assert shared._retries_left("get_weather", Counter()) == 2
+    assert shared._retries_left("get_weather", Counter({"weather_backup": 1, "get_weather": 1})) == 0
+    per_tool = Controller(task, ScriptedModel(REPLIES), trace_id="t", policy={"name": "p", "retry_scope": "per_tool"})
+    assert per_tool._retries_left("get_weather", Counter({"weather_backup": 2})) == 2
+    assert per_tool._retries_left("get_weather", Counter({"get_weather": 1})) == 1
+    assert Controller(WEATHER.with_budget(retries=None), ScriptedModel(REPLIES))._retries_left("get_weather") is None
