@@ -56,9 +56,9 @@ TWO_MINUTES = (
     "Second, budgets. Steps, wall time, model calls, tool calls, tokens and retries each have a limit per task "
     "type, derived from measured runs. Retries are one budget for the whole task, and a switch to a fallback tool "
     "spends it too, so fallbacks cannot hide a retry storm.\n\n"
-    "Third, progress. I fingerprint each action by tool, normalised arguments and the version of the task's "
-    "progress. When the same fingerprint returns with nothing new, the run stops as no progress before the cap; a "
-    "retry after a timeout is let through because it pays from the retry budget.\n\n"
+    "Third, progress. I fingerprint each action by tool, normalised arguments and the task's progress version, "
+    "which a failure does not move. The same fingerprint with nothing new stops the run as no progress, before "
+    "the cap; after a timeout it is a retry, bounded by the retry budget.\n\n"
     "Errors route by meaning: a timeout is retried within budget, bad arguments are repaired once, a missing "
     "parameter becomes a question for the user, and a permission denial stops the run.\n\n"
     "Every run ends in a named status, such as waiting for the user or partially completed, told to the user as "
@@ -293,17 +293,19 @@ def _review_a_loop(runs: Mapping[str, Any]) -> list[Check]:
 
 FOLLOW_UPS: tuple[FollowUp, ...] = (
     FollowUp("Besides a maximum number of steps, what else stops the loop?", "除了最大步数，还有什么停止条件？",
-             "The completion condition, waiting for the user, an unrecoverable failure, the other budgets, a repeat "
-             "with no progress, cancellation and a hand-off to a person — each its own status.",
+             "The completion condition, a partial result, waiting for the user, an unrecoverable failure, a system "
+             "failure, the other budgets, a repeat with no progress, cancellation and a hand-off to a person — "
+             "each its own status.",
              tuple(STATUS_SCENARIOS.values()), "stop_statuses", _other_exits),
     FollowUp("Why that number for the step budget?", "最大步数为什么这样设？",
              "From the task's structure: what the happy path needs, what a recoverable failure adds, checked against "
              "measured runs — and I read the runs that hit it instead of only counting them.",
              ("weather-normal", "weather-timeout-once", "weather-format-change"), "budget_basis", _why_that_number),
     FollowUp("How do you tell a repeated call from a retry?", "怎样判断重复调用？",
-             "Fingerprint the action: tool, normalised arguments, progress version. The same fingerprint after a "
-             "call that brought nothing new is a loop; after a retryable failure it is a retry, paid from the "
-             "retry budget.", ("weather-reask", "weather-timeout-once"), "repeated_call_trace", _repeat_or_retry),
+             "Fingerprint the action: tool, normalised arguments, progress version — a failure is not progress, so "
+             "it leaves the fingerprint as it was. The same fingerprint after a call that brought nothing new is "
+             "a loop; after a timeout or a rate limit it is a retry, paid from the retry budget.",
+             ("weather-reask", "weather-timeout-once"), "repeated_call_trace", _repeat_or_retry),
     FollowUp("The model says it is done. Why not stop?", "模型说完成了，为什么还不结束？",
              "Because saying so is a signal. The run succeeds when the task's condition holds over the state; "
              "otherwise the model hears what is missing, and the user gets a partial result, not a fake success.",

@@ -688,6 +688,42 @@ def test_status_scenarios_cover_every_stop_status() -> None:
     assert set(interview.STATUS_SCENARIOS) == set(ctl.STOP_STATUSES)
 
 
+STATUS_PHRASES = {
+    "succeeded": "completion condition", "partially_completed": "partial result",
+    "waiting_for_user": "waiting for the user", "failed_unrecoverable": "unrecoverable failure",
+    "system_failure": "system failure", "budget_exhausted": "other budgets", "no_progress": "no progress",
+    "cancelled": "cancellation", "handed_off": "hand-off to a person",
+}
+"""How follow-up 1's answer names each stop status (a new status without a phrase fails the test below)."""
+
+
+def test_follow_up_one_names_every_stop_status() -> None:
+    import agentloops.controller as ctl
+
+    assert set(STATUS_PHRASES) == set(ctl.STOP_STATUSES)
+    answer = FOLLOW_UPS[0].answer
+    assert [status for status, phrase in STATUS_PHRASES.items() if phrase not in answer] == []
+
+
+def test_the_answers_say_which_version_a_fingerprint_uses_as_the_code_does() -> None:
+    from agentloops.controller.progress import ProgressMonitor, fingerprint
+    from agentloops.controller.state import TaskState
+
+    state = TaskState("t", "goal", (), ("item",))
+    state.record_failure("tool", "timeout", "no answer", 1)
+    assert (state.version, state.progress_version) == (1, 0)  # a failure is a change, not progress
+    monitor, fp = ProgressMonitor(), fingerprint("tool", {"x": 1}, state.progress_version)
+    monitor.record(fp, 1, "timeout", new_observation=False)
+    assert monitor.check(fp) is None  # the same fingerprint after a timeout is let through: a retry
+    monitor.record(fp, 2, "not_found", new_observation=False)
+    assert monitor.check(fp) is not None  # after any other fruitless outcome it is a repeat
+    repeat_or_retry = FOLLOW_UPS[2].answer
+    for text in (TWO_MINUTES, repeat_or_retry):
+        assert "progress version" in text and "state version" not in text
+        assert re.search(r"failure (does not move|is not progress)", text), text
+    assert "after a timeout" in repeat_or_retry and "retry budget" in repeat_or_retry
+
+
 # --------------------------------------------------------------------------- frameworks, evidence, notebook
 
 
