@@ -153,7 +153,7 @@ def test_one_call_is_normalised_once_however_many_stages_read_it():
 def test_every_route_has_a_name_for_tables_and_traces():
     from typing import get_args
 
-    from agentloops.controller.policy import _ROUTE_NAMES, Degrade, Retry, Route, StopRun, route_name
+    from agentloops.controller.routes import _ROUTE_NAMES, Degrade, Retry, Route, StopRun, route_name
 
     assert set(get_args(Route)) == set(_ROUTE_NAMES) | {StopRun}  # a new route needs a name here
     assert route_name(StopRun("handed_off", "x", "why")) == "stop:handed_off"

@@ -145,3 +145,17 @@ def test_policies_resolve_from_names_dicts_and_values():
         resolve_policy(3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="frozen"):
         DEFAULT_POLICY.attempts_per_tool = 5  # type: ignore[misc]
+
+
+def test_backoff_reaches_its_cap_instead_of_overflowing_on_a_long_run_of_attempts():
+    assert DEFAULT_POLICY.backoff(1) == DEFAULT_POLICY.backoff_base_s
+    assert DEFAULT_POLICY.backoff(5000) == DEFAULT_POLICY.backoff_max_s  # 2.0 ** 4999 overflows a float
+
+
+def test_with_no_retry_budget_the_tools_own_attempts_bound_a_persistent_failure():
+    limit = DEFAULT_POLICY.attempts_per_tool
+    lone = ToolSpec("lone", "", {}, lambda a: 1)  # no fallback to switch to
+    assert isinstance(route(DEFAULT_POLICY, result("timeout"), RouteContext(lone, limit - 1, None)), Retry)
+    assert isinstance(route(DEFAULT_POLICY, result("timeout"), RouteContext(lone, limit, None)), Degrade)
+    # with a shared budget on, that budget decides (the task layer), not the tool's attempts
+    assert isinstance(route(DEFAULT_POLICY, result("timeout"), RouteContext(lone, limit, 3)), Retry)

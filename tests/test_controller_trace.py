@@ -22,6 +22,7 @@ from agentloops.controller import (
     replay,
     run_scenario,
 )
+from agentloops.controller.scenarios import controller_scenario_names
 from agentloops.controller.trace import TraceWriter
 
 TURN_FIELDS = {"trace_id", "turn", "state_version", "pending_goal", "action", "args_summary", "tool_status",
@@ -206,3 +207,10 @@ def test_replay_without_a_scenario_feeds_the_answers_to_the_recorded_replies(tmp
         "B-2001", model=TaskPlanner(task, ask_for_inputs=True))
     again = replay(path)
     assert again.run.status == "succeeded" and again.diff.same, str(again.diff)
+
+
+@pytest.mark.parametrize("name", controller_scenario_names())
+def test_every_shipped_scenario_replays_to_itself_under_its_own_policy(name: str):
+    # the compaction scenarios need the recorded compactor: a careless one replayed with the default diverged
+    replayed = replay(run_scenario(name))
+    assert replayed.diff.same, f"{name}: {replayed.diff.rows()[:3]}"

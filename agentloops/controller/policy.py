@@ -55,6 +55,7 @@ from agentloops.controller.routes import (  # re-exported: the routes used to li
     ReturnToModel,
     Route,
     StopRun,
+    route_name,
 )
 from agentloops.controller.tools import TOOL_STATUSES, ToolResult, ToolSpec
 from agentloops.errors import describe_validation_error
@@ -121,7 +122,11 @@ class ErrorPolicy(BaseModel):
 
     def backoff(self, attempt: int) -> float:
         """Seconds to wait before retry number ``attempt`` (1-based) of one tool."""
-        return round(min(self.backoff_base_s * self.backoff_factor ** (attempt - 1), self.backoff_max_s), 6)
+        try:
+            wait = self.backoff_base_s * self.backoff_factor ** (attempt - 1)
+        except OverflowError:  # a long run of attempts: the cap has long been reached
+            wait = self.backoff_max_s
+        return round(min(wait, self.backoff_max_s), 6)
 
 
 DEFAULT_POLICY = ErrorPolicy(
@@ -188,18 +193,8 @@ def resolve_policy(policy: PolicyLike | None) -> ErrorPolicy:
                       f"got {type(policy).__name__}")
 
 
-_ROUTE_NAMES: dict[type, str] = {Accept: "accept", AcceptNotFound: "accept_not_found", Retry: "retry",
-                                 Fallback: "fallback", Repair: "repair", ReturnToModel: "return_to_model",
-                                 AskUser: "ask_user", Degrade: "degrade"}
-
-
 _ACCEPT = Accept()
 """The route of every ``ok`` result (a frozen value: one is enough)."""
-
-
-def route_name(route: Route) -> str:
-    """``retry``, ``fallback``, ``stop:failed_unrecoverable``… for tables and traces."""
-    return f"stop:{route.status}" if isinstance(route, StopRun) else _ROUTE_NAMES[type(route)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,8 +324,12 @@ def _transient(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext, fallb
             return StopRun("budget_exhausted", "budget:retries", f"retry budget spent; last error: {result.error}",
                            budget="retries")
         return Degrade(status, f"gave up after the retry budget was spent ({status})")
-    if ctx.attempts_on_tool >= policy.attempts_per_tool and fallback is not None:
-        return Fallback(fallback.name, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}); switching")
+    if ctx.attempts_on_tool >= policy.attempts_per_tool:
+        if fallback is not None:
+            return Fallback(fallback.name, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}); switching")
+        if ctx.retries_left is None:  # no shared budget is on: the tool's own attempts are the only bound
+            return Degrade(status, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}) and no retry budget "
+                                   "allows more attempts")
     return Retry(_delay(policy, result, ctx), f"{status} is transient and {spec.name} has no side effects"
                  if not spec.side_effects else f"{status}; the policy allows retrying side effects")
 

@@ -276,14 +276,16 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
     chosen = resolve_policy(policy) if policy is not None else recorded_policy
     task, scenario, controls, executor = _recorded_world(original)
     rebuild = model is None and scenario is not None  # a scenario model is rebuilt past the replies already used
-    if model is None:
-        if scenario is not None:
-            from agentloops.controller.scenarios import build_model
+    extra: dict[str, Any] = {}
+    if scenario is not None:
+        from agentloops.controller.scenarios import COMPACTORS, build_model
 
+        extra["compactor"] = COMPACTORS[scenario.compactor]  # the recorded run compacted this way: so must its replay
+        if model is None:
             model = build_model(scenario, task)
-        else:
-            model = recorded_model(original)
-    controller = Controller(task, model, tools=task.toolbox(), policy=chosen, budget=task.budget,
+    if model is None:
+        model = recorded_model(original)
+    controller = Controller(task, model, tools=task.toolbox(), policy=chosen, budget=task.budget, **extra,
                             context=ContextPolicy.model_validate(start.context), send_state=start.send_state,
                             controls=controls, trace=trace_out, trace_id=f"{original.trace_id}-replay",
                             label=start.label, model_latency_s=start.model_latency_s, scenario=start.scenario,

@@ -82,3 +82,13 @@ class StopRun:
 
 
 Route = Accept | AcceptNotFound | Retry | Fallback | Repair | ReturnToModel | AskUser | Degrade | StopRun
+
+
+_ROUTE_NAMES: dict[type, str] = {Accept: "accept", AcceptNotFound: "accept_not_found", Retry: "retry",
+                                 Fallback: "fallback", Repair: "repair", ReturnToModel: "return_to_model",
+                                 AskUser: "ask_user", Degrade: "degrade"}
+
+
+def route_name(route: Route) -> str:
+    """``retry``, ``fallback``, ``stop:failed_unrecoverable``… for tables and traces."""
+    return f"stop:{route.status}" if isinstance(route, StopRun) else _ROUTE_NAMES[type(route)]
