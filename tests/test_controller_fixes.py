@@ -231,3 +231,26 @@ def test_every_shipped_scenario_stops_with_a_declared_code():
         run = run_scenario(scenario.name, resume=True)
         assert run.code in STOP_CODES, (scenario.name, run.code)
         assert run.status in STOP_STATUSES
+
+
+# ---------------------------------------------------------------- a reply without tool calls and with nothing done
+
+
+def _stop_text(text: str):
+    from agentloops.response import Response
+
+    return Response(content=text, finish_reason="stop")
+
+
+def test_a_model_that_never_asks_for_a_detail_only_the_user_has_leaves_the_task_waiting_for_it():
+    order = make_task("order_status")
+    run = Controller(order, ScriptedModel([_stop_text("Your order is on its way.")])).run()
+    assert (run.status, run.code) == ("waiting_for_user", "missing_parameter")
+    assert run.saved is not None and run.saved["parameter"] == "order_id" and run.stop.question
+
+
+def test_a_model_that_does_not_know_what_to_do_is_handed_to_a_person_not_failed():
+    weather = make_task("weather_compare")  # no parameter only the user can give: nothing to ask
+    run = Controller(weather, ScriptedModel([_stop_text("I am not sure which tool can answer this.")])).run()
+    assert (run.status, run.code) == ("handed_off", "no_next_step")
+    assert "no_next_step" not in run.user_message() and NEXT_STEPS["no_next_step"] in run.user_message()

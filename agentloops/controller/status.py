@@ -43,7 +43,7 @@ StopCode = Literal[
     "budget:context_tokens", "budget:retries",
     # no progress, cancelled, handed off
     "repeated_action", "idle_turns", "cancelled_by_user", "unknown_outcome_side_effect", "authorization_required",
-    "high_risk_action", "consecutive_failures",
+    "high_risk_action", "consecutive_failures", "no_next_step",
 ]
 """Every reason code a controller stop can carry; each has a next step in plain words (:data:`NEXT_STEPS`)."""
 
@@ -154,6 +154,7 @@ NEXT_STEPS: dict[StopCode, str] = {
     "authorization_required": "wait for the authorization, or ask someone who holds it",
     "high_risk_action": "wait for a person to approve the action",
     "consecutive_failures": "wait for a person to look at it, or try again later",
+    "no_next_step": "wait for a person to pick this up: I could not work out how to do it",
 }
 """The user's next step for every stop code, in plain words (no codes, no field names)."""
 

@@ -181,13 +181,26 @@ class TurnPipeline(CallPath):
             t.decision = "continue: premature claim rejected, the model was told what is missing"
             return None
         extra = tuple((item, "the model declared success without it") for item in open_items)
-        if not self.state.facts:
-            return self._make_stop("failed_unrecoverable", "model_gave_up",
-                                   "the model stopped without obtaining anything", missing=extra,
+        if not self.state.facts:  # nothing obtained: the model lacked a detail, or did not know what to do
+            unasked = self._unasked_detail()
+            if unasked is not None:  # a value only the user can give was never asked for: ask it now
+                self.state.set_waiting(*unasked)
+                return self._make_stop("waiting_for_user", "missing_parameter", "the model stopped without "
+                                       "asking for a detail only the user can give", question=unasked[1])
+            return self._make_stop("handed_off", "no_next_step", "the model stopped without obtaining anything "
+                                   "or asking; a person decides the next step", missing=extra,
                                    answer=response.content)
         return self._make_stop("partially_completed", "premature_claim",
                                f"the model claimed success {self.claims_rejected + 1}× while "
                                f"{', '.join(open_items)} stayed open", missing=extra, answer=response.content)
+
+    def _unasked_detail(self) -> tuple[str, str] | None:
+        """The first (parameter, question) only the user can answer that the user has not answered yet."""
+        for spec in self.toolbox.tools.values():
+            for name, param in spec.params.items():
+                if param.ask_user and name not in self.state.inputs:
+                    return name, param.ask_user
+        return None
 
     def _on_ask(self, t: _Turn, calls: Sequence[ToolCall], ask: ToolCall) -> Stop:
         args = ask.parsed_arguments or {}
