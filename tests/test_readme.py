@@ -60,6 +60,14 @@ def test_generated_blocks_match_the_code():
             f"README's {name} block is stale: run `python tests/test_readme.py`")
 
 
+def test_the_stop_statuses_named_are_the_controllers():
+    from agentloops.controller import STOP_STATUSES
+
+    text = README.read_text(encoding="utf-8")
+    listed = re.search(r"first-class stop statuses\n\((.*?)\)", text, re.S).group(1)
+    assert re.findall(r"`(\w+)`", listed) == list(STOP_STATUSES)
+
+
 def test_every_notebook_is_listed():
     block = _block(README.read_text(encoding="utf-8"), "notebooks").group(2)
     notebooks = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").rglob("*.ipynb")

@@ -47,7 +47,9 @@ class Action:
     Attributes:
         tool: the tool's name.
         args: the arguments as the model sent them (spelling and key order vary).
-        state_version: :attr:`TaskState.version` when the action was chosen.
+        state_version: the task state's *progress* version when the action was chosen
+            (:attr:`TaskState.progress_version`, the one a fingerprint uses: it moves only when a
+            fact or a settled item is added, so a failed attempt leaves it where it was).
     """
 
     tool: str
