@@ -177,7 +177,7 @@ def test_results_render_as_text_and_html() -> None:
                             hint="Stuck? q1.hint()", output="x" * 3000)
     text = str(result)
     assert text.splitlines()[:3] == ["✗ Not yet — q1 · demo: 1 of 2 cases pass; first to fix: b.",
-                                     "  ✓ a: ok", "  ⏱ b: <stopped>"]
+                                     "  ✓ a: ok", "  ◷ b: <stopped>"]
     assert "(1000 more characters)" in text and text.endswith("Stuck? q1.hint()")
     page = result._repr_html_()
     assert "&lt;stopped&gt;" in page and "✗ Not yet" in page and "<details>" in page
