@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import gc
 import json
-import statistics
-import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from bench_loop import paired_us  # the same alternating-batch harness (run from this folder)
 
 from agentloops import Response, RunRecord, ScriptedModel, run_loop
 
@@ -63,17 +63,10 @@ def bare_run(plain: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[in
     raise RuntimeError("max steps")
 
 
-def paired_ms(first: Callable[[], object], second: Callable[[], object],
-              rounds: int = 11, number: int = 5) -> tuple[float, float, float]:
-    """Both functions in alternating batches: fastest batch of each (ms per call), median pair ratio."""
-    a_times, b_times = [], []
-    for _ in range(rounds):
-        for fn, times in ((first, a_times), (second, b_times)):
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            times.append((time.perf_counter() - start) / number * 1e3)
-    return min(a_times), min(b_times), statistics.median(b / a for a, b in zip(a_times, b_times, strict=True))
+def paired_ms(first: Callable[[], object], second: Callable[[], object]) -> tuple[float, float, float]:
+    """Both functions in alternating batches (bench_loop's harness): fastest batch of each in ms, median ratio."""
+    a_us, b_us, ratio = paired_us(first, second, rounds=11, number=5)
+    return a_us / 1e3, b_us / 1e3, ratio
 
 
 def peak_kib(fn: Callable[[], object]) -> float:
