@@ -38,6 +38,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "engine": ("Controls", "new_trace_id"),
     "result": ("ControllerRun",),
     "resuming": ("resume",),
+    "run_state": ("RunState",),
     "errors": ("ConfigError", "ControllerScenarioError", "ControllerScenarioNotFound", "ControllerUsageError",
                "ProcessKilled", "TaskFinishedError", "TraceError"),
     "evidence": ("budget_basis", "completion_conditions", "error_routing", "evidence_index", "fault_regression",

@@ -20,6 +20,7 @@ from agentloops.controller.policy import (
     ErrorPolicy,
 )
 from agentloops.controller.render import html_table
+from agentloops.controller.run_state import RunState
 from agentloops.controller.saved import portable_trace_path
 from agentloops.controller.status import Stop, StopStatus
 from agentloops.controller.tasks import Task
@@ -52,8 +53,9 @@ class ControllerRun:
         trace_lines: the trace's lines as written (also to ``trace_path`` when one was given); :attr:`trace`
             reads them as a :class:`~agentloops.controller.trace.Trace` on first use.
         trace_path: the JSON Lines file, if any.
-        saved: for ``waiting_for_user``, everything needed to resume (once); for ``handed_off``,
-            the same package handed to the person who takes over (it cannot be resumed).
+        run_state: for ``waiting_for_user``, everything needed to resume (once); for ``handed_off``,
+            the same package handed to the person who takes over (it cannot be resumed). One versioned
+            value (:class:`~agentloops.controller.run_state.RunState`); :attr:`saved` is its JSON.
         resumed_at_turn: the first turn after a resume (``None`` for a fresh run).
         toolbox: the tools the run used (a resume keeps them).
         stored: outputs kept outside the context, by reference (``ref:1``…): where the full data is.
@@ -72,10 +74,15 @@ class ControllerRun:
     within_budget: Mapping[str, bool]
     trace_lines: tuple[dict[str, Any], ...]
     trace_path: Path | None = None
-    saved: dict[str, Any] | None = None
+    run_state: RunState | None = None
     resumed_at_turn: int | None = None
     toolbox: Toolbox | None = None
     stored: Mapping[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def saved(self) -> dict[str, Any] | None:
+        """The run state as saved-run JSON (one dict per run: a resume marks it, so it continues once)."""
+        return None if self.run_state is None else self.run_state.to_saved()
 
     @cached_property
     def trace(self) -> Trace:

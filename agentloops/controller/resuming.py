@@ -2,37 +2,33 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agentloops.controller.budgets import Budget, BudgetMeter
-from agentloops.controller.context import (
-    ContextPolicy,
-)
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Executor
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.planners import USER_ANSWER_PREFIX
-from agentloops.controller.progress import (
-    ProgressMonitor,
-)
 from agentloops.controller.result import ControllerRun
-from agentloops.controller.state import TaskState
+from agentloops.controller.saved import (
+    RESUMED,
+    PauseStore,
+    SavedLike,
+    check_not_resumed,
+    load_state,
+    mark_resumed,
+    trace_beside,
+    trace_prefix,
+)
 from agentloops.controller.tools import (
     Toolbox,
 )
-from agentloops.controller.trace import TraceWriter, TurnRecord
+from agentloops.controller.trace import TraceWriter
 from agentloops.messages import Message
 from agentloops.stubs import Model
 
-if TYPE_CHECKING:
-    from agentloops.controller.saved import PauseStore
 
-
-def resume(saved: Mapping[str, Any] | str | Path, answer: str, *, model: Model | None = None,
+def resume(saved: SavedLike, answer: str, *, model: Model | None = None,
            trace: str | Path | None = None, tools: Toolbox | None = None,
            executor: Executor | None = None, store: PauseStore | None = None) -> ControllerRun:
     """Continue a task that stopped as ``waiting_for_user`` with the user's answer — once.
@@ -52,7 +48,8 @@ def resume(saved: Mapping[str, Any] | str | Path, answer: str, *, model: Model |
     trace is the whole trace: the file's lines (or the saved ones) and the new ones.
 
     Args:
-        saved: ``run.saved``, or a path to a file written by :meth:`ControllerRun.save`.
+        saved: ``run.run_state``, ``run.saved`` (its JSON), or a path to a file written by
+            :meth:`ControllerRun.save` (any readable schema version).
         answer: the user's reply.
         model: the model to continue with (default: rebuilt from the scenario, if the run came from one).
         trace: the trace file to append to (default: the original one, if any).
@@ -64,72 +61,25 @@ def resume(saved: Mapping[str, Any] | str | Path, answer: str, *, model: Model |
     Raises:
         ConfigError: the saved run is malformed, is not waiting, or was already resumed (one line).
     """
-    from agentloops.controller.saved import RESUMED, check_not_resumed, load_saved, trace_beside
-
-    data = load_saved(saved)
+    state = load_state(saved)
+    data = state.to_saved()
     source = str(saved) if isinstance(saved, (str, Path)) else "saved run"
     if trace is not None:
         trace_path: str | Path | None = trace
     elif isinstance(saved, (str, Path)):  # a file: it may only point beside itself
-        trace_path = trace_beside(Path(saved), data.get("trace_path"))
+        trace_path = trace_beside(Path(saved), state.trace_path)
     else:
-        trace_path = data.get("trace_path")
+        trace_path = state.trace_path
     check_not_resumed(data, source, trace_path)
-    controller = _rebuild(data, source, model, tools, executor)
+    controller = Controller.from_state(state, model=model, tools=tools, executor=executor, source=source)
     controller.trace_path = Path(trace_path) if trace_path else None
     (store or RESUMED).claim(data, source)  # before anything is written: a refused resume leaves no trace
     _reopen_trace(controller, data)
     return _answer(controller, saved, data, answer)._drive()
 
 
-def _rebuild(data: Mapping[str, Any], source: str, model: Model | None, tools: Toolbox | None,
-             executor: Executor | None) -> Controller:
-    """A controller in exactly the state the pause saved: budgets, clock, state, transcript, monitor, ledger."""
-    from agentloops.controller.saved import message_from_dict
-    from agentloops.controller.tasks import make_task
-
-    task = make_task(data["task"]["type"], data["task"]["params"], source=f"{source}: task")
-    task = replace(task, budget=Budget.model_validate(data["budget"]))
-    if model is None:
-        if data.get("scenario") is None:
-            raise ConfigError(f"{source}: this saved run did not come from a scenario; pass model= to resume it")
-        from agentloops.controller.scenarios import build_model, scenario_from_dict
-
-        scenario = scenario_from_dict(data["scenario"], f"{source}: scenario")
-        model = build_model(scenario, task, skip=int(data.get("model_calls", 0)))
-    c = Controller(task, model, tools=tools, policy=data["policy"], budget=task.budget, faults=data.get("faults", ()),
-                   context=ContextPolicy.model_validate(data["context"]), send_state=bool(data["send_state"]),
-                   trace=None, trace_id=data["trace_id"], label=data["label"],
-                   model_latency_s=float(data["model_latency_s"]), scenario=data.get("scenario"), executor=executor)
-    c.injector.restore(data.get("injector", {}))
-    c.state = TaskState.from_snapshot(data["state"])
-    c.clock.now = float(data["clock"])
-    meter = data["meter"]
-    c.meter = BudgetMeter(task.budget, c.clock, c.policy.retry_scope, used=meter["used"],
-                          retries_by_tool=meter["retries_by_tool"], started_at=meter["started_at"])
-    c.turn = int(data["turn"])
-    c.head = [message_from_dict(m) for m in data["head"]]
-    c.groups = [[message_from_dict(m) for m in g] for g in data["groups"]]
-    c.monitor = ProgressMonitor.from_state(data["monitor"])
-    c.repairs = Counter({str(k): int(v) for k, v in (data.get("repairs") or {}).items()})
-    c.claims_rejected = int(data["claims_rejected"])
-    c.consecutive_failures = int(data.get("consecutive_failures", 0))
-    c.call_counter = int(data["call_counter"])
-    c.failed_calls = {(str(k[0]), str(k[1])) for k in data.get("failed_calls", [])}
-    c.store.items.update(data.get("store") or {})
-    c.turn_records = [_turn_from_dict(t) for t in data.get("turns", [])]
-    c.resumed_at_turn = c.turn + 1
-    for call in data.get("calls", []):
-        c.ledger.calls[call["call_id"]] = _call_from_dict(call)
-        if call["state"] in ("succeeded", "failed"):
-            c.ledger.applied.add(call["call_id"])
-    return c
-
-
 def _reopen_trace(c: Controller, data: Mapping[str, Any]) -> None:
     """Start the in-memory trace from the file's lines (or the saved ones), so memory and file stay equal."""
-    from agentloops.controller.saved import trace_prefix
-
     fresh = c.trace_path is None or not c.trace_path.exists() or c.trace_path.stat().st_size == 0
     c.sink.lines = trace_prefix(data, None if fresh else c.trace_path) or \
         [c._start_line()] + [t.to_dict() for t in c.turn_records]
@@ -140,10 +90,8 @@ def _reopen_trace(c: Controller, data: Mapping[str, Any]) -> None:
                 c.sink.writer.write(line)
 
 
-def _answer(c: Controller, saved: Mapping[str, Any] | str | Path, data: dict[str, Any], answer: str) -> Controller:
+def _answer(c: Controller, saved: SavedLike, data: dict[str, Any], answer: str) -> Controller:
     """Mark the pause as continued and hand the user's answer to the task (state version + 1)."""
-    from agentloops.controller.saved import mark_resumed
-
     parameter = str(data.get("parameter") or "answer")
     mark_resumed(saved, data, c.clock.now)
     c.state.begin_turn()
@@ -153,17 +101,3 @@ def _answer(c: Controller, saved: Mapping[str, Any] | str | Path, data: dict[str
                   "parameter": parameter, "answer": answer, "state_version": c.state.version,
                   "from_version": int(data["paused_at_version"])})
     return c
-
-
-def _turn_from_dict(data: Mapping[str, Any]) -> TurnRecord:
-    fields = {k: v for k, v in data.items() if k != "kind"}
-    fields["open_items"] = tuple(fields.get("open_items", ()))
-    fields["missing_items"] = tuple(fields.get("missing_items", ()))
-    fields["actions"] = tuple(fields.get("actions", ()))
-    return TurnRecord(**fields)
-
-
-def _call_from_dict(data: Mapping[str, Any]) -> Any:
-    from agentloops.controller.parallel import Call
-
-    return Call(**dict(data))

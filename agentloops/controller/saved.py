@@ -8,8 +8,10 @@ there once the user answers, and only once: a saved run records the state
 version it paused at, and a second resume of the same pause is refused (see
 :func:`check_not_resumed`).
 
-Every field is typed, so a hand-edited or truncated file fails in one line
-that names the field — never with a traceback from deep inside ``resume``.
+A saved file is the JSON view of one :class:`~agentloops.controller.run_state.RunState`
+(versioned; older schemas still load), so a hand-edited or truncated file fails in one line
+that names the field — never with a traceback from deep inside ``resume``. Whether a pause
+was already continued is decided here, on (trace id, paused version), not on the caller's dict.
 """
 
 from __future__ import annotations
@@ -17,184 +19,56 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from agentloops.controller.budgets import Budget
-from agentloops.controller.context import ContextPolicy
 from agentloops.controller.errors import ConfigError, TraceError
-from agentloops.controller.faults import Fault
-from agentloops.controller.parallel import CallState
-from agentloops.controller.policy import ErrorPolicy
+from agentloops.controller.run_state import RunState
 from agentloops.controller.trace import read_trace, read_trace_lines
-from agentloops.controller.trace_lines import TaskRef, TurnLine
 from agentloops.errors import describe_validation_error
 from agentloops.jsonfile import read_json
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class FactLine(_Strict):
-    """A verified fact (see :class:`~agentloops.controller.state.Fact`)."""
-
-    item: str
-    value: Any = None
-    summary: str
-    source: str
-    turn: int
-    ref: str | None = None
+SavedRun = RunState
+"""The earlier name of :class:`~agentloops.controller.run_state.RunState` (a saved run is its JSON view)."""
 
 
-class FailureLine(_Strict):
-    """One failed tool attempt in the "already tried" list."""
-
-    tool: str
-    status: str
-    summary: str
-    turn: int
+SavedLike = RunState | Mapping[str, Any] | str | Path
+"""A saved run as :func:`~agentloops.controller.resuming.resume` takes it: the state, its JSON, or a file."""
 
 
-class StateLine(_Strict):
-    """A task-state snapshot (see :meth:`~agentloops.controller.state.TaskState.snapshot`)."""
+def load_state(saved: SavedLike) -> RunState:
+    """Validate a saved run given as a state, a dict or a JSON file (any readable schema) into a :class:`RunState`.
 
-    task: str
-    goal: str
-    constraints: list[str]
-    items: dict[str, Literal["open", "done", "missing"]]
-    reasons: dict[str, str]
-    codes: dict[str, str] = Field(default_factory=dict)
-    facts: list[FactLine]
-    inputs: dict[str, str]
-    waiting_for: dict[str, str] | None
-    failures: list[FailureLine]
-    version: int = Field(ge=0)
-    progress_count: int = Field(default=0, ge=0)
-    finished: str | None
-
-
-class MeterLine(_Strict):
-    """What the budget meter had used."""
-
-    used: dict[str, float]
-    retries_by_tool: dict[str, int]
-    started_at: float
-
-
-class CallLine(_Strict):
-    """One tool call of the ledger (see :class:`~agentloops.controller.parallel.CallRecord`)."""
-
-    call_id: str
-    turn: int
-    tool: str
-    args: str
-    kind: str
-    parallel: bool
-    started_at: float
-    state: CallState
-    ended_at: float | None
-    arrived_at: float | None
-    status: str | None
-    deliveries: int
-    note: str
-
-
-class ToolCallLine(_Strict):
-    """A tool call inside a saved message."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-class MessageLine(_Strict):
-    """A transcript message."""
-
-    role: Literal["system", "user", "assistant", "tool"]
-    content: str | None
-    tool_calls: list[ToolCallLine] = Field(default_factory=list)
-    tool_call_id: str | None = None
-    name: str | None = None
-
-
-class MonitorLine(_Strict):
-    """The progress monitor: idle turns and fingerprint sightings."""
-
-    idle: int = Field(ge=0)
-    sightings: list[tuple[str, str, int, int, str, bool, str]]
-
-
-class SavedRun(_Strict):
-    """The shape of a saved run (validated when loaded).
-
-    Attributes:
-        paused_at_version: the task-state version when the run paused; a resume is recorded
-            against it, so the same pause cannot be continued twice.
-        resumed: set once this saved run has been resumed (when, from which pause).
-        store: outputs kept outside the context, by reference, so references stay valid.
+    Raises:
+        ConfigError: one line naming the source and the field; or a run that is not waiting for the user.
     """
-
-    schema_version: int
-    trace_id: str = Field(min_length=1)
-    label: str
-    status: str
-    question: str | None
-    parameter: str | None
-    task: TaskRef
-    budget: Budget
-    policy: ErrorPolicy
-    context: ContextPolicy
-    send_state: bool
-    model_latency_s: float = Field(ge=0)
-    scenario: dict[str, Any] | None
-    faults: list[Fault]
-    injector: dict[str, int]
-    state: StateLine
-    meter: MeterLine
-    clock: float = Field(ge=0)
-    turn: int = Field(ge=0)
-    paused_at_version: int = Field(ge=0)
-    head: list[MessageLine]
-    groups: list[list[MessageLine]]
-    monitor: MonitorLine
-    repairs_used: int = Field(ge=0)
-    repairs: dict[str, int] = Field(default_factory=dict)
-    claims_rejected: int = Field(ge=0)
-    consecutive_failures: int = Field(default=0, ge=0)
-    call_counter: int = Field(ge=0)
-    failed_calls: list[tuple[str, str]]
-    model_calls: int = Field(ge=0)
-    turns: list[TurnLine]
-    calls: list[CallLine]
-    store: dict[str, Any] = Field(default_factory=dict)
-    trace_path: str | None
-    resumed: dict[str, Any] | None = None
-    pause_id: str | None = None
-    trace_lines: list[dict[str, Any]] | None = None
-
-
-def load_saved(saved: Mapping[str, Any] | str | Path) -> dict[str, Any]:
-    """Validate a saved run given as a dict or a JSON file; one-line errors name the source and field."""
     source = "saved run"
-    if isinstance(saved, (str, Path)):
-        source = str(saved)
-        data: Any = read_json(saved, error=ConfigError, what="saved-run file (written by 'controller run --save')")
+    if isinstance(saved, RunState):
+        state = saved
     else:
-        data = dict(saved)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: expected a JSON object; got {type(data).__name__}")
-    try:
-        SavedRun.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"{source}: {describe_validation_error(exc)}") from None
-    if data["status"] != "waiting_for_user":
-        raise ConfigError(f"{source}: status {data['status']!r} cannot be resumed; only a waiting_for_user run "
+        if isinstance(saved, (str, Path)):
+            source = str(saved)
+            data: Any = read_json(saved, error=ConfigError, what="saved-run file (written by 'controller run --save')")
+        else:
+            data = dict(saved)
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: expected a JSON object; got {type(data).__name__}")
+        try:
+            state = RunState.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"{source}: {describe_validation_error(exc)}") from None
+    if state.status != "waiting_for_user":
+        raise ConfigError(f"{source}: status {state.status!r} cannot be resumed; only a waiting_for_user run "
                           "continues with a user's answer (a handed-off run is picked up by a person)")
-    return data
+    return state
+
+
+def load_saved(saved: SavedLike) -> dict[str, Any]:
+    """:func:`load_state`, as the saved-run JSON (its ``to_saved`` view)."""
+    return load_state(saved).to_saved()
 
 
 def check_not_resumed(data: Mapping[str, Any], source: str, trace_path: str | Path | None) -> None:
@@ -255,8 +129,11 @@ RESUMED = PauseStore()
 """The process-wide store :func:`~agentloops.controller.resuming.resume` claims pauses in by default."""
 
 
-def mark_resumed(saved: Mapping[str, Any] | str | Path, data: dict[str, Any], at_s: float) -> None:
-    """Record in the saved run (the dict, or the file) that its pause has been continued."""
+def mark_resumed(saved: SavedLike, data: dict[str, Any], at_s: float) -> None:
+    """Record in the saved run (the dict, or the file) that its pause has been continued.
+
+    A :class:`RunState` is frozen and carries no mark: the pause store is the witness for it.
+    """
     marker = {"at_turn": data["turn"], "from_version": data["paused_at_version"], "at_s": at_s}
     if isinstance(saved, (str, Path)):
         path = Path(saved)
