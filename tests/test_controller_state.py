@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentloops.controller import Fact, TaskFinishedError, TaskState, make_task
@@ -102,3 +104,42 @@ def test_the_completion_condition_is_a_check_over_state():
     for item in task.items:
         unsourced.add_fact(Fact(item, 1, "x", "", 1))
     assert task.assess(unsourced) != "complete"  # a fact without a source is not evidence
+
+
+def _block(text: str) -> dict[str, object]:
+    header, _, body = text.partition("\n")
+    assert header == "TASK STATE"
+    return json.loads(body)
+
+
+def test_the_state_block_sent_to_the_model_follows_every_change_and_only_the_budgets_change_between():
+    s = state()
+    first = _block(s.for_model({"steps": 3, "context_tokens": 100, "retries": None}))
+    assert first["budget_left"] == {"steps": 3} and first["open"] == ["weather:A", "weather:B"]
+    assert _block(s.for_model({"steps": 2}))["budget_left"] == {"steps": 2}  # same version: new budgets shown
+    assert "budget_left" not in _block(s.for_model())
+    s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 1))
+    s.record_failure("get_weather", "timeout", "slow", 1)
+    after = _block(s.for_model({"steps": 1}))
+    assert after["version"] == 2 and after["open"] == ["weather:B"] and after["done"] == {"weather:A": "1°C [svc]"}
+    assert after["tried"] == ["get_weather: timeout"]
+    s.mark_missing("weather:B", "empty")
+    s.add_input("city", "Paris")
+    last = _block(s.for_model({"steps": 0}))
+    assert (last["version"], last["open"], last["missing"], last["inputs"]) == (
+        4, [], {"weather:B": "empty"}, {"city": "Paris"})
+    assert list(last) == ["version", "goal", "constraints", "done", "open", "missing", "inputs", "tried",
+                          "budget_left"]
+
+
+def test_a_cached_state_block_reads_exactly_as_a_fresh_one_even_when_the_state_holds_a_budgets_key():
+    def new() -> TaskState:
+        s = TaskState("weather_compare", "compare", (), ("weather:A",))
+        s.inputs.update({"city": "Paris", "budget_left": "a user's own field"})  # as a task sets its inputs
+        return s
+
+    cached = new()
+    cached.for_model({"steps": 5})  # fills the cache for this version
+    assert cached.for_model({"steps": 4, "retries": 1.5}) == new().for_model({"steps": 4, "retries": 1.5})
+    assert cached.for_model() == new().for_model()
+    assert _block(cached.for_model({"steps": 4}))["inputs"]["budget_left"] == "a user's own field"

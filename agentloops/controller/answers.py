@@ -27,9 +27,9 @@ def numbers_in(text: str) -> set[float]:
 
 def contradiction(answer: str | None, facts: Iterable[Fact], request: str = "") -> str | None:
     """Why ``answer`` disagrees with ``facts`` (a number none of them, nor the ``request``, contains), or ``None``."""
-    known: set[float] = numbers_in(request)
-    for fact in facts:
-        known |= numbers_in(f"{fact.item} {fact.summary} {json.dumps(fact.value, ensure_ascii=False, default=str)}")
+    known = numbers_in(" ".join([request, *(f"{fact.item} {fact.summary} "  # one scan: spaces keep numbers apart
+                                           f"{json.dumps(fact.value, ensure_ascii=False, default=str)}"
+                                           for fact in facts)]))
     unknown = sorted(numbers_in(answer or "") - known)
     if not unknown:
         return None

@@ -142,7 +142,8 @@ class CallPath(Attempts):
                 continue
             if admission.kind == "retry":
                 self.meter.spend("retries", tool=spec.name)
-            call_id = self._new_call_id()
+            self.call_counter += 1
+            call_id = f"{self.trace_id}-c{self.call_counter}"
             self.ledger.open(call_id, spec.name, self._norm(spec.name, args), self.turn, start, admission.kind,
                              parallel=len(launch) > 1)
             result, parts = self._usable(self.executor(spec, args), spec.name, args)
@@ -156,23 +157,22 @@ class CallPath(Attempts):
                                 admission.fp)
         return started, (refused if not started else None)
 
-    def _deadline(self, size: int) -> float | None:
-        """When a batch of ``size`` calls stops waiting: the wall-time budget, the user's cancel, or the join's
-        timeout — which bounds waiting for *parallel* calls; a lone call waits for its own tool timeout."""
-        start = self.clock.now
+    def _join(self, t: _Turn, launch: list[tuple[ToolCall, _Admission]]) -> Stop | None:
+        """Launch the calls, then settle each result as it arrives until the join rule is decided.
+
+        The batch stops waiting at its deadline: the wall-time budget, the user's cancel, or the join's
+        timeout — which bounds waiting for *parallel* calls; a lone call waits for its own tool timeout.
+        """
+        start, join, cancel_at = self.clock.now, self.task.join, self.controls.cancel_at_s
         remaining_wall = self.meter.remaining("wall_time_s")
         candidates = [start + remaining_wall] if remaining_wall is not None else []
-        if self.task.join.timeout_s is not None and size > 1:
-            candidates.append(start + self.task.join.timeout_s)
-        if self.controls.cancel_at_s is not None and self.controls.cancel_at_s >= start:
-            candidates.append(self.controls.cancel_at_s)
-        return min(candidates) if candidates else None
-
-    def _join(self, t: _Turn, launch: list[tuple[ToolCall, _Admission]]) -> Stop | None:
-        """Launch the calls, then settle each result as it arrives until the join rule is decided."""
-        deadline = self._deadline(len(launch))
+        if join.timeout_s is not None and len(launch) > 1:
+            candidates.append(start + join.timeout_s)
+        if cancel_at is not None and cancel_at >= start:
+            candidates.append(cancel_at)
+        deadline = min(candidates) if candidates else None
         done = sum(1 for fact in self.state.facts.values() if fact.source)
-        batch = Batch(self.task.join, 0, deadline, still_needed=self.task.need - done)
+        batch = Batch(join, 0, deadline, still_needed=self.task.need - done)
         started, refused = self._launch(t, launch, batch)
         if not started:  # the budgets could pay for none of them: stop now, naming the budget
             return refused
@@ -219,8 +219,10 @@ class CallPath(Attempts):
         ref = self._tool_message(call, spec.name, args, result)
         statuses[first_id] = result.status
         stop = self._apply(t, spec.name, args, result, decision, parts, call_id, ref)
-        self._sighting(fp, result.status, progress_before,
-                       "; ".join(self.state._unchanged) or f"{result.status}, no new fact")
+        if result.status != "invalid_arguments":  # a slip is bounded by the repair allowance, not a sighting
+            new = self.state.progress_count != progress_before
+            self.monitor.record(fp, self.turn, result.status, new,
+                                "" if new else "; ".join(self.state._unchanged) or f"{result.status}, no new fact")
         batch.note(True, result.status == "ok" or (result.status == "empty" and isinstance(decision, AcceptNotFound)))
         return stop
 
@@ -307,14 +309,3 @@ class CallPath(Attempts):
         self.groups[-1].append(Message("tool", json.dumps(observation, ensure_ascii=False, default=str),
                                        tool_call_id=call.id, name=tool))
         return ref
-
-    def _sighting(self, fp: Fingerprint, status: str, progress_before: int, why: str) -> None:
-        """Tell the progress monitor how acting on ``fp`` went.
-
-        Rejected arguments are not a sighting: the repair allowance bounds them, and its stop
-        ("invalid arguments again") names the real problem better than "repeated action".
-        """
-        if status == "invalid_arguments":
-            return
-        new = self.state.progress_count != progress_before
-        self.monitor.record(fp, self.turn, status, new, "" if new else why)

@@ -248,7 +248,8 @@ class Attempts(Admission):
             if refused is not None:
                 unrun = ToolResult("permanent_error", error=f"{current.name}: not run ({refused[0]})", ran=False)
                 return last or unrun, current, refused[1], None, call_id
-            call_id = self._new_call_id()
+            self.call_counter += 1
+            call_id = f"{self.trace_id}-c{self.call_counter}"
             started = self.clock.now
             self.ledger.open(call_id, current.name, self._norm(current.name, args), self.turn, started, kind)
             raw = self.executor(current, args)

@@ -90,7 +90,11 @@ class Controller(TurnPipeline):
     def _loop(self) -> Stop:
         while True:
             self.turn += 1
-            t = _Turn(self.turn, self.state.version, self._pending_goal())
+            state = self.state
+            open_items = state.open_items()
+            goal = f"waiting for {state.waiting_for['input']}" if state.waiting_for else \
+                open_items[0] if open_items and self.task.assess(state) != "complete" else "final answer"
+            t = _Turn(self.turn, state.version, goal)
             self.state.begin_turn()
             if self.inbox:  # results still on their way from an earlier turn
                 self._deliver_due()

@@ -115,6 +115,9 @@ class _Turn:
 _NO_CONTROLS = Controls()
 """No outside signals (a frozen value, shared by every run that has none)."""
 
+_DEFAULT_CONTEXT = ContextPolicy()
+"""The default context policy (frozen, so every run without one shares it instead of validating a new one)."""
+
 
 class Engine:
     """The state of one run and the helpers every stage shares (see the module docstring)."""
@@ -131,7 +134,7 @@ class Engine:
         self.policy = resolve_policy(policy)
         self.budget = budget if budget is not None else task.budget
         self.injector = _injector(faults, self.toolbox)
-        self.context = context or ContextPolicy()
+        self.context = context or _DEFAULT_CONTEXT
         self.compactor = compactor or memory_from_state
         self.send_state = send_state
         self.controls = controls or _NO_CONTROLS
@@ -184,16 +187,6 @@ class Engine:
         return (f"You are a tool-calling agent working on one task ({self.task.name}).\nTools:\n"
                 f"{self.toolbox.describe()}\n{state_line}A reply without tool calls is your final answer; the "
                 "system checks it against the task's completion condition.")
-
-    def _pending_goal(self) -> str:
-        if self.state.waiting_for:
-            return f"waiting for {self.state.waiting_for['input']}"
-        items = self.state.open_items()
-        return items[0] if items and self.task.assess(self.state) != "complete" else "final answer"
-
-    def _new_call_id(self) -> str:
-        self.call_counter += 1
-        return f"{self.trace_id}-c{self.call_counter}"
 
     def _event(self, event: LedgerEvent) -> None:
         self.sink.write({"kind": "event", "trace_id": self.trace_id, "turn": self.turn, **event.to_dict()})

@@ -330,14 +330,10 @@ def _transient(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext, fallb
         if ctx.retries_left is None:  # no shared budget is on: the tool's own attempts are the only bound
             return Degrade(status, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}) and no retry budget "
                                    "allows more attempts")
-    return Retry(_delay(policy, result, ctx), f"{status} is transient and {spec.name} has no side effects"
+    backoff = policy.backoff(ctx.attempts_on_tool)  # the tool's own retry_after_s, when it gives one, is a floor
+    delay = backoff if result.retry_after_s is None else max(backoff, result.retry_after_s)
+    return Retry(delay, f"{status} is transient and {spec.name} has no side effects"
                  if not spec.side_effects else f"{status}; the policy allows retrying side effects")
-
-
-def _delay(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> float:
-    """The back-off before the next attempt: the tool's own ``retry_after_s`` when it gives one, else the policy's."""
-    backoff = policy.backoff(ctx.attempts_on_tool)
-    return backoff if result.retry_after_s is None else max(backoff, result.retry_after_s)
 
 
 def routing_table(policy: PolicyLike | None = None) -> Table:

@@ -130,6 +130,7 @@ class TaskState:
         self._changes: list[str] = []
         self._unchanged: list[str] = []
         self._progress = False
+        self._view: tuple[int, str] | None = None
 
     @property
     def progress_version(self) -> int:
@@ -248,7 +249,16 @@ class TaskState:
         return [f"{tool}: {status}" + (f" ×{n}" if n > 1 else "") for (tool, status), n in counts.items()]
 
     def for_model(self, budget_left: dict[str, float | None] | None = None) -> str:
-        """The compact rendering sent to the model each turn (``TASK STATE`` + JSON)."""
+        """The compact rendering sent to the model each turn (``TASK STATE`` + JSON).
+
+        Every mutator bumps :attr:`version`, so the state's part is encoded once per version and
+        only the budgets (which change every turn) are encoded each time.
+        """
+        left = None if budget_left is None else \
+            {k: v for k, v in budget_left.items() if v is not None and k != "context_tokens"}
+        view = self._view
+        if view is not None and view[0] == self.version:
+            return view[1] + ("}" if left is None else f', "budget_left": {json.dumps(left, ensure_ascii=False)}}}')
         data: dict[str, Any] = {
             "version": self.version,
             "goal": self.goal,
@@ -259,9 +269,12 @@ class TaskState:
             "inputs": dict(self.inputs),
             "tried": self.failure_summary(),
         }
-        if budget_left is not None:
-            data["budget_left"] = {k: v for k, v in budget_left.items() if v is not None and k != "context_tokens"}
-        return "TASK STATE\n" + json.dumps(data, ensure_ascii=False)
+        if left is not None:
+            data["budget_left"] = left
+        text = "TASK STATE\n" + json.dumps(data, ensure_ascii=False)
+        # kept without the budgets (always the last key) and the closing brace, so they can follow
+        self._view = (self.version, text[:-1] if left is None else text[:text.rfind(', "budget_left": ')])
+        return text
 
     def snapshot(self) -> dict[str, Any]:
         """Everything, JSON-compatible: for traces, stop records and saved runs."""
