@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from agentloops.controller.budgets import Budget
 from agentloops.controller.context import ContextPolicy
@@ -108,25 +108,15 @@ class StartLine(_Line):
     model_latency_s: float = Field(ge=0)
     scenario: dict[str, Any] | None = None
 
-    @field_validator("task")
+    @field_validator("task", "policy", "budget", "context")
     @classmethod
-    def _task(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return checked(TaskRef, value)  # type: ignore[no-any-return]
+    def _configuration(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return checked(_CONFIGURATION[info.field_name or ""], value)  # type: ignore[no-any-return]
 
-    @field_validator("policy")
-    @classmethod
-    def _policy(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return checked(ErrorPolicy, value)  # type: ignore[no-any-return]
 
-    @field_validator("budget")
-    @classmethod
-    def _budget(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return checked(Budget, value)  # type: ignore[no-any-return]
-
-    @field_validator("context")
-    @classmethod
-    def _context(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return checked(ContextPolicy, value)  # type: ignore[no-any-return]
+_CONFIGURATION: dict[str, type[BaseModel]] = {"task": TaskRef, "policy": ErrorPolicy, "budget": Budget,
+                                              "context": ContextPolicy}
+"""What each configuration field of a start line is checked against."""
 
 
 class TurnLine(_Line):
