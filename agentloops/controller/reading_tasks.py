@@ -39,9 +39,6 @@ class DocumentTask(TaskType):
     def items(self, p: DocumentParams) -> tuple[str, ...]:
         return (f"doc:{p.document_id}:{p.field}",)
 
-    def need(self, p: DocumentParams) -> int:
-        return 1
-
     def goal(self, p: DocumentParams) -> str:
         return f"read the {p.field} field of document {p.document_id}"
 
@@ -49,8 +46,9 @@ class DocumentTask(TaskType):
         return ("only the archive is an authoritative source",)
 
     def prompt(self, p: DocumentParams) -> str:
-        return (f"When was document {p.document_id} published?" if p.field == "published"
-else f"What is the {p.field} of document {p.document_id}?")
+        if p.field == "published":
+            return f"When was document {p.document_id} published?"
+        return f"What is the {p.field} of document {p.document_id}?"
 
     def action(self, item: str, p: DocumentParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
         return ("read_metadata", {"document_id": p.document_id})
@@ -74,7 +72,7 @@ DOCUMENT_TASK = DocumentTask()
 
 
 class RecallTask(TaskType):
-    """Is there a recall notice for a product?."""
+    """Is there a recall notice for a product?"""
 
     name = "recall_check"
     title = "is there a recall notice for a product?"
@@ -96,9 +94,6 @@ class RecallTask(TaskType):
 
     def items(self, p: RecallParams) -> tuple[str, ...]:
         return (f"recalls:{p.product}",)
-
-    def need(self, p: RecallParams) -> int:
-        return 1
 
     def goal(self, p: RecallParams) -> str:
         return f"say whether {p.product} has any recall notice"

@@ -186,9 +186,6 @@ class WeatherTask(TaskType):
     def items(self, p: WeatherParams) -> tuple[str, ...]:
         return tuple(f"weather:{c}" for c in p.cities)
 
-    def need(self, p: WeatherParams) -> int:
-        return len(p.cities)
-
     def goal(self, p: WeatherParams) -> str:
         return f"compare today's weather in {' and '.join(p.cities)}"
 
@@ -260,9 +257,6 @@ class OrderTask(TaskType):
     def items(self, p: OrderParams) -> tuple[str, ...]:
         return ("order:status",)
 
-    def need(self, p: OrderParams) -> int:
-        return 1
-
     def goal(self, p: OrderParams) -> str:
         return "tell the user the status and delivery date of their order"
 
@@ -321,9 +315,6 @@ class RefundTask(TaskType):
 
     def items(self, p: RefundParams) -> tuple[str, ...]:
         return (f"refund:{p.order_id}",)
-
-    def need(self, p: RefundParams) -> int:
-        return 1
 
     def goal(self, p: RefundParams) -> str:
         return f"refund {p.amount:g} on order {p.order_id}"
