@@ -95,11 +95,11 @@ def trace_turn(turn: int = TURN) -> set[tuple[str, str]]:
 
 def controller_model(controller: Any) -> Any:
     """The model the controller will call (its attribute name is an implementation detail)."""
-    return controller.model
+    return controller.current.model
 
 
 def set_controller_model(controller: Any, model: Any) -> None:
-    controller.model = model
+    controller.current.model = model
 
 
 def split(seen: set[tuple[str, str]]) -> dict[str, set[tuple[str, str]]]:

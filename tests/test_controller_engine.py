@@ -12,6 +12,7 @@ from agentloops.controller.budgets import BudgetMeter, SimClock
 from agentloops.controller.parallel import Arrival, Batch, JoinRule
 from agentloops.controller.tools import ToolResult
 from agentloops.controller.trace import TraceSink, TraceWriter
+from agentloops.controller.turn import request_size
 from agentloops.messages import Message
 from agentloops.stubs import ScriptedModel
 
@@ -54,13 +55,13 @@ def test_a_sink_keeps_a_copy_of_each_dict_line():
 
 
 def test_request_sizes_are_the_sum_of_message_tokens_and_the_memo_stays_bounded():
-    controller = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t")
-    tokens = controller.tokenizer
-    system = controller.system
+    run = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t").current
+    tokens = run.tokenizer
+    system = run.system
     for n in range(300):  # fresh messages each time: ids get reused once the memo lets go of them
         request = [system, Message("user", "x" * n), Message("tool", "y" * (n % 7), tool_call_id="c", name="t")]
-        assert controller._size(request) == sum(m.tokens(tokens) for m in request)
-        assert len(controller._sizes) <= 2 * len(request) + 8
+        assert request_size(run, request) == sum(m.tokens(tokens) for m in request)
+        assert len(run.sizes) <= 2 * len(request) + 8
 
 
 def test_a_message_resent_every_turn_is_counted_once_per_run():
@@ -70,11 +71,11 @@ def test_a_message_resent_every_turn_is_counted_once_per_run():
         counted.append(text)
         return len(text)
 
-    controller = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t", tokenizer=tokenizer)
-    request = [controller.system, *controller.head]
-    first = controller._size(request)
+    run = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t", tokenizer=tokenizer).current
+    request = [run.system, *run.head]
+    first = request_size(run, request)
     counted.clear()
-    assert controller._size(request) == first and counted == []
+    assert request_size(run, request) == first and counted == []
 
 
 def test_a_tool_result_as_json_has_every_field_and_reads_back():
@@ -131,19 +132,19 @@ def test_a_minimum_join_waits_only_for_what_the_task_still_needs():
 
 def test_one_call_is_normalised_once_however_many_stages_read_it():
     calls: list[object] = []
-    from agentloops.controller import engine
+    from agentloops.controller import attempts
 
-    original = engine.normalize_args
+    original = attempts.normalize_args
 
     def counting(args, params=None):
         calls.append(args)
         return original(args, params)
 
-    engine.normalize_args = counting
+    attempts.normalize_args = counting
     try:
         run = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t").run()
     finally:
-        engine.normalize_args = original
+        attempts.normalize_args = original
     assert run.status == "succeeded" and run.actions == ["get_weather(city=Shanghai)", "get_weather(city= Beijing)",
                                                          "answer"]
     assert len(calls) == 2  # one per call: the label, fingerprint, ledger and trace share it
@@ -209,11 +210,13 @@ def test_retries_reserved_by_earlier_calls_of_a_batch_are_not_offered_twice():
     from collections import Counter
 
     task = WEATHER.with_budget(retries=2)
-    shared = Controller(task, ScriptedModel(REPLIES), trace_id="t")
-    assert shared._retries_left("get_weather") == 2
-    assert shared._retries_left("get_weather", Counter()) == 2
-    assert shared._retries_left("get_weather", Counter({"weather_backup": 1, "get_weather": 1})) == 0
-    per_tool = Controller(task, ScriptedModel(REPLIES), trace_id="t", policy={"name": "p", "retry_scope": "per_tool"})
-    assert per_tool._retries_left("get_weather", Counter({"weather_backup": 2})) == 2
-    assert per_tool._retries_left("get_weather", Counter({"get_weather": 1})) == 1
-    assert Controller(WEATHER.with_budget(retries=None), ScriptedModel(REPLIES))._retries_left("get_weather") is None
+    shared = Controller(task, ScriptedModel(REPLIES), trace_id="t").current.meter
+    assert shared.retries_left("get_weather") == 2
+    assert shared.retries_left("get_weather", Counter()) == 2
+    assert shared.retries_left("get_weather", Counter({"weather_backup": 1, "get_weather": 1})) == 0
+    per_tool = Controller(task, ScriptedModel(REPLIES), trace_id="t",
+                          policy={"name": "p", "retry_scope": "per_tool"}).current.meter
+    assert per_tool.retries_left("get_weather", Counter({"weather_backup": 2})) == 2
+    assert per_tool.retries_left("get_weather", Counter({"get_weather": 1})) == 1
+    assert Controller(WEATHER.with_budget(retries=None), ScriptedModel(REPLIES)).current.meter.retries_left(
+        "get_weather") is None

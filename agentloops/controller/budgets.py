@@ -18,6 +18,7 @@ back-off advance a number, so tests never sleep and runs are reproducible.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import (
@@ -221,17 +222,28 @@ class BudgetMeter:
             return limit - round(self.clock.now - self.started_at, 6)
         return limit if name == "context_tokens" else limit - self.used[name]
 
-    def left(self) -> dict[str, float | None]:
-        """What remains of every budget (``None`` for a budget that is off)."""
+    def left(self, used: Mapping[str, float] | None = None, now: float | None = None) -> dict[str, float | None]:
+        """What remains of every budget (``None`` for a budget that is off) — now, or as it was when the run
+        had used ``used`` at time ``now`` (a turn keeps those two values and works out its record later)."""
         out: dict[str, float | None] = {}
-        used = self.used
+        used = self.used if used is None else used
+        elapsed = round((self.clock.now if now is None else now) - self.started_at, 6)
         for name, limit in self.limits.items():
             if limit is None or name == "context_tokens":
                 out[name] = limit
                 continue
-            left = limit - (round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else used[name])
+            left = limit - (elapsed if name == "wall_time_s" else used[name])
             out[name] = left if type(left) is int else round(left, 3)  # (rounding an int changes nothing)
         return out
+
+    def retries_left(self, tool: str, reserved: Mapping[str, int] | None = None) -> float | None:
+        """Retries ``tool`` may still spend (``None``: no limit), minus any ``reserved`` by earlier calls of a batch."""
+        limit = self.limits["retries"]
+        if limit is None:
+            return None
+        if self.retry_scope == "per_tool":
+            return limit - self.retries_by_tool[tool] - (reserved.get(tool, 0) if reserved else 0)
+        return limit - self.used["retries"] - (sum(reserved.values()) if reserved else 0)
 
     def usage(self) -> dict[str, float]:
         """What the run used of every budget."""

@@ -1,19 +1,11 @@
 """The controller: a tool-calling loop that knows what is done, what is missing, and when to stop.
 
-:class:`Controller` runs turns until one returns a stop. A turn is a pipeline, one module per stage:
+:class:`Controller` is a thin shell: it owns one :class:`~agentloops.controller.engine.Run` (what
+the run remembers) and calls the turn (:func:`~agentloops.controller.turn.play`) until one returns
+a stop, then :func:`~agentloops.controller.turn.finish`. The turn's stages are plain functions over
+that value — :mod:`~agentloops.controller.turn` (prepare, ask, classify, the next step) and
+:mod:`~agentloops.controller.calls` (admit, execute, settle, apply: one path for one call or many).
 
-1. :mod:`~agentloops.controller.turn` — stops that need no model call (cancel, idle turns, no
-   step left), the request (goal or a checked memory, recent turns, the ``TASK STATE`` block),
-   the budget checks before and after the model call, and the reply classified by the core
-   ``correct`` criterion; a reply without tool calls is a *claim*, checked against the task's
-   completion condition and, on success, against the facts (:mod:`~agentloops.controller.answers`);
-2. :mod:`~agentloops.controller.batch` — one path for one call or many: admit each, launch,
-   join, settle, apply to state; :mod:`~agentloops.controller.call` — one call's verdict before
-   it runs, then its attempts (retries and fallbacks), the same alone or in a batch;
-3. back here: progress (idle turns, consecutive failures) and the next step
-   (:meth:`~agentloops.controller.turn.TurnPipeline._next_step`), the turn record, the trace line.
-
-The state all stages share lives in one object (:class:`~agentloops.controller.engine.Engine`).
 A run that pauses or hands off is captured as one versioned value
 (:meth:`Controller.capture` → :class:`~agentloops.controller.run_state.RunState`), and
 :meth:`Controller.from_state` rebuilds a controller from it: that is how a resume continues.
@@ -27,13 +19,26 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from agentloops.controller.budgets import BudgetMeter
-from agentloops.controller.engine import Executor, _Turn
+from agentloops.controller.budgets import Budget, BudgetMeter
+from agentloops.controller.context import Compactor, ContextPolicy
+from agentloops.controller.engine import (
+    DEFAULT_MODEL_LATENCY_S,
+    Controls,
+    Executor,
+    Run,
+    Turn,
+    new_run,
+    start_line,
+)
 from agentloops.controller.errors import ConfigError
-from agentloops.controller.parallel import ARRIVAL_ORDER, Call
+from agentloops.controller.faults import FaultLike
+from agentloops.controller.parallel import Call
+from agentloops.controller.policy import PolicyLike
 from agentloops.controller.progress import ProgressMonitor
 from agentloops.controller.result import ControllerRun
 from agentloops.controller.run_state import RUN_STATE_SCHEMA, RunState
@@ -42,12 +47,13 @@ from agentloops.controller.state import TaskState
 from agentloops.controller.status import Stop
 from agentloops.controller.tasks import Task, make_task
 from agentloops.controller.tools import Toolbox
-from agentloops.controller.trace import TurnRecord
-from agentloops.controller.turn import TurnPipeline
+from agentloops.controller.trace import TraceWriter, TurnRecord
+from agentloops.controller.turn import finish, play
 from agentloops.stubs import Model
+from agentloops.tokens import Tokenizer, estimate_tokens
 
 
-class Controller(TurnPipeline):
+class Controller:
     """A stop controller around a model and a task.
 
     Args:
@@ -72,102 +78,80 @@ class Controller(TurnPipeline):
         executor: runs tool attempts (default: the stub tools with the declared faults).
     """
 
+    def __init__(self, task: Task, model: Model, *, tools: Toolbox | None = None, policy: PolicyLike | None = None,
+                 budget: Budget | None = None, faults: Sequence[FaultLike] = (), context: ContextPolicy | None = None,
+                 compactor: Compactor | None = None, send_state: bool = True, controls: Controls | None = None,
+                 trace: str | Path | None = None, trace_id: str | None = None, label: str = "custom",
+                 model_latency_s: float = DEFAULT_MODEL_LATENCY_S, tokenizer: Tokenizer = estimate_tokens,
+                 scenario: Mapping[str, Any] | None = None, executor: Executor | None = None) -> None:
+        self.current: Run = new_run(
+            task, model, tools=tools, policy=policy, budget=budget, faults=faults, context=context,
+            compactor=compactor, send_state=send_state, controls=controls, trace=trace, trace_id=trace_id,
+            label=label, model_latency_s=model_latency_s, tokenizer=tokenizer, scenario=scenario, executor=executor)
+        """What the run remembers; every stage of a turn takes it (:mod:`~agentloops.controller.turn`)."""
+
+    def __getattr__(self, name: str) -> Any:
+        """The run's parts read through the shell (``controller.state``, ``controller.sink``…)."""
+        if name == "current":
+            raise AttributeError(name)
+        return getattr(self.current, name)
+
     def run(self) -> ControllerRun:
         """Run until a stop; returns the result (a killed run raises and leaves its trace on disk)."""
-        if self._stop is not None:
+        run = self.current
+        if run.stop is not None:
             raise ConfigError("this controller has already run; build a new one (or resume a saved run)")
-        self._open_trace(append=False)
-        self.sink.write(self._start_line())
+        if run.trace_path is not None:
+            run.sink.writer = TraceWriter(run.trace_path, append=False)
+        run.sink.write(start_line(run))
         return self._drive()
 
     def _drive(self) -> ControllerRun:
+        """Turns until one stops, then the stop; the trace file is closed whatever happens."""
+        run = self.current
         try:
-            stop = self._loop()
+            stop = play(run)
+            while stop is None:
+                stop = play(run)
+            stop = finish(run, stop)
         finally:
-            self.sink.close()
+            run.sink.close()
         return self._result(stop)
 
-    def _loop(self) -> Stop:
-        while True:
-            self.turn += 1
-            state = self.state
-            open_items = state.open_items()
-            goal = f"waiting for {state.waiting_for['input']}" if state.waiting_for else \
-                open_items[0] if open_items and self.task.assess(state) != "complete" else "final answer"
-            t = _Turn(self.turn, state.version, goal)
-            self.state.begin_turn()
-            if self.inbox:  # results still on their way from an earlier turn
-                self._deliver_due()
-            stop = self._turn(t)
-            delta = self.state.end_turn()
-            progress = delta.progress
-            if stop is None:  # next: progress, and whether the task can still be finished
-                self.monitor.end_turn(progress)
-                self.consecutive_failures = self.consecutive_failures + 1 if t.failed and not progress else 0
-                stop = self._next_step()
-            t.decision = f"stop:{stop.status} ({stop.code})" if stop is not None else t.decision
-            record = TurnRecord(
-                trace_id=self.trace_id, turn=t.turn, at_s=self.clock.now, state_version=t.state_version,
-                pending_goal=t.pending_goal, action=t.action, args_summary=t.args_summary, tool_status=t.tool_status,
-                observation=t.observation, state_delta=delta.to_dict(), budget_left=self.meter.left(),
-                decision=t.decision, context_tokens=t.context_tokens, open_items=tuple(self.state.open_items()),
-                missing_items=tuple(self.state.missing_items()), progress=progress, actions=tuple(t.actions),
-                response=t.response, compaction=t.compaction)
-            self.turn_records.append(record)
-            self.sink.write(record)  # a dict only when read, or at once when a file is open
-            if stop is not None:
-                return self._finish(stop)
-
-    def _finish(self, stop: Stop) -> Stop:
-        """Freeze the task, write the stop line, then let results still on their way arrive — late.
-
-        Late deliveries are written *after* the stop line, in the order they land: they are part
-        of the record, and the closed ledger and the frozen state make sure they change nothing.
-        """
-        self.ledger.cancel_running(self.clock.now, f"cancelled: the task stopped ({stop.status})")
-        self._deliver_due()  # results that landed during the last turn, before the stop
-        self.state.finish(stop.status)
-        self.ledger.close()
-        stop = replace(stop, state=self.state.snapshot())
-        self._stop = stop
-        self.sink.write({"kind": "stop", "trace_id": self.trace_id, "record": stop.system_record()})
-        for arrival in sorted(self.inbox, key=ARRIVAL_ORDER):
-            self._deliver(arrival)  # late results: written to the trace, refused by the closed ledger
-        self.inbox = []
-        return stop
-
     def _result(self, stop: Stop) -> ControllerRun:
+        run = self.current
         state = self.capture(stop) if stop.status in ("waiting_for_user", "handed_off") else None
         return ControllerRun(
-            label=self.label, trace_id=self.trace_id, task=self.task, policy=self.policy, stop=stop,
-            turns=tuple(self.turn_records), calls=self.ledger.records(), events=tuple(self.ledger.events),
-            compactions=tuple(self.compactions), usage=self.meter.usage(), within_budget=self.meter.within_limits(),
-            trace_lines=tuple(self.sink.lines), trace_path=self.trace_path, run_state=state,
-            resumed_at_turn=self.resumed_at_turn, toolbox=self.toolbox, stored=dict(self.store.items))
+            label=run.label, trace_id=run.trace_id, task=run.task, policy=run.policy, stop=stop,
+            turns=turn_records(run), calls=run.ledger.records(), events=tuple(run.ledger.events),
+            compactions=tuple(run.compactions), usage=run.meter.usage(), within_budget=run.meter.within_limits(),
+            trace_lines=tuple(run.sink.lines), trace_path=run.trace_path, run_state=state,
+            resumed_at_turn=run.resumed_at_turn, toolbox=run.toolbox, stored=dict(run.store.items))
 
     def capture(self, stop: Stop) -> RunState:
         """The run as one versioned value: what a paused task needs to continue (``waiting_for_user``),
         or what a person takes over (``handed_off``); its stop record is the trace's stop line."""
-        snapshot = dict(self.state.snapshot())
+        run = self.current
+        snapshot = dict(run.state.snapshot())
         snapshot["finished"] = None  # paused, not finished: a resume continues it (once; see saved.py)
         return RunState.model_validate({
-            "schema_version": RUN_STATE_SCHEMA, "trace_id": self.trace_id, "label": self.label,
+            "schema_version": RUN_STATE_SCHEMA, "trace_id": run.trace_id, "label": run.label,
             "status": stop.status, "question": stop.question,
-            "parameter": (self.state.waiting_for or {}).get("input"), "task": self.task.spec(),
-            "budget": self.budget, "policy": self.policy, "context": self.context,
-            "send_state": self.send_state, "model_latency_s": self.model_latency_s, "scenario": self.scenario,
-            "faults": self.injector.faults, "injector": self.injector.state(),
-            "state": snapshot, "meter": self.meter.state(), "clock": self.clock.now, "turn": self.turn,
-            "paused_at_version": self.state.version,
-            "head": [message_to_dict(m) for m in self.head],
-            "groups": [[message_to_dict(m) for m in g] for g in self.groups],
-            "monitor": self.monitor.state(), "repairs_used": sum(self.repairs.values()), "repairs": dict(self.repairs),
-            "claims_rejected": self.claims_rejected, "consecutive_failures": self.consecutive_failures,
-            "call_counter": self.call_counter, "failed_calls": [list(k) for k in sorted(self.failed_calls)],
-            "model_calls": int(self.meter.used["model_calls"]), "turns": [r.to_dict() for r in self.turn_records],
-            "calls": [c.to_dict() for c in self.ledger.records()], "store": dict(self.store.items),
-            "trace_path": str(self.trace_path) if self.trace_path else None, "pause_id": uuid.uuid4().hex[:12],
-            "trace_lines": [*self.sink.lines], "stop": stop.system_record(),
+            "parameter": (run.state.waiting_for or {}).get("input"), "task": run.task.spec(),
+            "budget": run.budget, "policy": run.policy, "context": run.context,
+            "send_state": run.send_state, "model_latency_s": run.model_latency_s, "scenario": run.scenario,
+            "faults": run.injector.faults, "injector": run.injector.state(),
+            "state": snapshot, "meter": run.meter.state(), "clock": run.clock.now, "turn": run.turn,
+            "paused_at_version": run.state.version,
+            "head": [message_to_dict(m) for m in run.head],
+            "groups": [[message_to_dict(m) for m in g] for g in run.groups],
+            "monitor": run.monitor.state(), "repairs_used": sum(run.repairs.values()), "repairs": dict(run.repairs),
+            "claims_rejected": run.claims_rejected, "consecutive_failures": run.consecutive_failures,
+            "call_counter": run.call_counter, "failed_calls": [list(k) for k in sorted(run.failed_calls)],
+            "model_calls": int(run.meter.used["model_calls"]), "turns": [r.to_dict() for r in run.turns],
+            "calls": [c.to_dict() for c in run.ledger.records()], "store": dict(run.store.items),
+            "trace_path": str(run.trace_path) if run.trace_path else None, "pause_id": uuid.uuid4().hex[:12],
+            "trace_lines": [*run.sink.lines], "stop": stop.system_record(),
         })
 
     @classmethod
@@ -200,33 +184,39 @@ class Controller(TurnPipeline):
 
     def _restore(self, data: dict[str, Any]) -> None:
         """Set every counter and record from a run state's JSON view (the inverse of :meth:`capture`)."""
-        self.injector.restore(data["injector"])
-        self.state = TaskState.from_snapshot(data["state"])
-        self.clock.now = float(data["clock"])
+        run = self.current
+        run.injector.restore(data["injector"])
+        run.state = TaskState.from_snapshot(data["state"])
+        run.clock.now = float(data["clock"])
         meter = data["meter"]
-        self.meter = BudgetMeter(self.budget, self.clock, self.policy.retry_scope, used=meter["used"],
-                                 retries_by_tool=meter["retries_by_tool"], started_at=meter["started_at"])
-        self.turn = int(data["turn"])
-        self.head = [message_from_dict(m) for m in data["head"]]
-        self.groups = [[message_from_dict(m) for m in g] for g in data["groups"]]
-        self.monitor = ProgressMonitor.from_state(data["monitor"])
-        self.repairs = Counter({str(k): int(v) for k, v in data["repairs"].items()})
-        self.claims_rejected = int(data["claims_rejected"])
-        self.consecutive_failures = int(data["consecutive_failures"])
-        self.call_counter = int(data["call_counter"])
-        self.failed_calls = {(str(k[0]), str(k[1])) for k in data["failed_calls"]}
-        self.store.items.update(data["store"])
-        self.turn_records = [_turn_from_dict(t) for t in data["turns"]]
-        self.resumed_at_turn = self.turn + 1
+        run.meter = BudgetMeter(run.budget, run.clock, run.policy.retry_scope, used=meter["used"],
+                                retries_by_tool=meter["retries_by_tool"], started_at=meter["started_at"])
+        run.turn = int(data["turn"])
+        run.head = [message_from_dict(m) for m in data["head"]]
+        run.groups = [[message_from_dict(m) for m in g] for g in data["groups"]]
+        run.monitor = ProgressMonitor.from_state(data["monitor"])
+        run.repairs = Counter({str(k): int(v) for k, v in data["repairs"].items()})
+        run.claims_rejected = int(data["claims_rejected"])
+        run.consecutive_failures = int(data["consecutive_failures"])
+        run.call_counter = int(data["call_counter"])
+        run.failed_calls = {(str(k[0]), str(k[1])) for k in data["failed_calls"]}
+        run.store.items.update(data["store"])
+        run.turns = [_turn_from_dict(t) for t in data["turns"]]
+        run.resumed_at_turn = run.turn + 1
         for call in data["calls"]:
-            self.ledger.calls[call["call_id"]] = Call(**call)
+            run.ledger.calls[call["call_id"]] = Call(**call)
             if call["state"] in ("succeeded", "failed"):
-                self.ledger.applied.add(call["call_id"])
+                run.ledger.applied.add(call["call_id"])
 
 
 def run_controller(task: Task, model: Model, **kwargs: Any) -> ControllerRun:
     """Build a :class:`Controller` and run it (a convenience for notebooks)."""
     return Controller(task, model, **kwargs).run()
+
+
+def turn_records(run: Run) -> tuple[TurnRecord, ...]:
+    """Every turn of the run as a frozen record (a turn kept as values is frozen here, once)."""
+    return tuple(t.record() if isinstance(t, Turn) else t for t in run.turns)
 
 
 def _turn_from_dict(data: dict[str, Any]) -> TurnRecord:

@@ -1,12 +1,13 @@
-"""The engine's state and its shared stop helpers: what one run holds, in one object passed to every stage.
+"""The run value: everything one run remembers, in one dataclass that every stage of a turn takes.
 
-Everything a run remembers lives here — task state, budgets and clock, the progress
-monitor, the call ledger, the transcript and the trace — set up once in
-:class:`Engine`; the stages of a turn (:mod:`~agentloops.controller.turn`,
-:mod:`~agentloops.controller.batch`, :mod:`~agentloops.controller.call`) build on it,
-and :class:`~agentloops.controller.controller.Controller` runs them. The stop helpers
-are here because every stage can end the run: each ending is a
-:class:`~agentloops.controller.status.Stop`, never an exception.
+:class:`Run` holds the task state, the meter and its clock, the progress monitor, the call
+ledger, the transcript and the trace (:func:`new_run` sets one up). The stages of a turn are
+plain functions over it (:mod:`~agentloops.controller.turn`, :mod:`~agentloops.controller.calls`);
+:class:`~agentloops.controller.controller.Controller` owns one and runs them. A turn is
+recorded as values (:class:`Turn`, :class:`Action`) and encoded to a trace line only when the
+trace is read, or at once when a trace file is open. The stop builders are here because every
+stage can end the run: each ending is a :class:`~agentloops.controller.status.Stop`, never an
+exception.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentloops.controller.budgets import EPSILON, Budget, BudgetMeter, BudgetName, SimClock
+from agentloops.controller.budgets import Budget, BudgetMeter, BudgetName, SimClock
 from agentloops.controller.context import (
     CompactionEvent,
     Compactor,
@@ -29,25 +30,14 @@ from agentloops.controller.context import (
 )
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.faults import FaultInjector, FaultLike
-from agentloops.controller.parallel import ARRIVAL_ORDER, Arrival, Ledger, LedgerEvent
-from agentloops.controller.policy import (
-    PolicyLike,
-    resolve_policy,
-)
-from agentloops.controller.progress import (
-    ProgressMonitor,
-    normalize_args,
-)
+from agentloops.controller.parallel import Arrival, Ledger
+from agentloops.controller.policy import ErrorPolicy, PolicyLike, resolve_policy
+from agentloops.controller.progress import Fingerprint, ProgressMonitor
+from agentloops.controller.state import StateDelta, TaskState
 from agentloops.controller.status import Stop, StopStatus
 from agentloops.controller.tasks import Task
-from agentloops.controller.tools import (
-    TRANSIENT,
-    Toolbox,
-    ToolResult,
-    ToolSpec,
-    execute,
-)
-from agentloops.controller.trace import TRACE_SCHEMA, TraceSink, TraceWriter, TurnRecord
+from agentloops.controller.tools import TRANSIENT, Toolbox, ToolResult, ToolSpec, execute
+from agentloops.controller.trace import TRACE_SCHEMA, TraceSink, TurnRecord
 from agentloops.messages import Message
 from agentloops.stubs import Model
 from agentloops.tokens import Tokenizer, estimate_tokens
@@ -93,9 +83,37 @@ class Controls:
     cancel_at_s: float | None = None
 
 
-@dataclass
-class _Turn:
-    """The turn being built (mutable; frozen into a :class:`TurnRecord` at the end)."""
+@dataclass(slots=True)
+class Action:
+    """One tool action of a turn, kept as values; :meth:`to_dict` makes its trace form when it is read."""
+
+    label: str
+    call_id: str | None
+    tool: str
+    args: Mapping[str, Any]
+    norm: str
+    kind: str
+    result: ToolResult | None
+    route: str | None
+    fp: Fingerprint | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The action as the trace writes it (with the full tool result, for replay)."""
+        result, fp = self.result, self.fp
+        return {"label": self.label, "call_id": self.call_id, "tool": self.tool, "args": dict(self.args),
+                "args_norm": self.norm, "kind": self.kind, "status": None if result is None else result.status,
+                "route": self.route, "result": None if result is None else result.to_dict(),
+                "fingerprint": None if fp is None else [fp.tool, fp.args, fp.state_version]}
+
+
+@dataclass(slots=True)
+class Turn:
+    """The turn being built (mutable), then its values; :meth:`record` freezes it into a :class:`TurnRecord`.
+
+    The stages fill the first group of fields; :meth:`close` keeps the rest when the turn ends
+    (the state delta, a copy of what was used and of the items' statuses), so the record — and
+    its trace line — is made only when someone reads it.
+    """
 
     turn: int
     state_version: int
@@ -106,10 +124,34 @@ class _Turn:
     observation: str = ""
     decision: str = "continue"
     context_tokens: int = 0
-    actions: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[Action | dict[str, Any]] = field(default_factory=list)
     response: dict[str, Any] | None = None
     compaction: dict[str, Any] | None = None
     failed: bool = False
+    ended: tuple[str, float, StateDelta, BudgetMeter, dict[str, float], dict[str, str]] | None = None
+    _record: TurnRecord | None = None
+
+    def close(self, run: Run, delta: StateDelta) -> None:
+        """Keep the values the record needs, as they are when the turn ends."""
+        self.ended = (run.trace_id, run.clock.now, delta, run.meter, dict(run.meter.used), dict(run.state.items))
+
+    def record(self) -> TurnRecord:
+        """The frozen record (made once, on first read)."""
+        if self._record is None:
+            assert self.ended is not None, "the turn has not ended"
+            trace_id, at_s, delta, meter, used, items = self.ended
+            self._record = TurnRecord(
+                trace_id, self.turn, at_s, self.state_version, self.pending_goal, self.action, self.args_summary,
+                self.tool_status, self.observation, delta.to_dict(), meter.left(used, at_s), self.decision,
+                self.context_tokens, tuple(i for i, s in items.items() if s == "open"),
+                tuple(i for i, s in items.items() if s == "missing"), delta.progress,
+                tuple(a if isinstance(a, dict) else a.to_dict() for a in self.actions), self.response,
+                self.compaction)
+        return self._record
+
+    def to_dict(self) -> dict[str, Any]:
+        """The trace line."""
+        return self.record().to_dict()
 
 
 _NO_CONTROLS = Controls()
@@ -119,191 +161,86 @@ _DEFAULT_CONTEXT = ContextPolicy()
 """The default context policy (frozen, so every run without one shares it instead of validating a new one)."""
 
 
-class Engine:
-    """The state of one run and the helpers every stage shares (see the module docstring)."""
+@dataclass(eq=False)
+class Run:
+    """What one run remembers — configuration, then the parts that change — passed to every stage."""
 
-    def __init__(self, task: Task, model: Model, *, tools: Toolbox | None = None, policy: PolicyLike | None = None,
-                 budget: Budget | None = None, faults: Sequence[FaultLike] = (), context: ContextPolicy | None = None,
-                 compactor: Compactor | None = None, send_state: bool = True, controls: Controls | None = None,
-                 trace: str | Path | None = None, trace_id: str | None = None, label: str = "custom",
-                 model_latency_s: float = DEFAULT_MODEL_LATENCY_S, tokenizer: Tokenizer = estimate_tokens,
-                 scenario: Mapping[str, Any] | None = None, executor: Executor | None = None) -> None:
-        self.task = task
-        self.model = model
-        self.toolbox = tools if tools is not None else task.toolbox()
-        self.policy = resolve_policy(policy)
-        self.budget = budget if budget is not None else task.budget
-        self.injector = _injector(faults, self.toolbox)
-        self.context = context or _DEFAULT_CONTEXT
-        self.compactor = compactor or memory_from_state
-        self.send_state = send_state
-        self.controls = controls or _NO_CONTROLS
-        self.trace_path = Path(trace) if trace is not None else None
-        self.trace_id = trace_id or new_trace_id()
-        self.label = label
-        self.model_latency_s = model_latency_s
-        self.tokenizer = tokenizer
-        self.scenario = dict(scenario) if scenario is not None else None
-        self.executor: Executor = executor or partial(execute, injector=self.injector, granted=task.granted)
+    task: Task
+    model: Model
+    toolbox: Toolbox
+    policy: ErrorPolicy
+    budget: Budget
+    injector: FaultInjector
+    context: ContextPolicy
+    compactor: Compactor
+    send_state: bool
+    controls: Controls
+    trace_path: Path | None
+    trace_id: str
+    label: str
+    model_latency_s: float
+    tokenizer: Tokenizer
+    scenario: dict[str, Any] | None
+    executor: Executor
+    clock: SimClock
+    meter: BudgetMeter
+    state: TaskState
+    system: Message
+    monitor: ProgressMonitor = field(default_factory=ProgressMonitor)
+    store: ContextStore = field(default_factory=ContextStore)
+    sink: TraceSink = field(default_factory=TraceSink)
+    head: list[Message] = field(default_factory=list)
+    groups: list[list[Message]] = field(default_factory=list)
+    turn: int = 0
+    repairs: Counter[str] = field(default_factory=Counter)
+    claims_rejected: int = 0
+    consecutive_failures: int = 0
+    call_counter: int = 0
+    failed_calls: set[tuple[str, str]] = field(default_factory=set)
+    inbox: list[Arrival] = field(default_factory=list)
+    turns: list[Turn | TurnRecord] = field(default_factory=list)
+    compactions: list[CompactionEvent] = field(default_factory=list)
+    resumed_at_turn: int | None = None
+    stop: Stop | None = None
+    sizes: dict[int, tuple[Message, int]] = field(default_factory=dict)
+    ledger: Ledger = field(init=False)
 
-        self.clock = SimClock()
-        self.meter = BudgetMeter(self.budget, self.clock, self.policy.retry_scope)
-        self.state = task.new_state()
-        self.monitor = ProgressMonitor()
+    def __post_init__(self) -> None:
         self.ledger = Ledger(self.trace_id)
-        self.store = ContextStore()
-        self.system = Message("system", self._system_text())
-        self.head: list[Message] = [Message("user", task.prompt)]
-        self.groups: list[list[Message]] = []
-        self.turn = 0
-        self.repairs: Counter[str] = Counter()
-        self._normalized: dict[tuple[str, int], tuple[Any, str]] = {}
-        self._sizes: dict[int, tuple[Message, int]] = {}
-        self._items: dict[tuple[str, int], tuple[Any, str | None]] = {}
-        self.claims_rejected = 0
-        self.consecutive_failures = 0
-        self.call_counter = 0
-        self.failed_calls: set[tuple[str, str]] = set()
-        self.inbox: list[Arrival] = []
-        self.turn_records: list[TurnRecord] = []
-        self.compactions: list[CompactionEvent] = []
-        self.sink = TraceSink()
-        self.resumed_at_turn: int | None = None
-        self._stop: Stop | None = None
 
-    def _open_trace(self, append: bool) -> None:
-        if self.trace_path is not None:
-            self.sink.writer = TraceWriter(self.trace_path, append=append)
 
-    def _start_line(self) -> dict[str, Any]:
-        return {"kind": "start", "schema_version": TRACE_SCHEMA, "trace_id": self.trace_id, "label": self.label,
-                "at_s": self.clock.now, "task": self.task.spec(), "policy": self.policy.model_dump(mode="json"),
-                "budget": self.budget.model_dump(mode="json"), "context": self.context.model_dump(mode="json"),
-                "send_state": self.send_state, "model_latency_s": self.model_latency_s, "scenario": self.scenario}
+def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: PolicyLike | None = None,
+            budget: Budget | None = None, faults: Sequence[FaultLike] = (), context: ContextPolicy | None = None,
+            compactor: Compactor | None = None, send_state: bool = True, controls: Controls | None = None,
+            trace: str | Path | None = None, trace_id: str | None = None, label: str = "custom",
+            model_latency_s: float = DEFAULT_MODEL_LATENCY_S, tokenizer: Tokenizer = estimate_tokens,
+            scenario: Mapping[str, Any] | None = None, executor: Executor | None = None) -> Run:
+    """A fresh run of ``task`` (the arguments are :class:`~agentloops.controller.controller.Controller`'s)."""
+    toolbox = tools if tools is not None else task.toolbox()
+    chosen = resolve_policy(policy)
+    limits = budget if budget is not None else task.budget
+    injector = _injector(faults, toolbox)
+    clock = SimClock()
+    state_line = "Every request ends with a TASK STATE block: trust it over older messages. " if send_state else ""
+    system = Message("system", f"You are a tool-calling agent working on one task ({task.name}).\nTools:\n"
+                               f"{toolbox.describe()}\n{state_line}A reply without tool calls is your final answer; "
+                               "the system checks it against the task's completion condition.")
+    return Run(task=task, model=model, toolbox=toolbox, policy=chosen, budget=limits, injector=injector,
+               context=context or _DEFAULT_CONTEXT, compactor=compactor or memory_from_state, send_state=send_state,
+               controls=controls or _NO_CONTROLS, trace_path=Path(trace) if trace is not None else None,
+               trace_id=trace_id or new_trace_id(), label=label, model_latency_s=model_latency_s,
+               tokenizer=tokenizer, scenario=dict(scenario) if scenario is not None else None,
+               executor=executor or partial(execute, injector=injector, granted=task.granted), clock=clock,
+               meter=BudgetMeter(limits, clock, chosen.retry_scope), state=task.new_state(), system=system,
+               head=[Message("user", task.prompt)])
 
-    def _system_text(self) -> str:
-        state_line = ("Every request ends with a TASK STATE block: trust it over older messages. "
-                      if self.send_state else "")
-        return (f"You are a tool-calling agent working on one task ({self.task.name}).\nTools:\n"
-                f"{self.toolbox.describe()}\n{state_line}A reply without tool calls is your final answer; the "
-                "system checks it against the task's completion condition.")
 
-    def _event(self, event: LedgerEvent) -> None:
-        self.sink.write({"kind": "event", "trace_id": self.trace_id, "turn": self.turn, **event.to_dict()})
-
-    def _deliver(self, arrival: Arrival) -> str:
-        before = len(self.ledger.events)
-        verdict = self.ledger.deliver(arrival, succeeded=arrival.result.status in ("ok", "empty"))
-        for event in self.ledger.events[before:]:
-            self._event(event)
-        return verdict
-
-    def _deliver_due(self) -> None:
-        due = [a for a in self.inbox if a.at <= self.clock.now]
-        self.inbox = [a for a in self.inbox if a.at > self.clock.now]
-        for arrival in sorted(due, key=ARRIVAL_ORDER):
-            self._deliver(arrival)
-
-    def _stop_unobtainable(self, answer: str | None = None) -> Stop:
-        missing = self.state.missing_items()
-        codes = [code for code in self.state.missing_codes().values() if code is not None]
-        described = "; ".join(f"{k} ({v})" for k, v in missing.items())
-        if self.state.facts:
-            return self._make_stop("partially_completed", "items_unobtainable",
-                                   f"{len(missing)} item(s) cannot be obtained: {described}", answer=answer)
-        reason = f"nothing could be obtained: {described}"
-        spent = [code for code in codes if code in TRANSIENT or code == "budget:retries"]
-        if codes and len(codes) == len(missing) and len(spent) == len(codes):  # gave up on transient failures
-            return self._make_stop("budget_exhausted", "budget:retries", reason, budget="retries")
-        code = next((c for c in codes if c not in spent), "items_unobtainable")
-        return self._make_stop("failed_unrecoverable", code, reason)
-
-    def _make_stop(self, status: StopStatus, code: str, reason: str, **extra: Any) -> Stop:
-        facts = tuple(self.state.facts.values())
-        missing = tuple(self.state.missing_items().items())
-        extra_missing = extra.pop("missing", ())
-        return Stop(status=status, code=code, reason=reason, turn=self.turn, at_s=self.clock.now,
-                    trace_id=self.trace_id, task=self.task.name, policy=self.policy.name, facts=facts,
-                    missing=missing + tuple(extra_missing),
-                    open_items=tuple(i for i in self.state.open_items() if i not in dict(extra_missing)),
-                    budgets_used=self.meter.usage(), budgets_left=self.meter.left(), state=self.state.snapshot(),
-                    verified=self.task.assess(self.state) == "complete", **extra)
-
-    def _budget_stop(self, name: BudgetName, needed: float) -> Stop:
-        limit = self.budget.limit(name)
-        used = self.meter.used_of(name)
-        if name == "context_tokens":
-            reason = f"the next request ({needed:g} tokens) is larger than the context budget ({limit:g} tokens)"
-        elif name == "wall_time_s" and needed <= 0:
-            reason = f"the wall-time budget ran out while waiting: {used:g} s of the {limit:g} s allowed are used"
-        elif name == "wall_time_s":
-            reason = (f"the wall-time budget would run out: {used:g} s used + {needed:g} s for the next step > "
-                      f"{limit:g} s allowed")
-        else:
-            reason = f"the {name} budget would be exceeded: {used:g} used + {needed:g} needed > {limit:g} allowed"
-        return self._make_stop("budget_exhausted", f"budget:{name}", reason, budget=name)
-
-    def _cancel_due(self) -> bool:
-        """True once the simulated clock has reached the user's cancel time."""
-        cancel_at = self.controls.cancel_at_s
-        return cancel_at is not None and self.clock.now >= cancel_at - EPSILON
-
-    def _cancel_within(self, seconds: float) -> float | None:
-        """The cancel time if it falls inside the next ``seconds`` of waiting, else ``None``."""
-        cancel_at = self.controls.cancel_at_s
-        if cancel_at is not None and self.clock.now < cancel_at < self.clock.now + seconds:
-            return cancel_at
-        return None
-
-    def _cancel_stop(self, reason: str, tool: str | None = None) -> Stop:
-        return self._make_stop("cancelled", "cancelled_by_user", reason, tool=tool)
-
-    def _retries_left(self, tool: str, reserved: Mapping[str, int] | None = None) -> float | None:
-        """Retries ``tool`` may still spend (``None``: no limit), minus any ``reserved`` in this batch."""
-        limit = self.meter.limits["retries"]
-        if limit is None:
-            return None
-        if self.meter.retry_scope == "per_tool":
-            return limit - self.meter.retries_by_tool[tool] - (reserved.get(tool, 0) if reserved else 0)
-        return limit - self.meter.used["retries"] - (sum(reserved.values()) if reserved else 0)
-
-    def _size(self, messages: Sequence[Message]) -> int:
-        """Prompt tokens of a request; a message resent every turn is counted once (the memo holds it, so
-        its id cannot be reused), and the memo keeps only what is still sent, so it stays bounded."""
-        sizes, total = self._sizes, 0
-        for message in messages:
-            known = sizes.get(id(message))
-            if known is None or known[0] is not message:
-                known = sizes[id(message)] = (message, message.tokens(self.tokenizer))
-            total += known[1]
-        if len(sizes) > 2 * len(messages) + 8:
-            self._sizes = {id(m): sizes[id(m)] for m in messages}
-        return total
-
-    def _item(self, tool: str, args: Mapping[str, Any]) -> str | None:
-        """The task item a call serves, looked up once per call (memoised like :meth:`_norm`)."""
-        key = (tool, id(args))
-        memo = self._items.get(key)
-        if memo is not None and memo[0] is args:
-            return memo[1]
-        item = self.task.type.item_for(tool, args, self.task.params)
-        self._items[key] = (args, item)
-        return item
-
-    def _norm(self, tool: str, args: Mapping[str, Any] | None) -> str:
-        """``args`` normalised as ``tool``'s schema declares (see :attr:`Param.normalize`) — once per call.
-
-        The same arguments object is labelled, fingerprinted, opened in the ledger and written to the
-        trace; the memo (which holds the object, so its id cannot be reused) normalises it only once.
-        """
-        key = (tool, id(args))
-        memo = self._normalized.get(key)
-        if memo is not None and memo[0] is args:
-            return memo[1]
-        spec = self.toolbox.tools.get(tool)
-        text = normalize_args(args, spec.params if spec else None)
-        self._normalized[key] = (args, text)
-        return text
+def start_line(run: Run) -> dict[str, Any]:
+    """The trace's first line: the configuration a replay needs."""
+    return {"kind": "start", "schema_version": TRACE_SCHEMA, "trace_id": run.trace_id, "label": run.label,
+            "at_s": run.clock.now, "task": run.task.spec(), "policy": run.policy.model_dump(mode="json"),
+            "budget": run.budget.model_dump(mode="json"), "context": run.context.model_dump(mode="json"),
+            "send_state": run.send_state, "model_latency_s": run.model_latency_s, "scenario": run.scenario}
 
 
 def _injector(faults: Sequence[FaultLike], toolbox: Toolbox) -> FaultInjector:
@@ -316,6 +253,53 @@ def _injector(faults: Sequence[FaultLike], toolbox: Toolbox) -> FaultInjector:
     return injector
 
 
-def _repair_key(tool: str, result: ToolResult) -> str:
-    """``tool:status[:parameter]``: what "the same kind of error again" means for the repair allowance."""
-    return ":".join(part for part in (tool, result.status, result.parameter) if part)
+# -- the stops: every stage can end the run with one ------------------------------------------------------
+def make_stop(run: Run, status: StopStatus, code: str, reason: str, **extra: Any) -> Stop:
+    """A stop with everything the user message and the system record need (``missing`` adds items)."""
+    state = run.state
+    missing = tuple(state.missing_items().items())
+    extra_missing = extra.pop("missing", ())
+    return Stop(status=status, code=code, reason=reason, turn=run.turn, at_s=run.clock.now, trace_id=run.trace_id,
+                task=run.task.name, policy=run.policy.name, facts=tuple(state.facts.values()),
+                missing=missing + tuple(extra_missing),
+                open_items=tuple(i for i in state.open_items() if i not in dict(extra_missing)),
+                budgets_used=run.meter.usage(), budgets_left=run.meter.left(), state=state.snapshot(),
+                verified=run.task.assess(state) == "complete", **extra)
+
+
+def budget_stop(run: Run, name: BudgetName, needed: float) -> Stop:
+    """``budget_exhausted``, naming the budget and the numbers."""
+    limit = run.budget.limit(name)
+    used = run.meter.used_of(name)
+    if name == "context_tokens":
+        reason = f"the next request ({needed:g} tokens) is larger than the context budget ({limit:g} tokens)"
+    elif name == "wall_time_s" and needed <= 0:
+        reason = f"the wall-time budget ran out while waiting: {used:g} s of the {limit:g} s allowed are used"
+    elif name == "wall_time_s":
+        reason = (f"the wall-time budget would run out: {used:g} s used + {needed:g} s for the next step > "
+                  f"{limit:g} s allowed")
+    else:
+        reason = f"the {name} budget would be exceeded: {used:g} used + {needed:g} needed > {limit:g} allowed"
+    return make_stop(run, "budget_exhausted", f"budget:{name}", reason, budget=name)
+
+
+def cancel_stop(run: Run, reason: str, tool: str | None = None) -> Stop:
+    """``cancelled`` by the user."""
+    return make_stop(run, "cancelled", "cancelled_by_user", reason, tool=tool)
+
+
+def stop_unobtainable(run: Run, answer: str | None = None) -> Stop:
+    """Items were given up: a partial answer, a spent retry budget, or nothing obtainable at all."""
+    state = run.state
+    missing = state.missing_items()
+    codes = [code for code in state.missing_codes().values() if code is not None]
+    described = "; ".join(f"{k} ({v})" for k, v in missing.items())
+    if state.facts:
+        return make_stop(run, "partially_completed", "items_unobtainable",
+                         f"{len(missing)} item(s) cannot be obtained: {described}", answer=answer)
+    reason = f"nothing could be obtained: {described}"
+    spent = [code for code in codes if code in TRANSIENT or code == "budget:retries"]
+    if codes and len(codes) == len(missing) and len(spent) == len(codes):  # gave up on transient failures
+        return make_stop(run, "budget_exhausted", "budget:retries", reason, budget="retries")
+    code = next((c for c in codes if c not in spent), "items_unobtainable")
+    return make_stop(run, "failed_unrecoverable", code, reason)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.controller.controller import Controller
-from agentloops.controller.engine import Executor
+from agentloops.controller.engine import Executor, Run, start_line
 from agentloops.controller.planners import USER_ANSWER_PREFIX
 from agentloops.controller.result import ControllerRun
 from agentloops.controller.saved import (
@@ -72,32 +72,33 @@ def resume(saved: SavedLike, answer: str, *, model: Model | None = None,
         trace_path = state.trace_path
     check_not_resumed(data, source, trace_path)
     controller = Controller.from_state(state, model=model, tools=tools, executor=executor, source=source)
-    controller.trace_path = Path(trace_path) if trace_path else None
+    run = controller.current
+    run.trace_path = Path(trace_path) if trace_path else None
     (store or RESUMED).claim(data, source)  # before anything is written: a refused resume leaves no trace
-    _reopen_trace(controller, data)
-    return _answer(controller, saved, data, answer)._drive()
+    _reopen_trace(run, data)
+    _answer(run, saved, data, answer)
+    return controller._drive()
 
 
-def _reopen_trace(c: Controller, data: Mapping[str, Any]) -> None:
+def _reopen_trace(run: Run, data: Mapping[str, Any]) -> None:
     """Start the in-memory trace from the file's lines (or the saved ones), so memory and file stay equal."""
-    fresh = c.trace_path is None or not c.trace_path.exists() or c.trace_path.stat().st_size == 0
-    c.sink.lines = trace_prefix(data, None if fresh else c.trace_path) or \
-        [c._start_line()] + [t.to_dict() for t in c.turn_records]
-    if c.trace_path is not None:
-        c.sink.writer = TraceWriter(c.trace_path, append=True)
+    path = run.trace_path
+    fresh = path is None or not path.exists() or path.stat().st_size == 0
+    run.sink.lines = trace_prefix(data, None if fresh else path) or [start_line(run)] + [t.to_dict() for t in run.turns]
+    if path is not None:
+        run.sink.writer = TraceWriter(path, append=True)
         if fresh:  # a new file: write the configuration and the earlier lines first
-            for line in c.sink.lines:
-                c.sink.writer.write(line)
+            for line in run.sink.lines:
+                run.sink.writer.write(line)
 
 
-def _answer(c: Controller, saved: SavedLike, data: dict[str, Any], answer: str) -> Controller:
+def _answer(run: Run, saved: SavedLike, data: dict[str, Any], answer: str) -> None:
     """Mark the pause as continued and hand the user's answer to the task (state version + 1)."""
     parameter = str(data.get("parameter") or "answer")
-    mark_resumed(saved, data, c.clock.now)
-    c.state.begin_turn()
-    c.state.add_input(parameter, answer)
-    c.groups.append([Message("user", f"{USER_ANSWER_PREFIX} {parameter}: {answer}")])
-    c.sink.write({"kind": "resume", "trace_id": c.trace_id, "turn": c.turn, "at_s": c.clock.now,
-                  "parameter": parameter, "answer": answer, "state_version": c.state.version,
-                  "from_version": int(data["paused_at_version"])})
-    return c
+    mark_resumed(saved, data, run.clock.now)
+    run.state.begin_turn()
+    run.state.add_input(parameter, answer)
+    run.groups.append([Message("user", f"{USER_ANSWER_PREFIX} {parameter}: {answer}")])
+    run.sink.write({"kind": "resume", "trace_id": run.trace_id, "turn": run.turn, "at_s": run.clock.now,
+                    "parameter": parameter, "answer": answer, "state_version": run.state.version,
+                    "from_version": int(data["paused_at_version"])})

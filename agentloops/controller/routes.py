@@ -8,11 +8,15 @@ ask the user, stop). Kept apart so a route can be read, tested and printed witho
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 @dataclass(frozen=True, slots=True)
 class Accept:
     """Use the data: it becomes a fact."""
+
+    name: ClassVar[str] = "accept"
+    """How tables and traces name this route."""
 
     reason: str = "ok"
 
@@ -21,12 +25,18 @@ class Accept:
 class AcceptNotFound:
     """An empty result answers the item: record "none found" with its source."""
 
+    name: ClassVar[str] = "accept_not_found"
+    """How tables and traces name this route."""
+
     reason: str = "empty, and this task accepts 'not found'"
 
 
 @dataclass(frozen=True, slots=True)
 class Retry:
     """Try the same call again after ``delay_s`` (paid from the retry budget)."""
+
+    name: ClassVar[str] = "retry"
+    """How tables and traces name this route."""
 
     delay_s: float
     reason: str
@@ -36,6 +46,9 @@ class Retry:
 class Fallback:
     """Switch to another tool for the same call (paid from the retry budget)."""
 
+    name: ClassVar[str] = "fallback"
+    """How tables and traces name this route."""
+
     tool: str
     reason: str
 
@@ -44,6 +57,9 @@ class Fallback:
 class Repair:
     """Show the safe error to the model so it can fix its arguments (counts a repair)."""
 
+    name: ClassVar[str] = "repair"
+    """How tables and traces name this route."""
+
     reason: str
 
 
@@ -51,12 +67,18 @@ class Repair:
 class ReturnToModel:
     """Show the safe error to the model and let it decide."""
 
+    name: ClassVar[str] = "return_to_model"
+    """How tables and traces name this route."""
+
     reason: str
 
 
 @dataclass(frozen=True, slots=True)
 class AskUser:
     """Pause the task and ask the user the smallest question that unblocks it."""
+
+    name: ClassVar[str] = "ask_user"
+    """How tables and traces name this route."""
 
     question: str
     parameter: str
@@ -66,6 +88,9 @@ class AskUser:
 @dataclass(frozen=True, slots=True)
 class Degrade:
     """Give this item up (kept as missing, with the reason) and go on with the rest."""
+
+    name: ClassVar[str] = "degrade"
+    """How tables and traces name this route."""
 
     code: str
     reason: str
@@ -80,15 +105,19 @@ class StopRun:
     reason: str
     budget: str | None = None
 
+    @property
+    def name(self) -> str:
+        """``stop:<status>``."""
+        return f"stop:{self.status}"
+
 
 Route = Accept | AcceptNotFound | Retry | Fallback | Repair | ReturnToModel | AskUser | Degrade | StopRun
 
 
-_ROUTE_NAMES: dict[type, str] = {Accept: "accept", AcceptNotFound: "accept_not_found", Retry: "retry",
-                                 Fallback: "fallback", Repair: "repair", ReturnToModel: "return_to_model",
-                                 AskUser: "ask_user", Degrade: "degrade"}
+_ROUTE_NAMES: dict[type, str] = {kind: kind.name for kind in (Accept, AcceptNotFound, Retry, Fallback, Repair,
+                                                               ReturnToModel, AskUser, Degrade)}
 
 
 def route_name(route: Route) -> str:
     """``retry``, ``fallback``, ``stop:failed_unrecoverable``… for tables and traces."""
-    return f"stop:{route.status}" if isinstance(route, StopRun) else _ROUTE_NAMES[type(route)]
+    return route.name

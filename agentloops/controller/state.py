@@ -224,6 +224,17 @@ class TaskState:
         self.finished = status
 
     # -- views ------------------------------------------------------------------------------
+    def assess(self, need: int) -> Literal["complete", "incomplete", "impossible"]:
+        """The business completion condition over this state: ``need`` items done, each with a verified
+        fact that names its source (``complete``); ``impossible`` when even finishing every open item
+        would not be enough. (:meth:`Task.assess <agentloops.controller.tasks.Task.assess>` asks it.)"""
+        done = sum(1 for fact in self.facts.values() if fact.source)  # a fact is recorded only for a done item
+        if done >= need:
+            return "complete"
+        if done + sum(1 for status in self.items.values() if status == "open") < need:
+            return "impossible"
+        return "incomplete"
+
     def open_items(self) -> list[str]:
         """Items still to do, in task order."""
         return [item for item, status in self.items.items() if status == "open"]

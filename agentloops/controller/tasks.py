@@ -148,12 +148,7 @@ class Task:
         names its source; ``impossible`` means even finishing every open item
         would not be enough.
         """
-        done = sum(1 for fact in state.facts.values() if fact.source)  # a fact is recorded only for a done item
-        if done >= self.need:
-            return "complete"
-        if done + sum(1 for status in state.items.values() if status == "open") < self.need:
-            return "impossible"
-        return "incomplete"
+        return state.assess(self.need)
 
     def spec(self) -> dict[str, Any]:
         """JSON form: type name and parameters."""

@@ -25,7 +25,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
@@ -323,23 +323,30 @@ def read_trace_lines(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
     return decoded, False
 
 
+class LazyLine(Protocol):
+    """A line kept as values until it is read: :meth:`to_dict` makes its JSON-compatible dict."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
 class TraceSink:
     """Where a run's lines go: kept in memory always, and written to a file when one is given.
 
-    A turn's line is built lazily: kept as its :class:`TurnRecord` and turned into a dict only
-    when :attr:`lines` is read — unless a file is open, which gets every line as it happens.
+    A turn's line is built lazily: kept as its values (a :class:`TurnRecord`, or the turn being
+    recorded) and turned into a dict only when :attr:`lines` is read — unless a file is open,
+    which gets every line as it happens.
     """
 
     def __init__(self, writer: TraceWriter | None = None) -> None:
         self.writer = writer
-        self._lines: list[Mapping[str, Any] | TurnRecord] = []
+        self._lines: list[dict[str, Any] | LazyLine] = []
 
     @property
     def lines(self) -> list[dict[str, Any]]:
         """Every line so far, as JSON-compatible dicts."""
         lines = self._lines
         for index, line in enumerate(lines):
-            if isinstance(line, TurnRecord):
+            if not isinstance(line, dict):
                 lines[index] = line.to_dict()
         return lines  # type: ignore[return-value]
 
@@ -347,12 +354,12 @@ class TraceSink:
     def lines(self, value: list[dict[str, Any]]) -> None:
         self._lines = list(value)
 
-    def write(self, data: Mapping[str, Any] | TurnRecord) -> None:
+    def write(self, data: Mapping[str, Any] | LazyLine) -> None:
         """Keep and (if a file is open) write one line."""
         if self.writer is None:
-            self._lines.append(data if isinstance(data, TurnRecord) else dict(data))
+            self._lines.append(dict(data) if isinstance(data, Mapping) else data)
             return
-        line = data.to_dict() if isinstance(data, TurnRecord) else dict(data)
+        line = dict(data) if isinstance(data, Mapping) else data.to_dict()
         self._lines.append(line)
         self.writer.write(line)
 

@@ -1,0 +1,290 @@
+"""One tool call: its :class:`Use` (made once), its pre-check, and its attempts — the same alone or in a batch.
+
+    plan(run, call, args)                 -> Use       the call's tool, normalised arguments, label, task item
+    precheck(run, spec, tool, args)       -> ToolResult | Stop | None   schema, permission gate, task rules, risk
+    attempts(run, turn, use, kind, ...)   -> (result, use, route or stop, parts, call id)
+        before every attempt (the first, each retry, a fallback switch): the cancel time, the tool-call
+        budget and the wall-time budget; run it; :func:`decide` routes the result (the error policy);
+        a retry waits out its back-off, and every retry and switch is paid from the task's one shared
+        retry budget (:func:`before_next`)
+
+Results reach the task through the ledger (:func:`deliver`): applied once, while the call is
+running; late and duplicate deliveries are written to the trace and change nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agentloops.controller.budgets import EPSILON
+from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, make_stop
+from agentloops.controller.parallel import ARRIVAL_ORDER, Arrival
+from agentloops.controller.policy import Degrade, Fallback, Retry, Route, RouteContext, route
+from agentloops.controller.progress import Fingerprint, normalize_args, normalize_value
+from agentloops.controller.status import Stop
+from agentloops.controller.tools import ToolResult, ToolSpec, action_label, validate
+from agentloops.messages import Message
+from agentloops.response import ToolCall
+
+Parts = tuple[str, Any, Any] | None
+"""What an ``ok`` or ``empty`` result gives the task: (item, value, summary), or ``None``."""
+
+Attempted = tuple[ToolResult, "Use", "Route | Stop", Parts, str]
+"""What :func:`attempts` returns: the last result, the call as last run, its route (or a stop), parts, call id."""
+
+
+@dataclass(slots=True)
+class Use:
+    """One tool call, made once; every later stage reads it instead of working it out again.
+
+    Attributes:
+        call: the model's call (its id answers it in the transcript).
+        tool / args / spec: the tool's name, the parsed arguments, the tool (``None`` if there is none).
+        norm: the arguments normalised as the tool's schema declares (the fingerprint's, the ledger's
+            and the trace's text).
+        label: ``tool(key=value)``, as tables write the action.
+        item: the task item the call serves (``None``: none).
+        fp: its fingerprint, taken when it is admitted (at the progress version of that moment).
+        kind: ``call``, or ``retry`` when the same call failed retryably before.
+    """
+
+    call: ToolCall
+    tool: str
+    args: dict[str, Any]
+    spec: ToolSpec | None
+    norm: str
+    label: str
+    item: str | None
+    fp: Fingerprint | None = None
+    kind: str = "call"
+
+
+def plan(run: Run, call: ToolCall, args: dict[str, Any], spec: ToolSpec | None = None) -> Use:
+    """The :class:`Use` of ``call`` with ``args`` on ``spec`` (default: the tool the call names)."""
+    tool = call.name if spec is None else spec.name
+    spec = run.toolbox.tools.get(tool) if spec is None else spec
+    return Use(call, tool, args, spec, normalize_args(args, spec.params if spec else None), action_label(tool, args),
+               run.task.type.item_for(tool, args, run.task.params))
+
+
+def record(t: Turn, use: Use, label: str, call_id: str | None, kind: str, result: ToolResult | None,
+           route_taken: str | None) -> None:
+    """Keep one action of the turn as values (its trace dict is made when the trace is read)."""
+    t.actions.append(Action(label, call_id, use.tool, use.args, use.norm, kind, result, route_taken, use.fp))
+
+
+def not_run(run: Run, call: ToolCall, tool: str, why: str) -> None:
+    """Answer a call that did not run, so every call in the transcript has its tool message."""
+    text = json.dumps({"tool": tool, "status": "not run", "error": why}, ensure_ascii=False)
+    run.groups[-1].append(Message("tool", text, tool_call_id=call.id, name=tool))
+
+
+def cancel_due(run: Run) -> bool:
+    """True once the simulated clock has reached the user's cancel time."""
+    cancel_at = run.controls.cancel_at_s
+    return cancel_at is not None and run.clock.now >= cancel_at - EPSILON
+
+
+def repair_key(tool: str, result: ToolResult) -> str:
+    """``tool:status[:parameter]``: what "the same kind of error again" means for the repair allowance."""
+    return ":".join(part for part in (tool, result.status, result.parameter) if part)
+
+
+def precheck(run: Run, spec: ToolSpec | None, tool: str, args: dict[str, Any]) -> ToolResult | Stop | None:
+    """Everything that answers before a tool runs: schema, permission gate, task rules, risk."""
+    if spec is None:
+        known = ", ".join(run.toolbox.names())
+        return ToolResult("invalid_arguments", error=f"there is no tool named {tool!r} (tools: {known})", ran=False)
+    rejection = validate(spec, args)
+    if rejection is not None:
+        return rejection
+    task = run.task
+    if run.policy.permission_gate == "uniform" and spec.capability and spec.capability not in task.granted:
+        return ToolResult("permission_denied", error=f"{tool} needs the {spec.capability} permission, which this "
+                                                     "caller does not have", ran=False, source="permission gate")
+    rule = task.type.rules(tool, args, task.params)
+    if rule is not None:
+        return make_stop(run, "failed_unrecoverable", "against_policy", rule, tool=tool,
+                         pending_action=action_label(tool, args))
+    if spec.risk == "high" and run.policy.high_risk == "handoff":
+        return make_stop(run, "handed_off", "high_risk_action",
+                         f"{tool} is a high-risk action with side effects; a person must approve it",
+                         tool=tool, pending_action=action_label(tool, args))
+    return None
+
+
+def reask_user(run: Run, spec: ToolSpec | None, args: dict[str, Any], rejection: ToolResult) -> Stop | None:
+    """A value the *user* gave that the schema rejects goes back to the user, not to the model.
+
+    The model cannot repair what only the user knows; asking it to would invite a guess. The
+    question names the value and repeats the parameter's own question, never the tool's pattern.
+    """
+    name = rejection.parameter
+    if spec is None or rejection.status != "invalid_arguments" or name is None or name not in spec.params:
+        return None
+    value = args.get(name)
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool) or \
+            all(normalize_value(str(given)) != normalize_value(str(value)) for given in run.state.inputs.values()):
+        return None  # not a value the user supplied (an input in state): the model made it up
+    words = name.replace("_", " ")
+    ask = spec.params[name].ask_user or f"Could you send the correct {words}?"
+    question = f"{value!r} does not look like a valid {words}. {ask}"
+    run.state.set_waiting(name, question)
+    return make_stop(run, "waiting_for_user", "invalid_user_input",
+                     f"the {words} the user gave ({value!r}) is not valid for {spec.name}; only the user "
+                     "can correct it, so the model is not asked to guess", tool=spec.name,
+                     error_class="invalid_arguments", question=question)
+
+
+def attempts(run: Run, t: Turn, use: Use, kind: str, *, tries: int = 1, tried: frozenset[str] = frozenset()
+             ) -> Attempted:
+    """Run an admitted call until the error policy settles it (a batch's call continues here after its first
+    attempt: ``tries`` so far, the tools ``tried``), checking the cancel time and the budgets before each."""
+    seen, last, call_id = set(tried), None, ""
+    while True:
+        refused = _may_attempt(run, use)
+        if refused is not None:
+            unrun = ToolResult("permanent_error", error=f"{use.tool}: not run ({refused[0]})", ran=False)
+            return last or unrun, use, refused[1], None, call_id
+        run.call_counter += 1
+        call_id = f"{run.trace_id}-c{run.call_counter}"
+        started = run.clock.now
+        run.ledger.open(call_id, use.tool, use.norm, run.turn, started, kind)
+        raw = run.executor(use.spec, use.args)  # type: ignore[arg-type]
+        run.meter.spend("tool_calls")
+        label = ("" if kind == "call" else f"{kind}:") + use.label
+        cancel_at = run.controls.cancel_at_s
+        if cancel_at is not None and run.clock.now < cancel_at < run.clock.now + raw.latency_s:
+            record(t, use, label, call_id, kind, None, "cancelled")  # cancelled while it runs: it lands late
+            return _cancelled_while_running(run, use, raw, started, cancel_at, call_id)
+        run.clock.advance(raw.latency_s)
+        result, parts = usable(run, use, raw)
+        last = result
+        for delivery in range(1, result.deliveries + 1):
+            deliver(run, Arrival(run.clock.now, call_id, result, delivery, run.trace_id))
+        note_attempt(run, use, result)
+        decision = decide(run, use, result, tries, frozenset(seen))
+        record(t, use, label, call_id, kind, result, decision.name)
+        if not isinstance(decision, (Retry, Fallback)):
+            return result, use, decision, parts, call_id
+        stop = before_next(run, decision, use)
+        if stop is not None:
+            return result, use, stop, None, call_id
+        if isinstance(decision, Retry):
+            tries, kind = tries + 1, "retry"
+        else:
+            seen.add(use.tool)
+            use, tries, kind = switch(run, use, decision.tool), 1, "fallback"
+
+
+def switch(run: Run, use: Use, tool: str) -> Use:
+    """The same call on its fallback ``tool`` (normalised and labelled as that tool declares; same fingerprint)."""
+    fallback = plan(run, use.call, use.args, run.toolbox[tool])
+    fallback.fp = use.fp
+    return fallback
+
+
+def _may_attempt(run: Run, use: Use) -> tuple[str, Stop] | None:
+    """Why the next attempt may not start (a cancel came due, a budget is spent), or ``None``."""
+    timeout = use.spec.timeout_s if use.spec is not None else 0.0
+    if cancel_due(run):
+        return "cancelled", cancel_stop(run, f"the user cancelled the task before the next attempt of {use.tool}",
+                                        use.tool)
+    if not run.meter.allows("tool_calls"):
+        return "tool-call budget spent", budget_stop(run, "tool_calls", 1)
+    if not run.meter.allows("wall_time_s", timeout):
+        return "wall-time budget spent", budget_stop(run, "wall_time_s", timeout)
+    return None
+
+
+def decide(run: Run, use: Use, result: ToolResult, tries: int, tried: frozenset[str]) -> Route:
+    """The error policy's route for one attempt's result; a fallback that the pre-check refuses is a give-up."""
+    spec, toolbox, task = use.spec, run.toolbox, run.task
+    assert spec is not None
+    fallback = toolbox.tools.get(spec.fallback) if spec.fallback and spec.fallback not in tried else None
+    ctx = RouteContext(spec, tries, run.meter.retries_left(spec.name), fallback,
+                       task.type.allows_not_found and use.item is not None, run.repairs[repair_key(spec.name, result)],
+                       task.granted)
+    decision = route(run.policy, result, ctx)
+    if isinstance(decision, Fallback):
+        refused = precheck(run, toolbox.tools.get(decision.tool), decision.tool, use.args)
+        if refused is not None:
+            why = refused.reason if isinstance(refused, Stop) else (refused.error or refused.status)
+            decision = Degrade(result.status, f"fallback {decision.tool} refused before it ran: {why}")
+    return decision
+
+
+def before_next(run: Run, decision: Retry | Fallback, use: Use) -> Stop | None:
+    """Wait out a retry's back-off and pay for the next attempt from the shared retry budget."""
+    if isinstance(decision, Retry):
+        timeout = use.spec.timeout_s if use.spec is not None else 0.0
+        if not run.meter.allows("wall_time_s", decision.delay_s + timeout):
+            return budget_stop(run, "wall_time_s", decision.delay_s + timeout)
+        cancel_at, now = run.controls.cancel_at_s, run.clock.now
+        if cancel_at is not None and now < cancel_at < now + decision.delay_s:  # the retry never starts
+            run.clock.advance(cancel_at - now)
+            return cancel_stop(run, f"the user cancelled the task while waiting to retry {use.tool}", use.tool)
+        run.clock.advance(decision.delay_s)
+    run.meter.spend("retries", tool=use.tool)
+    return None
+
+
+def usable(run: Run, use: Use, result: ToolResult) -> tuple[ToolResult, Parts]:
+    """Turn an ``ok`` result into (result, (item, value, summary)) or downgrade it when unusable."""
+    if result.status not in ("ok", "empty") or use.item is None:
+        return result, None
+    if result.status == "empty":
+        return result, (use.item, None, None)
+    made = run.task.type.fact(use.item, result, run.task.params)
+    if isinstance(made, str):
+        return replace(result, status="permanent_error", retryable=False,
+                       error=f"{use.tool}: the data cannot be used for {use.item} ({made})"), None
+    value, summary = made
+    return result, (use.item, value, summary)
+
+
+def _cancelled_while_running(run: Run, use: Use, raw: ToolResult, started: float, cancel_at: float,
+                             call_id: str) -> Attempted:
+    """Stop waiting at the cancel time; the call's result is queued to land late (and be refused)."""
+    run.clock.advance(cancel_at - started)
+    run.ledger.cancel_running(run.clock.now, "cancelled: the user cancelled the task")
+    late, _ = usable(run, use, raw)
+    for delivery in range(1, late.deliveries + 1):
+        run.inbox.append(Arrival(round(started + raw.latency_s + 0.05 * (delivery - 1), 6), call_id, late,
+                                 delivery, run.trace_id))
+    return (ToolResult("permanent_error", error=f"{use.tool}: cancelled while running", ran=False), use,
+            cancel_stop(run, f"the user cancelled the task while {use.tool} was running", use.tool), None, call_id)
+
+
+def note_attempt(run: Run, use: Use, result: ToolResult) -> None:
+    """Remember a failed attempt in state, and which calls a repeat would *retry*."""
+    key = (use.tool, use.norm)
+    if result.status in ("ok", "empty"):
+        run.failed_calls.discard(key)
+        for slip in [k for k in run.repairs if k.startswith(f"{use.tool}:")]:
+            del run.repairs[slip]  # a success of the tool: the next slip is a first one again
+        return
+    run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
+    if result.retryable:  # the tool's judgement: calling it again is a retry, paid from the shared budget
+        run.failed_calls.add(key)
+
+
+def deliver(run: Run, arrival: Arrival) -> str:
+    """Hand one delivery to the ledger; what it refuses (late, duplicate…) is written to the trace."""
+    ledger = run.ledger
+    before = len(ledger.events)
+    verdict = ledger.deliver(arrival, succeeded=arrival.result.status in ("ok", "empty"))
+    for event in ledger.events[before:]:
+        run.sink.write({"kind": "event", "trace_id": run.trace_id, "turn": run.turn, **event.to_dict()})
+    return verdict
+
+
+def deliver_due(run: Run) -> None:
+    """Deliver the results that have landed by now (from an earlier turn's cancelled or leftover calls)."""
+    now = run.clock.now
+    due = [a for a in run.inbox if a.at <= now]
+    run.inbox = [a for a in run.inbox if a.at > now]
+    for arrival in sorted(due, key=ARRIVAL_ORDER):
+        deliver(run, arrival)
