@@ -20,8 +20,7 @@ spend are the task's one shared budget (:meth:`~agentloops.controller.budgets.Bu
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from agentloops.controller.attempts import (
@@ -85,7 +84,7 @@ def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
     return _join(run, t, launch)
 
 
-def admit(run: Run, t: Turn, use: Use, *, in_batch: bool, reserved: Counter[str]
+def admit(run: Run, t: Turn, use: Use, *, in_batch: bool, reserved: Mapping[str, int]
           ) -> tuple[AdmissionVerdict, Stop | Repeat | ToolResult | None]:
     """Decide, before anything runs, what happens to one tool call (single and parallel calls alike).
 
@@ -148,7 +147,7 @@ def _admit_all(run: Run, t: Turn, uses: list[Use]) -> tuple[list[Use], Stop | No
     launch: list[Use] = []
     pending_stop: Stop | None = None
     repeats: list[Repeat] = []
-    reserved: Counter[str] = Counter()
+    reserved: dict[str, int] = {}  # retries admitted so far in this batch, by tool
     for use in uses:
         verdict, said = admit(run, t, use, in_batch=len(uses) > 1, reserved=reserved)
         if verdict == "repeat":
@@ -164,7 +163,8 @@ def _admit_all(run: Run, t: Turn, uses: list[Use]) -> tuple[list[Use], Stop | No
             assert isinstance(said, ToolResult)
             pending_stop = pending_stop or _answer_rejected(run, t, use, said)
         else:
-            reserved[use.tool] += use.kind == "retry"
+            if use.kind == "retry":
+                reserved[use.tool] = reserved.get(use.tool, 0) + 1
             launch.append(use)
     if len(repeats) == len(uses):
         t.observation = f"repeat of turn {repeats[0].first_turn}"

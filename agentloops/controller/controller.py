@@ -31,13 +31,13 @@ from agentloops.controller.engine import (
     Controls,
     Executor,
     Run,
+    StartValues,
     Turn,
     new_run,
-    start_line,
 )
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.faults import FaultLike
-from agentloops.controller.parallel import Call
+from agentloops.controller.parallel import Call, CallRecord
 from agentloops.controller.policy import PolicyLike
 from agentloops.controller.progress import ProgressMonitor
 from agentloops.controller.result import ControllerRun
@@ -103,7 +103,7 @@ class Controller:
             raise ConfigError("this controller has already run; build a new one (or resume a saved run)")
         if run.trace_path is not None:
             run.sink.writer = TraceWriter(run.trace_path, append=False)
-        run.sink.write(start_line(run))
+        run.sink.write(StartValues(run, run.clock.now))  # a dict when read, or at once when a file is open
         return self._drive()
 
     def _drive(self) -> ControllerRun:
@@ -123,10 +123,9 @@ class Controller:
         state = self.capture(stop) if stop.status in ("waiting_for_user", "handed_off") else None
         return ControllerRun(
             label=run.label, trace_id=run.trace_id, task=run.task, policy=run.policy, stop=stop,
-            turns=turn_records(run), calls=run.ledger.records(), events=tuple(run.ledger.events),
-            compactions=tuple(run.compactions), usage=run.meter.usage(), within_budget=run.meter.within_limits(),
-            trace_lines=tuple(run.sink.lines), trace_path=run.trace_path, run_state=state,
-            resumed_at_turn=run.resumed_at_turn, toolbox=run.toolbox, stored=dict(run.store.items))
+            records=_Records(run), events=tuple(run.ledger.events), compactions=tuple(run.compactions),
+            usage=run.meter.usage(), within_budget=run.meter.within_limits(), trace_path=run.trace_path,
+            run_state=state, resumed_at_turn=run.resumed_at_turn, toolbox=run.toolbox, stored=dict(run.store.items))
 
     def capture(self, stop: Stop) -> RunState:
         """The run as one versioned value: what a paused task needs to continue (``waiting_for_user``),
@@ -212,6 +211,22 @@ class Controller:
 def run_controller(task: Task, model: Model, **kwargs: Any) -> ControllerRun:
     """Build a :class:`Controller` and run it (a convenience for notebooks)."""
     return Controller(task, model, **kwargs).run()
+
+
+class _Records:
+    """A finished run's turns, calls and trace lines, made into records when the result is read."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    def turns(self) -> tuple[TurnRecord, ...]:
+        return turn_records(self.run)
+
+    def calls(self) -> tuple[CallRecord, ...]:
+        return self.run.ledger.records()
+
+    def lines(self) -> tuple[dict[str, Any], ...]:
+        return tuple(self.run.sink.lines)
 
 
 def turn_records(run: Run) -> tuple[TurnRecord, ...]:

@@ -110,9 +110,9 @@ class Action:
 class Turn:
     """The turn being built (mutable), then its values; :meth:`record` freezes it into a :class:`TurnRecord`.
 
-    The stages fill the first group of fields; :meth:`close` keeps the rest when the turn ends
-    (the state delta, a copy of what was used and of the items' statuses), so the record — and
-    its trace line — is made only when someone reads it.
+    The stages fill the first group of fields (``message`` is the model's reply as the transcript
+    keeps it); ``ended`` keeps the rest when the turn ends (the state delta, a copy of what was used
+    and of the items' statuses), so the record — and its trace line — is made only when read.
     """
 
     turn: int
@@ -128,12 +128,9 @@ class Turn:
     response: dict[str, Any] | None = None
     compaction: dict[str, Any] | None = None
     failed: bool = False
+    message: Message | None = None
     ended: tuple[str, float, StateDelta, BudgetMeter, dict[str, float], dict[str, str]] | None = None
     _record: TurnRecord | None = None
-
-    def close(self, run: Run, delta: StateDelta) -> None:
-        """Keep the values the record needs, as they are when the turn ends."""
-        self.ended = (run.trace_id, run.clock.now, delta, run.meter, dict(run.meter.used), dict(run.state.items))
 
     def record(self) -> TurnRecord:
         """The frozen record (made once, on first read)."""
@@ -235,11 +232,24 @@ def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: P
                head=[Message("user", task.prompt)])
 
 
-def start_line(run: Run) -> dict[str, Any]:
-    """The trace's first line: the configuration a replay needs."""
+@dataclass(frozen=True, slots=True)
+class StartValues:
+    """The trace's first line kept as values (the run's configuration does not change): a dict when read."""
+
+    run: Run
+    at_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``start`` line."""
+        return start_line(self.run, self.at_s)
+
+
+def start_line(run: Run, at_s: float | None = None) -> dict[str, Any]:
+    """The trace's first line: the configuration a replay needs (``at_s``: when it started; default now)."""
     return {"kind": "start", "schema_version": TRACE_SCHEMA, "trace_id": run.trace_id, "label": run.label,
-            "at_s": run.clock.now, "task": run.task.spec(), "policy": run.policy.model_dump(mode="json"),
-            "budget": run.budget.model_dump(mode="json"), "context": run.context.model_dump(mode="json"),
+            "at_s": run.clock.now if at_s is None else at_s, "task": run.task.spec(),
+            "policy": run.policy.model_dump(mode="json"), "budget": run.budget.model_dump(mode="json"),
+            "context": run.context.model_dump(mode="json"),
             "send_state": run.send_state, "model_latency_s": run.model_latency_s, "scenario": run.scenario}
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentloops.controller.context import (
     CompactionEvent,
@@ -34,6 +34,22 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+class RunRecords(Protocol):
+    """What a finished run kept as values, made into records when read."""
+
+    def turns(self) -> tuple[TurnRecord, ...]:
+        """Every turn, frozen."""
+        ...
+
+    def calls(self) -> tuple[CallRecord, ...]:
+        """Every tool call, frozen."""
+        ...
+
+    def lines(self) -> tuple[dict[str, Any], ...]:
+        """Every trace line, as a dict."""
+        ...
+
+
 @dataclass(frozen=True)
 class ControllerRun:
     """The result of one controller run (or of a run resumed from saved state).
@@ -44,6 +60,8 @@ class ControllerRun:
         task: the task.
         policy: the error policy it ran under.
         stop: how and why it stopped.
+        records: where the turns, calls and trace lines come from: kept as values while the run goes,
+            they become the tuples below when first read (most runs are never read in full).
         turns: every turn record (those before a resume included).
         calls: every tool call with its final state and times (a timeline).
         events: late and duplicate deliveries the ledger refused.
@@ -66,18 +84,31 @@ class ControllerRun:
     task: Task
     policy: ErrorPolicy
     stop: Stop
-    turns: tuple[TurnRecord, ...]
-    calls: tuple[CallRecord, ...]
+    records: RunRecords = field(repr=False, compare=False)
     events: tuple[LedgerEvent, ...]
     compactions: tuple[CompactionEvent, ...]
     usage: Mapping[str, float]
     within_budget: Mapping[str, bool]
-    trace_lines: tuple[dict[str, Any], ...]
     trace_path: Path | None = None
     run_state: RunState | None = None
     resumed_at_turn: int | None = None
     toolbox: Toolbox | None = None
     stored: Mapping[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def turns(self) -> tuple[TurnRecord, ...]:
+        """Every turn record (those before a resume included)."""
+        return self.records.turns()
+
+    @cached_property
+    def calls(self) -> tuple[CallRecord, ...]:
+        """Every tool call with its final state and times (a timeline)."""
+        return self.records.calls()
+
+    @cached_property
+    def trace_lines(self) -> tuple[dict[str, Any], ...]:
+        """The trace's lines as written (also to ``trace_path`` when one was given)."""
+        return self.records.lines()
 
     @cached_property
     def saved(self) -> dict[str, Any] | None:

@@ -21,6 +21,8 @@ and duplicate events are refused earlier, by the ledger in
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -269,7 +271,7 @@ class TaskState:
             {k: v for k, v in budget_left.items() if v is not None and k != "context_tokens"}
         view = self._view
         if view is not None and view[0] == self.version:
-            return view[1] + ("}" if left is None else f', "budget_left": {json.dumps(left, ensure_ascii=False)}}}')
+            return view[1] + ("}" if left is None else f', "budget_left": {_numbers(left)}}}')
         data: dict[str, Any] = {
             "version": self.version,
             "goal": self.goal,
@@ -280,12 +282,9 @@ class TaskState:
             "inputs": dict(self.inputs),
             "tried": self.failure_summary(),
         }
-        if left is not None:
-            data["budget_left"] = left
-        text = "TASK STATE\n" + json.dumps(data, ensure_ascii=False)
-        # kept without the budgets (always the last key) and the closing brace, so they can follow
-        self._view = (self.version, text[:-1] if left is None else text[:text.rfind(', "budget_left": ')])
-        return text
+        text = "TASK STATE\n" + json.dumps(data, ensure_ascii=False)[:-1]
+        self._view = (self.version, text)  # without the budgets (always last) and the closing brace
+        return text + ("}" if left is None else f', "budget_left": {_numbers(left)}}}')
 
     def snapshot(self) -> dict[str, Any]:
         """Everything, JSON-compatible: for traces, stop records and saved runs."""
@@ -324,3 +323,14 @@ class TaskState:
     def __repr__(self) -> str:
         return (f"<TaskState {self.task} v{self.version}: done {self.done_items()} open {self.open_items()} "
                 f"missing {list(self.missing_items())}{' finished ' + self.finished if self.finished else ''}>")
+
+
+def _numbers(values: Mapping[str, float | None]) -> str:
+    """``{"steps": 4, ...}`` exactly as :func:`json.dumps` writes a flat dict of names and numbers (faster)."""
+    return "{" + ", ".join(f'"{k}": {_number(v)}' for k, v in values.items()) + "}"
+
+
+def _number(value: float | None) -> str:
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        return repr(value)  # what json.dumps writes for an int or a finite float
+    return json.dumps(value)

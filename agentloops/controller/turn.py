@@ -80,13 +80,14 @@ def turn(run: Run, t: Turn) -> Stop | None:
         t.action = "abnormal reply"
         status: StopStatus = "system_failure" if decision.code in SYSTEM_FAILURES else "failed_unrecoverable"
         return make_stop(run, status, decision.code, decision.reason)
+    message = t.message or Message.from_response(reply)
     if not reply.tool_calls and reply.finish_reason == "pause":
-        run.groups.append([Message.from_response(reply)])
+        run.groups.append([message])
         t.action, t.decision = "pause", "continue: the provider paused the turn"
         return None
     if not reply.tool_calls:
         return on_final(run, t, reply)  # a claim: checked against the completion condition and the facts
-    run.groups.append([Message.from_response(reply)])
+    run.groups.append([message])
     asks = [c for c in reply.tool_calls if c.name == ASK_USER]
     if asks:
         return on_ask(run, t, reply.tool_calls, asks[0])
@@ -174,9 +175,13 @@ def ask(run: Run, t: Turn, request: list[Message]) -> Response | Stop:
                          f"the model call failed ({type(exc).__name__}); nothing more was attempted",
                          error_class=type(exc).__name__)
     run.clock.advance(run.model_latency_s)
+    message = t.message = Message.from_response(response)  # as the transcript will keep it: counted once
     usage = response.usage
-    completion = usage.completion_tokens if usage is not None and usage.completion_tokens is not None else \
-        Message.from_response(response).tokens(run.tokenizer)
+    if usage is not None and usage.completion_tokens is not None:
+        completion = usage.completion_tokens
+    else:
+        completion = message.tokens(run.tokenizer)
+        run.sizes[id(message)] = (message, completion)  # the next request resends it: no need to count it again
     if completion > budget.output_reserve:  # a real client's max_tokens would have cut it here
         response = response.model_copy(update={"finish_reason": "length"})
         completion = budget.output_reserve
@@ -214,7 +219,7 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
         run.claims_rejected += 1
         note = (f"CONTROLLER: not done yet. The completion condition is: {task.condition}. "
                 f"Still missing: {', '.join(open_items)}.")
-        run.groups.append([Message.from_response(response), Message("system", note)])
+        run.groups.append([t.message or Message.from_response(response), Message("system", note)])
         state.note(f"final answer rejected: {', '.join(open_items)} still open")
         t.observation = "completion condition not met"
         t.decision = "continue: premature claim rejected, the model was told what is missing"
