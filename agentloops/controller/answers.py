@@ -20,6 +20,9 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?!\w)")
 """A number standing on its own: ``24``, ``-3``, ``18.5`` (``s1`` or ``c12`` are names, not numbers)."""
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def numbers_in(text: str) -> set[float]:
     """Every stand-alone number in ``text``, as floats (``24°C`` → 24.0; ``s1`` → nothing)."""
     return {float(match.replace(",", ".")) for match in _NUMBER.findall(text)}
@@ -28,7 +31,7 @@ def numbers_in(text: str) -> set[float]:
 def contradiction(answer: str | None, facts: Iterable[Fact], request: str = "") -> str | None:
     """Why ``answer`` disagrees with ``facts`` (a number none of them, nor the ``request``, contains), or ``None``."""
     known = numbers_in(" ".join([request, *(f"{fact.item} {fact.summary} "  # one scan: spaces keep numbers apart
-                                           f"{json.dumps(fact.value, ensure_ascii=False, default=str)}"
+                                           f"{_ENCODE(fact.value)}"
                                            for fact in facts)]))
     unknown = sorted(numbers_in(answer or "") - known)
     if not unknown:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import (
@@ -123,6 +124,11 @@ class Budget(BaseModel):
     retries: Limit
     output_reserve: PositiveInt = 200
 
+    @cached_property
+    def limits(self) -> dict[str, float | None]:
+        """Every budget's value (read once: the budget is frozen; a meter asks on every check)."""
+        return {name: getattr(self, name).value for name in BUDGET_NAMES}
+
     def limit(self, name: BudgetName) -> float | None:
         """The value of one budget (``None`` when it is off)."""
         return getattr(self, name).value
@@ -172,7 +178,7 @@ class BudgetMeter:
                  used: dict[str, float] | None = None, retries_by_tool: dict[str, int] | None = None,
                  started_at: float | None = None) -> None:
         self.budget = budget
-        self.limits: dict[str, float | None] = {name: budget.limit(name) for name in BUDGET_NAMES}
+        self.limits: dict[str, float | None] = budget.limits
         """Each budget's limit, read once (the budget is frozen; the meter asks on every check)."""
         self.clock = clock
         self.retry_scope: RetryScope = retry_scope

@@ -70,6 +70,10 @@ from agentloops.response import ToolCall
 AdmissionVerdict = Literal["run", "repeat", "stop", "skip", "rejected"]
 """What admission decided for one tool call before anything ran."""
 
+_DATA = json.JSONEncoder(ensure_ascii=False).encode
+_OBSERVATION = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""The encoders of a tool's data (to measure it) and of an observation (one each, not one per call)."""
+
 _WHY_ENDED = {"deadline": "the join's deadline passed", "all arrived": "every call finished"}
 
 def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
@@ -384,7 +388,7 @@ def _tool_message(run: Run, use: Use, result: ToolResult) -> str | None:
     observation = result.observation(use.tool, use.args)
     ref, limit = None, run.context.offload_over_tokens
     if limit is not None and result.status == "ok":
-        text = json.dumps(result.data, ensure_ascii=False)
+        text = _DATA(result.data)
         size = run.tokenizer(text)
         if size > limit:
             ref = run.store.put(result.data)
@@ -393,6 +397,6 @@ def _tool_message(run: Run, use: Use, result: ToolResult) -> str | None:
                                stored_tokens=size)
     if result.deliveries > 1:
         observation["deliveries"] = result.deliveries
-    run.groups[-1].append(Message("tool", json.dumps(observation, ensure_ascii=False, default=str),
+    run.groups[-1].append(Message("tool", _OBSERVATION(observation),
                                   tool_call_id=use.call.id, name=use.tool))
     return ref

@@ -244,6 +244,18 @@ class StartValues:
         return start_line(self.run, self.at_s)
 
 
+@dataclass(frozen=True, slots=True)
+class StopValues:
+    """The ``stop`` line kept as its (frozen) stop: a dict when read."""
+
+    trace_id: str
+    stop: Stop
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``stop`` line: the stop's system record."""
+        return {"kind": "stop", "trace_id": self.trace_id, "record": self.stop.system_record()}
+
+
 def start_line(run: Run, at_s: float | None = None) -> dict[str, Any]:
     """The trace's first line: the configuration a replay needs (``at_s``: when it started; default now)."""
     return {"kind": "start", "schema_version": TRACE_SCHEMA, "trace_id": run.trace_id, "label": run.label,

@@ -70,7 +70,11 @@ def normalize_args(args: Mapping[str, Any] | None, params: Mapping[str, Param] |
     schema = params or {}
     canonical = {str(key): normalize_value(value, casefold=key in schema and schema[key].normalize == "casefold")
                  for key, value in args.items() if value is not None}
-    return json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _CANONICAL(canonical)
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
+"""Canonical JSON text (sorted keys, no spaces), with one encoder for every call."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,6 @@ and duplicate events are refused earlier, by the ledger in
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -282,7 +281,7 @@ class TaskState:
             "inputs": dict(self.inputs),
             "tried": self.failure_summary(),
         }
-        text = "TASK STATE\n" + json.dumps(data, ensure_ascii=False)[:-1]
+        text = "TASK STATE\n" + _ENCODE(data)[:-1]
         self._view = (self.version, text)  # without the budgets (always last) and the closing brace
         return text + ("}" if left is None else f', "budget_left": {_numbers(left)}}}')
 
@@ -325,12 +324,11 @@ class TaskState:
                 f"missing {list(self.missing_items())}{' finished ' + self.finished if self.finished else ''}>")
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(..., ensure_ascii=False)`` without building an encoder per call."""
+
+
 def _numbers(values: Mapping[str, float | None]) -> str:
-    """``{"steps": 4, ...}`` exactly as :func:`json.dumps` writes a flat dict of names and numbers (faster)."""
-    return "{" + ", ".join(f'"{k}": {_number(v)}' for k, v in values.items()) + "}"
-
-
-def _number(value: float | None) -> str:
-    if type(value) is int or (type(value) is float and math.isfinite(value)):
-        return repr(value)  # what json.dumps writes for an int or a finite float
-    return json.dumps(value)
+    """``{"steps": 4, ...}`` exactly as :func:`json.dumps` writes a flat dict of budget names and numbers."""
+    text = "{" + ", ".join([f'"{k}": {v!r}' for k, v in values.items()]) + "}"
+    return text if "inf" not in text and "nan" not in text else _ENCODE(dict(values))  # (json spells those apart)

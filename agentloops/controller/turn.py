@@ -31,7 +31,15 @@ from agentloops.controller.answers import contradiction
 from agentloops.controller.attempts import cancel_due, deliver, deliver_due
 from agentloops.controller.calls import run_calls
 from agentloops.controller.context import CompactionEvent, check_compaction, memory_from_state
-from agentloops.controller.engine import Run, Turn, budget_stop, cancel_stop, make_stop, stop_unobtainable
+from agentloops.controller.engine import (
+    Run,
+    StopValues,
+    Turn,
+    budget_stop,
+    cancel_stop,
+    make_stop,
+    stop_unobtainable,
+)
 from agentloops.controller.parallel import ARRIVAL_ORDER
 from agentloops.controller.progress import normalize_args
 from agentloops.controller.status import SYSTEM_FAILURES, Stop, StopStatus
@@ -277,7 +285,7 @@ def finish(run: Run, stop: Stop) -> Stop:
     run.state.finish(stop.status)
     run.ledger.close()
     stop = run.stop = replace(stop, state=run.state.snapshot())
-    run.sink.write({"kind": "stop", "trace_id": run.trace_id, "record": stop.system_record()})
+    run.sink.write(StopValues(run.trace_id, stop))  # a frozen stop: its line is made when read
     for arrival in sorted(run.inbox, key=ARRIVAL_ORDER):
         deliver(run, arrival)  # late results: written to the trace, refused by the closed ledger
     run.inbox = []
