@@ -220,3 +220,42 @@ def test_retries_reserved_by_earlier_calls_of_a_batch_are_not_offered_twice():
     assert per_tool.retries_left("get_weather", Counter({"get_weather": 1})) == 1
     assert Controller(WEATHER.with_budget(retries=None), ScriptedModel(REPLIES)).current.meter.retries_left(
         "get_weather") is None
+
+
+def test_the_engine_imports_no_ui_module_and_the_package_has_no_import_circle():
+    import ast
+    from pathlib import Path
+
+    import agentloops
+
+    root = Path(agentloops.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        name = ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+        graph[name] = {node.module for node in ast.parse(path.read_text(encoding="utf-8")).body  # module level
+                       if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agentloops")}
+    engine = ["engine", "turn", "calls", "attempts", "controller", "state", "budgets", "policy", "progress"]
+    ui = {f"agentloops.controller.{name}" for name in ("widgets", "plots", "cli")}
+    for name in engine:
+        assert not graph[f"agentloops.controller.{name}"] & ui, name
+
+    def circle(start: str, node: str, seen: frozenset[str]) -> bool:
+        return any(dep == start or (dep in graph and dep not in seen and circle(start, dep, seen | {dep}))
+                   for dep in graph[node])
+
+    assert [name for name in graph if circle(name, name, frozenset())] == []
+
+
+def test_a_turn_is_one_function_call_per_stage_over_one_run_value():
+    from agentloops.controller import turn
+    from agentloops.controller.controller import Controller as Shell
+    from agentloops.controller.engine import Run
+
+    controller = Shell(WEATHER, ScriptedModel(REPLIES), trace_id="t")
+    assert isinstance(controller.current, Run) and Shell.__mro__ == (Shell, object)  # no mixin chain
+    run = controller.current
+    assert turn.play(run) is None and turn.play(run) is None  # two lookups: the run goes on
+    stop = turn.play(run)  # the answer: the completion condition holds
+    assert stop is not None and stop.status == "succeeded"
+    assert [t.record().action for t in run.turns] == ["get_weather(city=Shanghai)", "get_weather(city= Beijing)",
+                                                      "answer"]

@@ -20,6 +20,34 @@ The six pieces of evidence an interviewer asks for are one call each:
 :func:`repeated_call_trace`, :func:`error_routing`, :func:`fault_regression`
 (and ``agentloops controller evidence`` lists the CLI commands).
 
+**One turn, on a whiteboard.** A run is one value, :class:`~agentloops.controller.engine.Run`
+(task state, meter and clock, progress monitor, call ledger, transcript, trace); a turn is a
+handful of plain functions over it, each returning a value — ``None`` to go on, a ``Stop`` to end::
+
+    turn.play(run) -> Stop | None                              (turn.py)
+      before_request(run, t)   -> Stop | None       cancel? idle turns? a step and a model call left?
+      prepare_request(run, t)  -> [Message]         goal or checked memory, recent turns, TASK STATE
+      ask(run, t, request)     -> Response | Stop   budgets checked before the call, reply metered
+      correct(reply)           -> Continue | Finish | Abort      (the core's stop vocabulary)
+        no tool calls → on_final: the completion condition, the answer against the facts
+        ask_user      → on_ask:   waiting_for_user
+        tool calls    → calls.run_calls(run, t, calls) -> Stop | None       (calls.py, attempts.py)
+            plan each call once       -> Use (tool, args, normalised text, label, task item)
+            admit each Use            -> run | repeat | stop | skip | rejected
+            launch, join (ledger)     -> results in arrival order, under the join rule
+            settle each: route it     -> accept | retry | fallback | degrade | ask | stop
+                (retries and fallbacks run inside the batch: attempts(...))
+            apply to state            -> a fact, an item given up, a question, or a Stop
+      next_step(run)           -> Stop | None       nothing left to try? too many failed turns?
+    turn.finish(run, stop) -> Stop                  freeze the task, the stop line, late results
+
+The three layers are three kinds of module: task & state (``state``, ``tasks``, ``task_types``),
+budgets & error policy (``budgets``, ``policy``, ``routes``, ``tools``), progress & stopping
+(``progress``, ``status``); persistence beside them (``trace``, ``saved``, ``run_state``,
+``resuming``, ``replaying``) and the teaching UI apart (``widgets``, ``plots``, ``cli``), never
+imported by the engine (``render`` holds the small text and HTML table helpers both use).
+:class:`Controller` is the thin shell that owns a ``Run`` and calls the turn until it stops.
+
 Importing it is cheap: each public name loads its module on first use, and
 pandas is imported only by the ``to_frame`` methods that need it. Each public
 name is listed once, below, under the module that defines it.

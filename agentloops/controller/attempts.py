@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentloops.controller.budgets import EPSILON
+from agentloops.controller.context import summarize
 from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, make_stop
 from agentloops.controller.parallel import ARRIVAL_ORDER, Arrival
 from agentloops.controller.policy import Degrade, Fallback, Retry, Route, RouteContext, route
@@ -27,6 +28,10 @@ from agentloops.controller.status import Stop
 from agentloops.controller.tools import ToolResult, ToolSpec, action_label, validate
 from agentloops.messages import Message
 from agentloops.response import ToolCall
+
+_DATA = json.JSONEncoder(ensure_ascii=False).encode
+_OBSERVATION = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""The encoders of a tool's data (to measure it) and of an observation (one each, not one per call)."""
 
 Parts = tuple[str, Any, Any] | None
 """What an ``ok`` or ``empty`` result gives the task: (item, value, summary), or ``None``."""
@@ -288,3 +293,23 @@ def deliver_due(run: Run) -> None:
     run.inbox = [a for a in run.inbox if a.at > now]
     for arrival in sorted(due, key=ARRIVAL_ORDER):
         deliver(run, arrival)
+
+
+def tool_message(run: Run, use: Use, result: ToolResult) -> str | None:
+    """Append the observation to the transcript — data over the context's limit stored outside it, as a
+    reference and a summary — and return the storage reference (``None`` when nothing was stored)."""
+    observation = result.observation(use.tool, use.args)
+    ref, limit = None, run.context.offload_over_tokens
+    if limit is not None and result.status == "ok":
+        text = _DATA(result.data)
+        size = run.tokenizer(text)
+        if size > limit:
+            ref = run.store.put(result.data)
+            del observation["data"]
+            observation.update(ref=ref, summary=summarize(result.data, run.context.summary_chars),
+                               stored_tokens=size)
+    if result.deliveries > 1:
+        observation["deliveries"] = result.deliveries
+    run.groups[-1].append(Message("tool", _OBSERVATION(observation),
+                                  tool_call_id=use.call.id, name=use.tool))
+    return ref

@@ -39,10 +39,10 @@ from agentloops.controller.attempts import (
     record,
     repair_key,
     switch,
+    tool_message,
     usable,
 )
 from agentloops.controller.budgets import EPSILON, BudgetName
-from agentloops.controller.context import summarize
 from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, make_stop
 from agentloops.controller.parallel import Arrival, Batch
 from agentloops.controller.policy import (
@@ -69,10 +69,6 @@ from agentloops.response import ToolCall
 
 AdmissionVerdict = Literal["run", "repeat", "stop", "skip", "rejected"]
 """What admission decided for one tool call before anything ran."""
-
-_DATA = json.JSONEncoder(ensure_ascii=False).encode
-_OBSERVATION = json.JSONEncoder(ensure_ascii=False, default=str).encode
-"""The encoders of a tool's data (to measure it) and of an observation (one each, not one per call)."""
 
 _WHY_ENDED = {"deadline": "the join's deadline passed", "all arrived": "every call finished"}
 
@@ -195,7 +191,7 @@ def _answer_rejected(run: Run, t: Turn, use: Use, result: ToolResult) -> Stop | 
     decision = route(run.policy, result, ctx)
     record(t, use, use.label, None, "rejected", result, decision.name)
     run.state.record_failure(tool, result.status, result.error or "", run.turn)
-    return _apply(run, t, use, result, decision, None, "", _tool_message(run, use, result))
+    return _apply(run, t, use, result, decision, None, "", tool_message(run, use, result))
 
 
 Started = dict[str, tuple[Use, ToolResult, Parts]]
@@ -293,7 +289,7 @@ def _settle(run: Run, t: Turn, first_id: str, launched: tuple[Use, ToolResult, P
         else:
             result, final, decision, parts, call_id = attempts(run, t, switch(run, use, decision.tool), "fallback",
                                                                tried=frozenset({use.tool}))
-    ref = _tool_message(run, final, result)
+    ref = tool_message(run, final, result)
     statuses[first_id] = result.status
     stop = _apply(run, t, final, result, decision, parts, call_id, ref)
     if result.status != "invalid_arguments" and use.fp is not None:  # a slip is bounded by the repair allowance
@@ -380,23 +376,3 @@ def _apply(run: Run, t: Turn, use: Use, result: ToolResult, decision: Route | St
     elif isinstance(decision, Stop):
         return decision
     return None
-
-
-def _tool_message(run: Run, use: Use, result: ToolResult) -> str | None:
-    """Append the observation to the transcript — data over the context's limit stored outside it, as a
-    reference and a summary — and return the storage reference (``None`` when nothing was stored)."""
-    observation = result.observation(use.tool, use.args)
-    ref, limit = None, run.context.offload_over_tokens
-    if limit is not None and result.status == "ok":
-        text = _DATA(result.data)
-        size = run.tokenizer(text)
-        if size > limit:
-            ref = run.store.put(result.data)
-            del observation["data"]
-            observation.update(ref=ref, summary=summarize(result.data, run.context.summary_chars),
-                               stored_tokens=size)
-    if result.deliveries > 1:
-        observation["deliveries"] = result.deliveries
-    run.groups[-1].append(Message("tool", _OBSERVATION(observation),
-                                  tool_call_id=use.call.id, name=use.tool))
-    return ref

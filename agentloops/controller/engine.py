@@ -39,6 +39,7 @@ from agentloops.controller.tasks import Task
 from agentloops.controller.tools import TRANSIENT, Toolbox, ToolResult, ToolSpec, execute
 from agentloops.controller.trace import TRACE_SCHEMA, TraceSink, TurnRecord
 from agentloops.messages import Message
+from agentloops.response import Response
 from agentloops.stubs import Model
 from agentloops.tokens import Tokenizer, estimate_tokens
 
@@ -125,7 +126,7 @@ class Turn:
     decision: str = "continue"
     context_tokens: int = 0
     actions: list[Action | dict[str, Any]] = field(default_factory=list)
-    response: dict[str, Any] | None = None
+    response: Response | None = None
     compaction: dict[str, Any] | None = None
     failed: bool = False
     message: Message | None = None
@@ -142,13 +143,21 @@ class Turn:
                 self.tool_status, self.observation, delta.to_dict(), meter.left(used, at_s), self.decision,
                 self.context_tokens, tuple(i for i, s in items.items() if s == "open"),
                 tuple(i for i, s in items.items() if s == "missing"), delta.progress,
-                tuple(a if isinstance(a, dict) else a.to_dict() for a in self.actions), self.response,
+                tuple(a if isinstance(a, dict) else a.to_dict() for a in self.actions), _reply(self.response),
                 self.compaction)
         return self._record
 
     def to_dict(self) -> dict[str, Any]:
         """The trace line."""
         return self.record().to_dict()
+
+
+def _reply(response: Response | None) -> dict[str, Any] | None:
+    """The model's visible reply as the trace keeps it (content, finish reason, tool calls)."""
+    if response is None:
+        return None
+    return {"content": response.content, "finish_reason": response.finish_reason,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in response.tool_calls]}
 
 
 _NO_CONTROLS = Controls()
@@ -277,7 +286,10 @@ def _injector(faults: Sequence[FaultLike], toolbox: Toolbox) -> FaultInjector:
 
 # -- the stops: every stage can end the run with one ------------------------------------------------------
 def make_stop(run: Run, status: StopStatus, code: str, reason: str, **extra: Any) -> Stop:
-    """A stop with everything the user message and the system record need (``missing`` adds items)."""
+    """A stop with everything the user message and the system record need (``missing`` adds items).
+
+    Its state snapshot is taken when the run stops (:func:`~agentloops.controller.turn.finish`), once the
+    task is frozen: every stop a stage returns ends there."""
     state = run.state
     missing = tuple(state.missing_items().items())
     extra_missing = extra.pop("missing", ())
@@ -285,7 +297,7 @@ def make_stop(run: Run, status: StopStatus, code: str, reason: str, **extra: Any
                 task=run.task.name, policy=run.policy.name, facts=tuple(state.facts.values()),
                 missing=missing + tuple(extra_missing),
                 open_items=tuple(i for i in state.open_items() if i not in dict(extra_missing)),
-                budgets_used=run.meter.usage(), budgets_left=run.meter.left(), state=state.snapshot(),
+                budgets_used=run.meter.usage(), budgets_left=run.meter.left(),
                 verified=run.task.assess(state) == "complete", **extra)
 
 

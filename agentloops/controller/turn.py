@@ -194,8 +194,7 @@ def ask(run: Run, t: Turn, request: list[Message]) -> Response | Stop:
         response = response.model_copy(update={"finish_reason": "length"})
         completion = budget.output_reserve
     meter.spend("tokens", size + completion)
-    t.response = {"content": response.content, "finish_reason": response.finish_reason,
-                  "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in response.tool_calls]}
+    t.response = response  # frozen: the trace's copy of it is made when the record is read
     return response
 
 
