@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentloops import ScriptedModel
 from agentloops.controller import (
@@ -254,3 +256,14 @@ def test_a_model_that_does_not_know_what_to_do_is_handed_to_a_person_not_failed(
     run = Controller(weather, ScriptedModel([_stop_text("I am not sure which tool can answer this.")])).run()
     assert (run.status, run.code) == ("handed_off", "no_next_step")
     assert "no_next_step" not in run.user_message() and NEXT_STEPS["no_next_step"] in run.user_message()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789-.,a Z_°C\né中x", max_size=40))
+def test_the_faster_number_pattern_finds_exactly_what_the_plain_one_finds(text: str):
+    import re
+
+    from agentloops.controller.answers import _NUMBER
+
+    plain = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?!\w)")  # the pattern as first written
+    assert _NUMBER.findall(text) == plain.findall(text)

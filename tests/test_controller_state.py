@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentloops.controller import Fact, TaskFinishedError, TaskState, make_task
 
@@ -143,3 +145,14 @@ def test_a_cached_state_block_reads_exactly_as_a_fresh_one_even_when_the_state_h
     assert cached.for_model({"steps": 4, "retries": 1.5}) == new().for_model({"steps": 4, "retries": 1.5})
     assert cached.for_model() == new().for_model()
     assert _block(cached.for_model({"steps": 4}))["inputs"]["budget_left"] == "a user's own field"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["steps", "wall_time_s", "tool_calls", "tokens", "context_tokens", "retries"]),
+                       st.none() | st.integers(-5, 10**6) | st.floats(allow_nan=True, allow_infinity=True)))
+def test_the_budgets_in_the_state_block_read_exactly_as_json_dumps_writes_them(left):
+    s = state()
+    shown = {k: v for k, v in left.items() if v is not None and k != "context_tokens"}
+    data = {"version": 0, "goal": s.goal, "constraints": list(s.constraints), "done": {}, "open": s.open_items(),
+            "missing": {}, "inputs": {}, "tried": [], "budget_left": shown}
+    assert s.for_model(left) == "TASK STATE\n" + json.dumps(data, ensure_ascii=False)

@@ -16,8 +16,12 @@ from collections.abc import Iterable
 
 from agentloops.controller.state import Fact
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?!\w)")
-"""A number standing on its own: ``24``, ``-3``, ``18.5`` (``s1`` or ``c12`` are names, not numbers)."""
+_NUMBER = re.compile(r"-(?<![\w.]-)\d+(?:[.,]\d+)?(?!\w)|\d(?<![\w.]\d)\d*(?:[.,]\d+)?(?!\w)")
+r"""A number standing on its own: ``24``, ``-3``, ``18.5`` (``s1`` or ``c12`` are names, not numbers).
+
+It is ``(?<![\w.])-?\d+(?:[.,]\d+)?(?!\w)`` with the look-behind moved after the first character
+(a sign, or a digit), which lets the regex engine skip ahead to the next ``-`` or digit: the same
+matches, in about half the time (``tests/test_controller_fixes.py`` checks them against each other)."""
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode

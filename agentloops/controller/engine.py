@@ -243,14 +243,34 @@ def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: P
 
 @dataclass(frozen=True, slots=True)
 class StartValues:
-    """The trace's first line kept as values (the run's configuration does not change): a dict when read."""
+    """The trace's first line kept as values (the run's configuration does not change): a dict when read.
 
-    run: Run
+    It holds the configuration, not the run, so a run's trace holds no reference back to the run.
+    """
+
+    trace_id: str
+    label: str
     at_s: float
+    task: Task
+    policy: ErrorPolicy
+    budget: Budget
+    context: ContextPolicy
+    send_state: bool
+    model_latency_s: float
+    scenario: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, run: Run) -> StartValues:
+        """The start line of ``run``, as it is now."""
+        return cls(run.trace_id, run.label, run.clock.now, run.task, run.policy, run.budget, run.context,
+                   run.send_state, run.model_latency_s, run.scenario)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``start`` line."""
-        return start_line(self.run, self.at_s)
+        return {"kind": "start", "schema_version": TRACE_SCHEMA, "trace_id": self.trace_id, "label": self.label,
+                "at_s": self.at_s, "task": self.task.spec(), "policy": self.policy.model_dump(mode="json"),
+                "budget": self.budget.model_dump(mode="json"), "context": self.context.model_dump(mode="json"),
+                "send_state": self.send_state, "model_latency_s": self.model_latency_s, "scenario": self.scenario}
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,13 +285,9 @@ class StopValues:
         return {"kind": "stop", "trace_id": self.trace_id, "record": self.stop.system_record()}
 
 
-def start_line(run: Run, at_s: float | None = None) -> dict[str, Any]:
-    """The trace's first line: the configuration a replay needs (``at_s``: when it started; default now)."""
-    return {"kind": "start", "schema_version": TRACE_SCHEMA, "trace_id": run.trace_id, "label": run.label,
-            "at_s": run.clock.now if at_s is None else at_s, "task": run.task.spec(),
-            "policy": run.policy.model_dump(mode="json"), "budget": run.budget.model_dump(mode="json"),
-            "context": run.context.model_dump(mode="json"),
-            "send_state": run.send_state, "model_latency_s": run.model_latency_s, "scenario": run.scenario}
+def start_line(run: Run) -> dict[str, Any]:
+    """The trace's first line: the configuration a replay needs."""
+    return StartValues.of(run).to_dict()
 
 
 def _injector(faults: Sequence[FaultLike], toolbox: Toolbox) -> FaultInjector:

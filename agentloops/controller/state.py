@@ -266,11 +266,10 @@ class TaskState:
         Every mutator bumps :attr:`version`, so the state's part is encoded once per version and
         only the budgets (which change every turn) are encoded each time.
         """
-        left = None if budget_left is None else \
-            {k: v for k, v in budget_left.items() if v is not None and k != "context_tokens"}
+        tail = "}" if budget_left is None else f', "budget_left": {_numbers(budget_left)}}}'
         view = self._view
         if view is not None and view[0] == self.version:
-            return view[1] + ("}" if left is None else f', "budget_left": {_numbers(left)}}}')
+            return view[1] + tail
         data: dict[str, Any] = {
             "version": self.version,
             "goal": self.goal,
@@ -283,7 +282,7 @@ class TaskState:
         }
         text = "TASK STATE\n" + _ENCODE(data)[:-1]
         self._view = (self.version, text)  # without the budgets (always last) and the closing brace
-        return text + ("}" if left is None else f', "budget_left": {_numbers(left)}}}')
+        return text + tail
 
     def snapshot(self) -> dict[str, Any]:
         """Everything, JSON-compatible: for traces, stop records and saved runs."""
@@ -328,7 +327,10 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 """``json.dumps(..., ensure_ascii=False)`` without building an encoder per call."""
 
 
-def _numbers(values: Mapping[str, float | None]) -> str:
-    """``{"steps": 4, ...}`` exactly as :func:`json.dumps` writes a flat dict of budget names and numbers."""
-    text = "{" + ", ".join([f'"{k}": {v!r}' for k, v in values.items()]) + "}"
-    return text if "inf" not in text and "nan" not in text else _ENCODE(dict(values))  # (json spells those apart)
+def _numbers(left: Mapping[str, float | None]) -> str:
+    """The budgets left that the model is shown (every one that is on, but the context size), as JSON:
+    ``{"steps": 4, ...}`` exactly as :func:`json.dumps` writes it, without building the dict first."""
+    text = "{" + ", ".join([f'"{k}": {v!r}' for k, v in left.items() if v is not None and k != "context_tokens"]) + "}"
+    if "inf" in text or "nan" in text:  # json spells those apart
+        return _ENCODE({k: v for k, v in left.items() if v is not None and k != "context_tokens"})
+    return text
