@@ -77,7 +77,8 @@ def plan(run: Run, call: ToolCall, args: dict[str, Any], spec: ToolSpec | None =
 def record(t: Turn, use: Use, label: str, call_id: str | None, kind: str, result: ToolResult | None,
            route_taken: str | None) -> None:
     """Keep one action of the turn as values (its trace dict is made when the trace is read)."""
-    t.actions.append(Action(label, call_id, use.tool, use.args, use.norm, kind, result, route_taken, use.fp))
+    t.actions.append(Action(label, call_id, use.tool, use.args, use.norm, kind, result, route_taken, use.fp,
+                            None if result is None else result.status))
 
 
 def not_run(run: Run, call: ToolCall, tool: str, why: str) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from agentloops.controller.attempts import (
     Parts,
@@ -79,7 +79,7 @@ def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
     t.args_summary = "; ".join(u.norm for u in uses)
     launch, stop = _admit_all(run, t, uses)
     if stop is not None or not launch:
-        t.tool_status = ", ".join(_status(a) or "not run" for a in t.actions) or "not run"
+        t.tool_status = ", ".join(a.status or "not run" for a in cast("list[Action]", t.actions)) or "not run"
         return stop
     return _join(run, t, launch)
 
@@ -134,12 +134,6 @@ def _refuse(t: Turn, use: Use, verdict: AdmissionVerdict, prefix: str, route_tak
             said: Stop | Repeat | None) -> tuple[AdmissionVerdict, Stop | Repeat | None]:
     record(t, use, f"{prefix}:{use.label}", None, prefix, None, route_taken)
     return verdict, said
-
-
-def _status(action: Action | dict[str, Any]) -> str | None:
-    if isinstance(action, dict):
-        return action["status"]
-    return None if action.result is None else action.result.status
 
 
 def _admit_all(run: Run, t: Turn, uses: list[Use]) -> tuple[list[Use], Stop | None]:
@@ -275,8 +269,8 @@ def _settle(run: Run, t: Turn, first_id: str, launched: tuple[Use, ToolResult, P
     progress_before = state.progress_count
     note_attempt(run, use, result)
     routed = decide(run, use, result, 1, frozenset())
-    for action in t.actions:
-        if isinstance(action, Action) and action.call_id == first_id:
+    for action in cast("list[Action]", t.actions):
+        if action.call_id == first_id:
             action.route = routed.name
     decision: Route | Stop = routed
     call_id, final = first_id, use
@@ -302,39 +296,33 @@ def _settle(run: Run, t: Turn, first_id: str, launched: tuple[Use, ToolResult, P
 
 def _wrap_up(run: Run, t: Turn, batch: Batch, started: Started, statuses: dict[str, str]) -> None:
     """Cancel what the join no longer needs (its results will land late) and summarise the turn."""
-    if len(started) == 1 and not batch.arrivals:  # a batch of one, settled: it reads as the call it is
-        t.tool_status = _one_status(t, statuses)
-        return  # (every result has arrived, so nothing is still running)
-    outcome, join = batch.outcome, run.task.join
-    why = f"join '{join.describe()}' satisfied" if outcome == "satisfied" else \
-        f"join '{join.describe()}' can no longer be satisfied" if outcome == "impossible" else \
-        _WHY_ENDED.get(outcome or "", "the batch was stopped")
-    if outcome == "deadline" and cancel_due(run):  # the user's cancel, not the join, stopped the wait
-        why = "the user cancelled the task"
-    cancelled = run.ledger.cancel_running(run.clock.now, f"cancelled: {why}")
-    for call_id in cancelled:
-        use = started[call_id][0]
-        run.groups[-1].append(Message("tool", json.dumps({"tool": use.tool, "status": "cancelled", "error": why}),
-                                      tool_call_id=use.call.id, name=use.tool))
-        statuses[call_id] = "cancelled"
-    run.inbox.extend(batch.leftover())
-    for action in t.actions:
-        if isinstance(action, Action) and action.call_id in cancelled:
-            action.route = "cancelled"
-    if len(started) == 1 and not cancelled:  # a batch of one reads as the call it is
-        t.tool_status = _one_status(t, statuses)
-        return
-    order = [a.call_id for a in t.actions if isinstance(a, Action) and a.call_id in started]
-    t.tool_status = ", ".join(statuses.get(c or "", "-") for c in order)
-    t.observation = f"{why}; " + ", ".join(f"{sum(1 for s in statuses.values() if s == k)} {k}"
-                                            for k in sorted(set(statuses.values())))
-
-
-def _one_status(t: Turn, statuses: dict[str, str]) -> str:
-    """``timeout→ok`` for a call that was retried; its one status otherwise."""
-    if len(t.actions) > 1:
-        return "→".join(_status(a) or "-" for a in t.actions)
-    return next(iter(statuses.values()), "-")
+    actions = cast("list[Action]", t.actions)  # a turn of tool calls records only tool actions
+    if len(started) > 1 or batch.arrivals:  # something may still be running
+        outcome, join = batch.outcome, run.task.join
+        why = f"join '{join.describe()}' satisfied" if outcome == "satisfied" else \
+            f"join '{join.describe()}' can no longer be satisfied" if outcome == "impossible" else \
+            _WHY_ENDED.get(outcome or "", "the batch was stopped")
+        if outcome == "deadline" and cancel_due(run):  # the user's cancel, not the join, stopped the wait
+            why = "the user cancelled the task"
+        cancelled = run.ledger.cancel_running(run.clock.now, f"cancelled: {why}")
+        for call_id in cancelled:
+            use = started[call_id][0]
+            run.groups[-1].append(Message("tool", json.dumps({"tool": use.tool, "status": "cancelled",
+                                                               "error": why}), tool_call_id=use.call.id, name=use.tool))
+            statuses[call_id] = "cancelled"
+        run.inbox.extend(batch.leftover())
+        for action in actions:
+            if action.call_id in cancelled:
+                action.route = "cancelled"
+        if len(started) > 1 or cancelled:
+            order = [a.call_id for a in actions if a.call_id in started]
+            t.tool_status = ", ".join(statuses.get(c or "", "-") for c in order)
+            t.observation = f"{why}; " + ", ".join(f"{sum(1 for s in statuses.values() if s == k)} {k}"
+                                                    for k in sorted(set(statuses.values())))
+            return
+    # a batch of one reads as the call it is: ``timeout→ok`` when it was retried
+    t.tool_status = "→".join(a.status or "-" for a in actions) if len(actions) > 1 else \
+        next(iter(statuses.values()), "-")
 
 
 def _apply(run: Run, t: Turn, use: Use, result: ToolResult, decision: Route | Stop, parts: Parts, call_id: str,

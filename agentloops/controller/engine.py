@@ -97,12 +97,14 @@ class Action:
     result: ToolResult | None
     route: str | None
     fp: Fingerprint | None = None
+    status: str | None = None
+    """The result's status (``None``: nothing ran)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The action as the trace writes it (with the full tool result, for replay)."""
         result, fp = self.result, self.fp
         return {"label": self.label, "call_id": self.call_id, "tool": self.tool, "args": dict(self.args),
-                "args_norm": self.norm, "kind": self.kind, "status": None if result is None else result.status,
+                "args_norm": self.norm, "kind": self.kind, "status": self.status,
                 "route": self.route, "result": None if result is None else result.to_dict(),
                 "fingerprint": None if fp is None else [fp.tool, fp.args, fp.state_version]}
 
