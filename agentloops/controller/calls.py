@@ -1,13 +1,14 @@
 """The tool calls of one reply: one path for one call or many — a single call is a batch of one.
 
     run_calls(run, turn, calls) -> Stop | None
-      1. plan      each call once → a :class:`Use` (tool, arguments, normalised text, label, task item)
+      1. plan      each call once → a :class:`~agentloops.controller.attempts.Use` (tool, arguments,
+                   normalised text, label, task item)
       2. admit     each Use, before anything runs: a cancel, a repeated fingerprint, the pre-check
                    (schema, permission gate, task rules, risk), the retry rules   → run / not run / stop
       3. launch    the admitted ones together (each paid for, opened in the ledger, executed)
       4. join      their results in arrival order under the task's join rule, each through the ledger
       5. settle    each applied result: routed by the error policy; a retry or a fallback runs here,
-                   inside the batch (:func:`attempts`), exactly as it would alone
+                   inside the batch (:func:`~agentloops.controller.attempts.attempts`), exactly as it would alone
       6. apply     the outcome to the task state: a fact, an item given up, a question, a stop
 
 Every stage takes the :class:`~agentloops.controller.engine.Run` and the turn being built and
@@ -71,6 +72,7 @@ AdmissionVerdict = Literal["run", "repeat", "stop", "skip", "rejected"]
 """What admission decided for one tool call before anything ran."""
 
 _WHY_ENDED = {"deadline": "the join's deadline passed", "all arrived": "every call finished"}
+
 
 def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
     """Every tool call of a reply: plan and admit each, launch the admitted ones, join and settle them."""
