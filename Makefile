@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: lab app test install install-app install-dev bench lint clean
+.PHONY: lab lab-zh app test install install-app install-dev bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "agentloops needs Python 3.10 or newer"'
@@ -26,9 +26,12 @@ install: $(VENV)/.installed
 install-app: $(VENV)/.installed-app
 install-dev: $(VENV)/.installed-dev
 
-## make lab: install, then open the notebooks in JupyterLab
+## make lab: install, then open the notebooks in JupyterLab;  make lab-zh: the Chinese edition
 lab: install
 	$(BIN)/agentloops lab
+
+lab-zh: install
+	$(BIN)/agentloops lab --lang zh
 
 ## make app [PAGE=controller]: serve an explorer as a page with no code shown, for projecting in a room
 app: install-app

@@ -45,6 +45,7 @@ from agentloops.errors import (
     UnknownStopError,
     UsageError,
 )
+from agentloops.i18n import language, set_language
 from agentloops.loop import DEFAULT_MAX_STEPS, run, run_loop
 from agentloops.messages import Message
 from agentloops.record import Outcome, Round, RunRecord
@@ -100,9 +101,11 @@ __all__ = [
     "compare",
     "correct",
     "estimate_tokens",
+    "language",
     "list_scenarios",
     "load_scenario",
     "run",
     "run_loop",
     "scenario_names",
+    "set_language",
 ]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.errors import ERROR_CLASSES, UsageError
+from agentloops.fonts import register_cjk_font
 from agentloops.tables import markdown_table
 
 ROUTING_COLUMNS = ("fault", "routes", "stop")
@@ -149,9 +150,12 @@ def render_markdown(parts: Sequence[Section]) -> str:
 
 
 def cjk_family() -> str | None:
-    """A font family that covers Chinese (some controller texts quote the article), registered with matplotlib."""
+    """A font family that covers Chinese (the shipped one, else a system one), registered with matplotlib."""
     from matplotlib import font_manager
 
+    shipped = register_cjk_font()
+    if shipped is not None:
+        return shipped
     for path in font_manager.findSystemFonts():
         if "CJK" in Path(path).name or "WenQuanYi" in Path(path).name:
             font_manager.fontManager.addfont(path)

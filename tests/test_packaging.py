@@ -17,6 +17,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 import agentloops
+from agentloops.i18n import DOMAINS
 from agentloops.resources import copy_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +51,8 @@ def test_environment_yml_matches_pyproject():
     pip_deps = _requirement_names(pyproject["project"]["dependencies"])
     text = (ROOT / "environment.yml").read_text(encoding="utf-8")
     conda_lines = re.findall(r"^  - (?!pip\b)([^\n]+)$", text.split("dependencies:", 1)[1], re.M)
-    conda_deps = _requirement_names(conda_lines)
+    pip_lines = re.findall(r"^      - (?!-e )([^\n#]+)$", text, re.M)  # what conda-forge lacks, from PyPI
+    conda_deps = _requirement_names(conda_lines + [line.strip() for line in pip_lines])
     assert conda_deps.pop("python") == pyproject["project"]["requires-python"]
     assert conda_deps == pip_deps
 
@@ -87,6 +89,14 @@ def test_wheel_carries_scenarios_and_notebooks(wheel: Path):
     assert notebooks and all(f"agentloops/_notebooks/{p}" in names for p in notebooks)
     modules = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "agentloops").rglob("*.py"))
     assert "agentloops/jsonfile.py" in modules and all(m in names for m in modules)
+
+
+def test_wheel_carries_the_compiled_catalogs_and_the_chinese_edition(wheel: Path):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    catalogs = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "agentloops" / "locale").rglob("*.mo"))
+    assert len(catalogs) == len(DOMAINS) and all(c in names for c in catalogs), catalogs
+    assert any(n.startswith("agentloops/_notebooks/zh/") and n.endswith(".ipynb") for n in names)
+    assert "agentloops/_notebooks/glossary.md" in names
 
 
 def test_installed_wheel_finds_its_own_data(wheel: Path, tmp_path: Path):

@@ -1,0 +1,189 @@
+"""The language the package speaks: English, or Chinese on request — gettext catalogs, one per area.
+
+Every sentence a learner reads (widget labels, chart titles, stop-status messages, the
+checker's results, the quiz, the grader, the CLI) goes through :func:`_`. The English text is
+the message id; the Chinese text comes from the compiled catalog
+``agentloops/locale/zh/LC_MESSAGES/<domain>.mo`` (edit the ``.po`` beside it, then run
+``python scripts/catalogs.py compile``). Text the *model* reads (the ``TASK STATE`` block,
+tool results) and trace lines stay English: they are data, compared byte for byte in replays.
+
+The language is, in order: the last :func:`set_language` call, else ``AGENTLOOPS_LANG``,
+else the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``, ``LANGUAGE``), else English.
+
+    >>> with speaking("zh"):
+    ...     _("wasted calls")
+    '空转调用'
+    >>> with speaking("en"):
+    ...     _("wasted calls")
+    'wasted calls'
+
+Module-level tables mark their texts with :func:`N_` (extracted, not translated) and
+translate them where they are shown: ``_(TITLES[kind])``.
+"""
+
+from __future__ import annotations
+
+import gettext
+import os
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Literal, cast
+
+from agentloops.errors import UsageError
+
+__all__ = [
+    "DOMAINS",
+    "ENV_VAR",
+    "LANGUAGES",
+    "N_",
+    "Language",
+    "LanguageError",
+    "_",
+    "language",
+    "ngettext",
+    "set_language",
+    "translate",
+]
+
+Language = Literal["en", "zh"]
+LANGUAGES: tuple[Language, ...] = ("en", "zh")
+ENV_VAR = "AGENTLOOPS_LANG"
+LOCALE_DIR = Path(__file__).parent / "locale"
+DOMAINS = ("core", "controller", "exercises", "interview", "cli")
+"""One catalog per area of the package (``scripts/catalogs.py`` lists each domain's modules)."""
+
+_LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE")
+_ZH = re.compile(r"^(zh|cn|chinese)([-_.@].*)?$", re.IGNORECASE)
+_EN = re.compile(r"^(en|c|posix|english)([-_.@].*)?$", re.IGNORECASE)
+_chosen: Language | None = None
+
+
+class LanguageError(UsageError, ValueError):
+    """A language the package does not speak."""
+
+
+def normalize(tag: str) -> Language | None:
+    """``"zh-CN"``, ``"zh_TW.UTF-8"``, ``"zh-Hant"`` → ``"zh"``; ``"en_GB"``, ``"C"`` → ``"en"``; else ``None``."""
+    tag = tag.strip()
+    if _ZH.match(tag):
+        return "zh"
+    if _EN.match(tag):
+        return "en"
+    return None
+
+
+def set_language(tag: str | None) -> Language:
+    """Speak ``tag`` (``"en"``, ``"zh"`` or a locale such as ``"zh_CN"``) from now on; ``None`` goes back to the
+    environment's choice. Returns the language now in use."""
+    global _chosen
+    if tag is None:
+        _chosen = None
+        return language()
+    chosen = normalize(str(tag))
+    if chosen is None:
+        raise LanguageError(f"language {tag!r}: expected one of {', '.join(LANGUAGES)} (or a locale such as zh_CN)")
+    _chosen = chosen
+    return chosen
+
+
+@contextmanager
+def speaking(tag: str | None) -> Iterator[Language]:
+    """Speak ``tag`` inside the ``with`` block (``None``: the environment's choice); the setting before is restored
+    after, an explicit one or none. (``--json`` output is written in English inside one.)"""
+    global _chosen
+    before = _chosen
+    try:
+        yield set_language(tag)
+    finally:
+        _chosen = before
+
+
+def language() -> Language:
+    """The language in use (see the module docstring for the order)."""
+    if _chosen is not None:
+        return _chosen
+    value = os.environ.get(ENV_VAR, "")
+    if value and normalize(value):
+        return cast(Language, normalize(value))
+    for name in _LOCALE_VARS:
+        value = os.environ.get(name, "")
+        if value:  # the first locale variable set decides, as in gettext
+            return normalize(value.split(":")[0]) or "en"
+    return "en"
+
+
+@cache
+def _catalog(lang: Language) -> gettext.NullTranslations:
+    """Every domain's catalog for ``lang``, chained; English needs none (the ids are English)."""
+    chain = gettext.NullTranslations()
+    if lang == "en":
+        return chain
+    for domain in reversed(DOMAINS):
+        try:
+            found = gettext.translation(domain, LOCALE_DIR, languages=[lang])
+        except FileNotFoundError:
+            continue
+        found.add_fallback(chain)
+        chain = found
+    return chain
+
+
+def _(message: str) -> str:
+    """``message`` in the language in use (unchanged when no catalog has it)."""
+    if not message or language() == "en":
+        return message
+    return _catalog(language()).gettext(message)
+
+
+def translate(message: str, lang: Language) -> str:
+    """``message`` in ``lang`` whatever the language in use (the grader answers in the answer's language)."""
+    return message if lang == "en" or not message else _catalog(lang).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The singular or plural form for ``n``, in the language in use."""
+    if language() == "en":
+        return singular if n == 1 else plural
+    return _catalog(language()).ngettext(singular, plural, n)
+
+
+class Phrase(str):
+    """English text that remembers its template and fields, so it can also be shown in the learner's language.
+
+    It *is* the English string — compared, hashed, pickled, written to JSON and diffed as plain text — and
+    :meth:`shown` formats the translated template with the same fields (a field that is itself a phrase is
+    shown in turn). Text that must stay data and still be read by a learner (a criterion's reason, what a
+    call sent, a log reader's error) is built as one. ``str()``, ``+`` or an f-string of a phrase give plain
+    English text: keep the phrase itself, or nest it as a field of another one.
+
+        >>> reason = Phrase(N_("{n} tool call(s) to run"), n=2)
+        >>> reason == "2 tool call(s) to run"
+        True
+    """
+
+    template: str
+    fields: Mapping[str, object]
+
+    def __new__(cls, template: str, /, **fields: object) -> Phrase:
+        self = super().__new__(cls, template.format(**fields) if fields else template)
+        self.template, self.fields = template, fields
+        return self
+
+    def shown(self) -> str:
+        """The text in the language in use (in English: the text itself)."""
+        if not self.fields:
+            return _(self.template)
+        return _(self.template).format(**{k: shown(v) if isinstance(v, Phrase) else v for k, v in self.fields.items()})
+
+
+def shown(text: str) -> str:
+    """``text`` as a learner reads it: a :class:`Phrase` in the language in use, any other text unchanged."""
+    return text.shown() if isinstance(text, Phrase) else text
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for the catalog without translating it (for tables built at import time)."""
+    return message
