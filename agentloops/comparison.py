@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from agentloops.criteria import CRITERION_NAMES, resolve_criterion
 from agentloops.errors import UsageError
+from agentloops.i18n import N_, _, ngettext
 from agentloops.loop import DEFAULT_MAX_STEPS, CriterionLike, run
 from agentloops.record import RunRecord
 from agentloops.scenario import Scenario, ScenarioLike, list_scenarios, load_scenario
@@ -23,18 +24,36 @@ if TYPE_CHECKING:
 Format = Literal["text", "markdown", "csv", "json"]
 
 
+OUTCOME_WORDS: dict[str, str] = {
+    "answer": N_("answer"), "empty_answer": N_("empty answer"), "premature_answer": N_("premature answer"),
+    "abnormal_answer": N_("abnormal answer"), "hit_cap": N_("hit cap"), "raised": N_("raised"),
+}
+"""An outcome in two or three words, as table cells show it (English here; see :func:`outcome_words`)."""
+
+
+def outcome_words(outcome: str) -> str:
+    """``premature_answer`` → ``premature answer``, in the language in use."""
+    words = OUTCOME_WORDS.get(outcome)
+    return _(words) if words is not None else outcome.replace("_", " ")
+
+
 def cell(record: RunRecord) -> str:
-    """One table cell in the article's style: steps, cap marker, tools executed, and how it ended."""
-    steps = f"{record.steps} step{'' if record.steps == 1 else 's'}"
+    """One table cell in the article's style: steps, cap marker, tools executed, and how it ended.
+
+    In the language in use; in English always the same text (the README's table is checked against it).
+    """
+    steps = ngettext("{n} step", "{n} steps", record.steps).format(n=record.steps)
     if record.hit_cap:
-        steps += " (cap)"
-    parts = [steps, f"tools[{compact(record.tools_executed)}]"]
+        steps = _("{steps} (cap)").format(steps=steps)
+    parts = [steps, _("tools[{tools}]").format(tools=compact(record.tools_executed))]
     if record.wasted_calls:
-        parts.append(f"{record.wasted_calls} wasted call{'' if record.wasted_calls == 1 else 's'}")
+        parts.append(ngettext("{n} wasted call", "{n} wasted calls", record.wasted_calls).format(
+            n=record.wasted_calls))
     if record.error:
-        parts.append(f"raises {record.error}" + ("" if record.hit_cap else f" at call {record.steps}"))
+        parts.append(_("raises {error}").format(error=record.error) if record.hit_cap
+                     else _("raises {error} at call {step}").format(error=record.error, step=record.steps))
     elif record.outcome not in ("answer", "hit_cap"):
-        parts.append(record.outcome.replace("_", " "))
+        parts.append(outcome_words(record.outcome))
     return "  ".join(parts)
 
 
@@ -76,13 +95,14 @@ class Comparison:
         """The wide table: one row per scenario, one cell per criterion."""
         width = len(self.criteria)
         return [
-            [s.title] + [cell(r) for r in self.records[i * width : (i + 1) * width]]
+            [_(s.title)] + [cell(r) for r in self.records[i * width : (i + 1) * width]]
             for i, s in enumerate(self.scenarios)
         ]
 
     def headers(self) -> list[str]:
         """Column headers of :meth:`rows`."""
-        return ["scenario", *(f"by {c}" if c != "correct" else "correct loop" for c in self.criteria)]
+        return [_("scenario"), *(_("by {criterion}").format(criterion=c) if c != "correct" else _("correct loop")
+                                 for c in self.criteria)]
 
     def to_frame(self) -> pd.DataFrame:
         """Long form: one row per run, the numbers of every record (imports pandas)."""
@@ -94,7 +114,8 @@ class Comparison:
         """Wide form, as in the article: scenarios down, criteria across (imports pandas)."""
         import pandas as pd
 
-        return pd.DataFrame(self.rows(), columns=self.headers()).set_index("scenario")
+        headers = self.headers()
+        return pd.DataFrame(self.rows(), columns=headers).set_index(headers[0])
 
     def render(self, fmt: Format = "text") -> str:
         """The comparison as text, Markdown, CSV or JSON (a list of run records)."""

@@ -23,15 +23,22 @@ the round ended: an abnormal end (a cut-off, a filter, a refusal, a provider
 failure, a value nobody documented) aborts at once, before anything is
 appended or run. The tool calls alone say *whether to go on*. And at the cap it
 raises rather than returning whatever text it has.
+
+A decision's ``reason`` is data (compared in tests, written to JSON, diffed in
+replays), so it stays English; the built-in criteria give it as a :class:`~agentloops.i18n.Phrase`,
+which *is* that English text and can also be :func:`~agentloops.i18n.shown` in the learner's
+language.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from agentloops.errors import ERROR_CLASSES, CriterionError, ErrorCode
+from agentloops.i18n import N_, Phrase
 from agentloops.response import Response, shorten
 from agentloops.stops import ABORT_CODES, FinishReason, kind_of
 
@@ -108,9 +115,9 @@ class Criterion:
         if isinstance(decision, (Continue, Finish, Abort)):
             return decision
         if decision is True:
-            return Finish(response.content, f"{self.name} returned True")
+            return Finish(response.content, Phrase(N_("{name} returned True"), name=self.name))
         if decision is False:
-            return Continue(f"{self.name} returned False")
+            return Continue(Phrase(N_("{name} returned False"), name=self.name))
         raise CriterionError(
             f"criterion {self.name!r} returned {type(decision).__name__}; "
             "expected True/False or a decision (Continue, Finish, Abort)"
@@ -120,22 +127,22 @@ class Criterion:
 def by_content(response: Response) -> Decision:
     """Naive: non-empty text means the answer has arrived."""
     if response.content:
-        return Finish(response.content, "content is non-empty")
-    return Continue("content is null" if response.content is None else "content is empty")
+        return Finish(response.content, _NON_EMPTY)
+    return Continue(_NULL if response.content is None else _EMPTY)
 
 
 def by_finish_reason(response: Response) -> Decision:
     """Naive: ``finish_reason == "stop"`` means done."""
     if response.finish_reason == "stop":
-        return Finish(response.content, "finish_reason is stop")
-    return Continue(f"finish_reason is {response.finish_reason}")
+        return Finish(response.content, _finish_is("stop"))
+    return Continue(_finish_is(response.finish_reason))
 
 
 def by_tool_calls(response: Response) -> Decision:
     """Naive: a round without tool calls is the final answer."""
     if response.tool_calls:
-        return Continue(f"{len(response.tool_calls)} tool call(s)")
-    return Finish(response.content, "no tool calls")
+        return Continue(_calls(len(response.tool_calls)))
+    return Finish(response.content, _NO_CALLS)
 
 
 def correct(response: Response) -> Decision:
@@ -162,23 +169,48 @@ def correct(response: Response) -> Decision:
     if broken is not None:
         return broken
     if response.tool_calls:
-        return Continue(f"{len(response.tool_calls)} tool call(s) to run")
+        return Continue(_to_run(len(response.tool_calls)))
     if reason == "pause":
-        return Continue("the provider paused the turn; send the transcript back to resume")
+        return Continue(_PAUSED)
     if reason == "tool_calls":
         if response.content:
-            return Finish(response.content, "the fields disagree: finish_reason is tool_calls but no tool call "
-                                            "arrived; the text is the answer", fields_disagree=True)
-        return Abort("malformed_tool_call", "finish_reason is tool_calls but no tool call and no text arrived")
-    return Finish(response.content or "", "no tool calls and finish_reason is stop")
+            return Finish(response.content, _DISAGREE, fields_disagree=True)
+        return Abort("malformed_tool_call", _NO_CALL_NO_TEXT)
+    return Finish(response.content or "", _ANSWER)
 
 
-_ABNORMAL_REASONS: dict[FinishReason, str] = {
-    "length": "finish_reason is length: the output hit the token limit",
-    "content_filter": "finish_reason is content_filter: the provider withheld output",
-    "refusal": "the model refused",
-    "malformed_tool_call": "the provider reported a malformed tool call",
-    "provider_error": "the provider reported that the turn failed, was cancelled or never finished",
+_NON_EMPTY = Phrase(N_("content is non-empty"))
+_NULL = Phrase(N_("content is null"))
+_EMPTY = Phrase(N_("content is empty"))
+_NO_CALLS = Phrase(N_("no tool calls"))
+_PAUSED = Phrase(N_("the provider paused the turn; send the transcript back to resume"))
+_DISAGREE = Phrase(N_("the fields disagree: finish_reason is tool_calls but no tool call arrived; the text is the "
+                      "answer"))
+_NO_CALL_NO_TEXT = Phrase(N_("finish_reason is tool_calls but no tool call and no text arrived"))
+_ANSWER = Phrase(N_("no tool calls and finish_reason is stop"))
+
+
+@cache
+def _finish_is(value: str) -> Phrase:
+    return Phrase(N_("finish_reason is {value}"), value=value)
+
+
+@cache
+def _calls(n: int) -> Phrase:
+    return Phrase(N_("{n} tool call(s)"), n=n)
+
+
+@cache
+def _to_run(n: int) -> Phrase:
+    return Phrase(N_("{n} tool call(s) to run"), n=n)
+
+
+_ABNORMAL_REASONS: dict[FinishReason, Phrase] = {
+    "length": Phrase(N_("finish_reason is length: the output hit the token limit")),
+    "content_filter": Phrase(N_("finish_reason is content_filter: the provider withheld output")),
+    "refusal": Phrase(N_("the model refused")),
+    "malformed_tool_call": Phrase(N_("the provider reported a malformed tool call")),
+    "provider_error": Phrase(N_("the provider reported that the turn failed, was cancelled or never finished")),
 }
 
 
@@ -186,14 +218,14 @@ def _abnormal(response: Response) -> Abort:
     """The abort for an abnormal end, naming the provider's value and the tool calls left unrun."""
     reason = response.finish_reason
     if reason == "unknown":
-        text = f"unknown stop value {response.raw_finish_reason!r}"
+        text = Phrase(N_("unknown stop value {value}"), value=repr(response.raw_finish_reason))
     else:
         text = _said(_ABNORMAL_REASONS[reason], response)
     calls = len(response.tool_calls)
     if calls:
-        text += f"; its {calls} tool call(s) were not run"
+        text = Phrase(N_("{base}; its {n} tool call(s) were not run"), base=text, n=calls)
     elif reason == "unknown":
-        text += " and no tool calls"
+        text = Phrase(N_("{base} and no tool calls"), base=text)
     return Abort(ABORT_CODES[reason], text)
 
 
@@ -202,25 +234,29 @@ def _unrunnable(response: Response) -> Abort | None:
     for call in response.tool_calls:
         if call.parsed_arguments is None:
             if call.is_cut_off:
-                return Abort("truncated", f"the arguments of {call.name} were cut off: {shorten(call.arguments)}")
-            return Abort("malformed_tool_call", f"the arguments of {call.name} are not a JSON object: "
-                                                f"{shorten(call.arguments)}")
+                return Abort("truncated", Phrase(N_("the arguments of {name} were cut off: {arguments}"),
+                                                 name=call.name, arguments=shorten(call.arguments)))
+            return Abort("malformed_tool_call", Phrase(N_("the arguments of {name} are not a JSON object: {arguments}"),
+                                                       name=call.name, arguments=shorten(call.arguments)))
     return None
 
 
-def _said(reason: str, response: Response) -> str:
+def _said(reason: Phrase, response: Response) -> Phrase:
     """Append the provider's own stop value when it differs from the normalised one."""
     raw = response.raw_finish_reason
-    return f"{reason} (the provider said {raw!r})" if raw and raw != response.finish_reason else reason
+    if raw and raw != response.finish_reason:
+        return Phrase(N_("{base} (the provider said {raw})"), base=reason, raw=repr(raw))
+    return reason
 
 
 CRITERIA: dict[str, Criterion] = {
-    "content": Criterion("content", by_content, "return_last", "non-empty text means done"),
-    "finish_reason": Criterion("finish_reason", by_finish_reason, "return_last", "finish_reason 'stop' means done"),
-    "tool_calls": Criterion("tool_calls", by_tool_calls, "return_last", "no tool calls means done"),
-    "correct": Criterion("correct", correct, "raise", "abnormal finish raises; tool calls decide; the cap raises"),
+    "content": Criterion("content", by_content, "return_last", N_("non-empty text means done")),
+    "finish_reason": Criterion("finish_reason", by_finish_reason, "return_last",
+                               N_("finish_reason 'stop' means done")),
+    "tool_calls": Criterion("tool_calls", by_tool_calls, "return_last", N_("no tool calls means done")),
+    "correct": Criterion("correct", correct, "raise", N_("abnormal finish raises; tool calls decide; the cap raises")),
 }
-"""The four built-in criteria by name, in the order tables show them."""
+"""The four built-in criteria by name, in the order tables show them (summaries in English: show ``_(summary)``)."""
 
 CRITERION_NAMES: tuple[str, ...] = tuple(CRITERIA)
 NAIVE_CRITERIA: tuple[str, ...] = ("content", "finish_reason", "tool_calls")
@@ -242,7 +278,7 @@ def resolve_criterion(criterion: str | Criterion | CriterionFunction) -> Criteri
                 f"unknown criterion {criterion!r}; expected one of: {', '.join(CRITERIA)}, or a function"
             ) from None
     if callable(criterion):
-        return Criterion(getattr(criterion, "__name__", "custom"), criterion, "raise", "your own criterion")
+        return Criterion(getattr(criterion, "__name__", "custom"), criterion, "raise", N_("your own criterion"))
     raise CriterionError(
         f"criterion must be a name ({', '.join(CRITERIA)}) or a function; got {type(criterion).__name__}"
     )

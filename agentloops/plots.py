@@ -25,12 +25,15 @@ from __future__ import annotations
 import functools
 import io
 import textwrap
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Union, cast
 
 from agentloops.comparison import Comparison
 from agentloops.criteria import CRITERION_NAMES
+from agentloops.fonts import register_cjk_font
+from agentloops.i18n import N_, _
 from agentloops.record import RunRecord
 
 if TYPE_CHECKING:
@@ -131,10 +134,11 @@ class _Grid:
 def _records(source: Records) -> list[RunRecord]:
     records = list(source.records) if isinstance(source, Comparison) else list(source)
     if not records:
-        raise ValueError("nothing to plot: no run records were given")
+        raise ValueError(_("nothing to plot: no run records were given"))
     for record in records:
         if not isinstance(record, RunRecord):
-            raise TypeError(f"expected run records (from agentloops.run or compare); got {type(record).__name__}")
+            raise TypeError(_("expected run records (from agentloops.run or compare); got {kind}").format(
+                kind=type(record).__name__))
     return records
 
 
@@ -158,6 +162,7 @@ def installed_fonts() -> tuple[str, ...]:
     """The families of :data:`FONT_FAMILIES` that exist on this machine (never one that would warn "findfont")."""
     from matplotlib import font_manager
 
+    register_cjk_font()  # the CJK font that the package's dependencies install
     present = {entry.name for entry in font_manager.fontManager.ttflist}
     return tuple(family for family in FONT_FAMILIES if family in present) or ("DejaVu Sans",)
 
@@ -203,7 +208,19 @@ def _integer_ticks() -> Any:
 
 
 def _label(name: str, width: int = 14) -> str:
+    """``name`` wrapped to ``width`` columns; a Chinese character takes two, so Chinese wraps at half as many."""
+    if any(unicodedata.east_asian_width(ch) in "WF" for ch in name):
+        width = max(4, width // 2)
     return "\n".join(textwrap.wrap(name, width)) or name
+
+
+SHOWN_FROM_ELSEWHERE: tuple[str, ...] = (
+    # the titles of the stop cases of agentloops.retry (the retry chart's x labels)
+    N_("answer cut off by max_tokens"), N_("reply withheld by a content filter"),
+    N_("a tool that keeps failing hits the cap"),
+)
+"""Texts that other modules define and the charts show through ``_()``: marked here for the catalog
+(``tests/test_i18n_core.py`` checks that they are all listed)."""
 
 
 def _grouped_positions(n_groups: int, n_bars: int, width: float = 0.8) -> tuple[list[float], float]:
@@ -218,7 +235,7 @@ def _criterion_legend(ax: Axes, criteria: Sequence[str], *, extra: Sequence[Any]
 
     handles = [Patch(facecolor=criterion_color(c), label=c) for c in criteria]
     ax.legend(handles=[*handles, *extra], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
-              title="stop criterion", alignment="left")
+              title=_("stop criterion"), alignment="left")
 
 
 def _cap_line(ax: Axes, caps: Sequence[int], *, horizontal: bool = True) -> list[Any]:
@@ -228,7 +245,7 @@ def _cap_line(ax: Axes, caps: Sequence[int], *, horizontal: bool = True) -> list
     for cap in caps:
         if horizontal:
             ax.axhline(cap, color=CAP_COLOR, linestyle="--", linewidth=1.5, zorder=1)
-    label = f"step cap = {', '.join(map(str, caps))}"
+    label = _("step cap = {caps}").format(caps=", ".join(map(str, caps)))
     return [Line2D([], [], color=CAP_COLOR, linestyle="--", linewidth=1.5, label=label)] if caps else []
 
 
@@ -236,11 +253,12 @@ def _cap_line(ax: Axes, caps: Sequence[int], *, horizontal: bool = True) -> list
 
 
 _METRIC_AXES: dict[Metric, tuple[str, str]] = {
-    "steps": ("model calls (steps)", "Model calls per run"),
-    "wasted_calls": ("wasted model calls", "Wasted calls: the same response again, nothing new sent"),
-    "wasted_tool_runs": ("tool runs the model never saw", "Wasted tool runs"),
-    "billed_prompt_tokens": ("prompt tokens billed (estimated)", "Prompt tokens billed per run"),
+    "steps": (N_("model calls (steps)"), N_("Model calls per run")),
+    "wasted_calls": (N_("wasted model calls"), N_("Wasted calls: the same response again, nothing new sent")),
+    "wasted_tool_runs": (N_("tool runs the model never saw"), N_("Wasted tool runs")),
+    "billed_prompt_tokens": (N_("prompt tokens billed (estimated)"), N_("Prompt tokens billed per run")),
 }
+"""Per metric: the y label and the default title (translated when a chart is drawn)."""
 
 
 @_styled
@@ -253,7 +271,8 @@ def metric_chart(source: Records, metric: Metric = "steps", *, title: str | None
         title: the chart's message; a neutral description by default.
     """
     if metric not in _METRIC_AXES:
-        raise ValueError(f"unknown metric {metric!r}; expected one of: {', '.join(_METRIC_AXES)}")
+        raise ValueError(_("unknown metric {metric}; expected one of: {allowed}").format(
+            metric=repr(metric), allowed=", ".join(_METRIC_AXES)))
     grid = _grid(source)
     ylabel, default_title = _METRIC_AXES[metric]
     fig, (ax,) = _new_figure(min(14.0, max(7.0, 1.6 * len(grid.scenarios) + 3)), 5.2)
@@ -270,11 +289,11 @@ def metric_chart(source: Records, metric: Metric = "steps", *, title: str | None
         ax.bar_label(bars, padding=2, fontsize=11)
     cap_handles = _cap_line(ax, grid.caps) if metric == "steps" else []
     ax.set_xticks(range(len(grid.scenarios)), [_label(s) for s in grid.scenarios])
-    ax.set_xlabel("scenario")
-    ax.set_ylabel(ylabel)
+    ax.set_xlabel(_("scenario"))
+    ax.set_ylabel(_(ylabel))
     ax.yaxis.set_major_locator(_integer_ticks())
     ax.margins(y=0.15)
-    ax.set_title(title or default_title)
+    ax.set_title(title or _(default_title))
     _criterion_legend(ax, grid.criteria, extra=cap_handles)
     return _done(fig)
 
@@ -312,15 +331,15 @@ def steps_chart(source: Records, *, title: str | None = None, show_wasted: bool 
                         fontweight="bold" if raised else "normal")
     extra = _cap_line(ax, grid.caps)
     ax.set_xticks(range(len(grid.scenarios)), [_label(s) for s in grid.scenarios])
-    ax.set_xlabel("scenario")
-    ax.set_ylabel("model calls (steps)")
+    ax.set_xlabel(_("scenario"))
+    ax.set_ylabel(_("model calls (steps)"))
     ax.yaxis.set_major_locator(_integer_ticks())
     ax.set_ylim(0, max(max(grid.caps), max(r.steps for r in grid.cells.values())) * 1.2)
-    ax.set_title(title or "Model calls per run, by stop criterion")
+    ax.set_title(title or _("Model calls per run, by stop criterion"))
     if show_wasted and any(r.wasted_calls for r in grid.cells.values()):
-        extra.append(Patch(facecolor="white", edgecolor="black", hatch=WASTE_HATCH, label="wasted calls"))
+        extra.append(Patch(facecolor="white", edgecolor="black", hatch=WASTE_HATCH, label=_("wasted calls")))
     if any(r.error is not None for r in grid.cells.values()):
-        extra.append(Patch(facecolor="#dddddd", edgecolor="black", linewidth=2.2, label="raised an error (n!)"))
+        extra.append(Patch(facecolor="#dddddd", edgecolor="black", linewidth=2.2, label=_("raised an error (n!)")))
     _criterion_legend(ax, grid.criteria, extra=extra)
     return _done(fig)
 
@@ -335,10 +354,10 @@ def wasted_chart(source: Records, *, title: str | None = None) -> Figure:
     grid = _grid(source)
     panels: list[tuple[str, str, str]] = [
         (metric, ylabel, subtitle) for metric, ylabel, subtitle in (
-            ("wasted_calls", "wasted model calls", "Calls that repeated the previous response"),
-            ("wasted_tool_runs", "tool runs the model never saw", "Tool results never sent back"),
+            ("wasted_calls", _("wasted model calls"), _("Calls that repeated the previous response")),
+            ("wasted_tool_runs", _("tool runs the model never saw"), _("Tool results never sent back")),
         ) if any(getattr(r, metric) for r in grid.cells.values())
-    ] or [("wasted_calls", "wasted model calls", "No run wasted a call or a tool result")]
+    ] or [("wasted_calls", _("wasted model calls"), _("No run wasted a call or a tool result"))]
     per_panel = max(7.0, 1.6 * len(grid.scenarios) + 2.5)
     fig, axes = _new_figure(min(15.0, per_panel * len(panels)), 5.2, ncols=len(panels))
     offsets, width = _grouped_positions(len(grid.scenarios), len(grid.criteria))
@@ -358,7 +377,7 @@ def wasted_chart(source: Records, *, title: str | None = None) -> Figure:
         ax.yaxis.set_major_locator(_integer_ticks())
         ax.set_ylim(0, max(1, *(getattr(r, metric) for r in grid.cells.values())) * 1.25)
     _criterion_legend(axes[-1], grid.criteria)
-    fig.suptitle(title or "What each stop criterion wastes", fontsize=16, fontweight="bold")
+    fig.suptitle(title or _("What each stop criterion wastes"), fontsize=16, fontweight="bold")
     return _done(fig)
 
 
@@ -390,16 +409,16 @@ def context_chart(source: Records, *, title: str | None = None) -> Figure:
             xs, ys = zip(*wasted, strict=True)
             ax.plot(xs, ys, linestyle="none", marker="x", markersize=13, markeredgewidth=2.5,
                     color=OKABE_ITO["vermillion"], zorder=4)
-    handles, _ = ax.get_legend_handles_labels()
+    handles, _labels = ax.get_legend_handles_labels()
     if any(r.repeated for record in records for r in record.rounds):
         handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
-                              color=OKABE_ITO["vermillion"], label="wasted call"))
+                              color=OKABE_ITO["vermillion"], label=_("wasted call")))
     ax.legend(handles=handles, frameon=False, loc="upper left")
-    ax.set_xlabel("model call number")
-    ax.set_ylabel("prompt tokens sent (estimated)")
+    ax.set_xlabel(_("model call number"))
+    ax.set_ylabel(_("prompt tokens sent (estimated)"))
     ax.xaxis.set_major_locator(_integer_ticks())
     ax.set_ylim(bottom=0)
-    ax.set_title(title or "Context sent with each call")
+    ax.set_title(title or _("Context sent with each call"))
     return _done(fig)
 
 
@@ -421,11 +440,11 @@ def billed_chart(source: Records, *, title: str | None = None) -> Figure:
                     ha="center", va="bottom", fontsize=12)
     labels = [_label(f"{r.scenario} {r.criterion}" if several else r.criterion, 13) for r in records]
     ax.set_xticks(range(len(records)), labels)
-    ax.set_ylabel("tokens billed (estimated)")
+    ax.set_ylabel(_("tokens billed (estimated)"))
     ax.margins(y=0.15)
-    ax.set_title(title or "Tokens billed per run")
-    ax.legend(handles=[Patch(facecolor="#bbbbbb", label="prompt (resent every call)"),
-                       Patch(facecolor="white", edgecolor="#555555", hatch=WASTE_HATCH, label="completion")],
+    ax.set_title(title or _("Tokens billed per run"))
+    ax.legend(handles=[Patch(facecolor="#bbbbbb", label=_("prompt (resent every call)")),
+                       Patch(facecolor="white", edgecolor="#555555", hatch=WASTE_HATCH, label=_("completion"))],
               frameon=False, loc="upper right")
     return _done(fig)
 
@@ -444,7 +463,7 @@ def retry_chart(comparison: RetryComparison, *, title: str | None = None) -> Fig
     fig, axes = _new_figure(max(11.0, 3.6 * len(cases) + 2), 5.4, ncols=2)
     policies: tuple[Policy, ...] = ("blind_retry", "right_response")
     offsets, width = _grouped_positions(len(cases), len(policies), 0.75)
-    panels = (("calls", "model calls", "Calls"), ("tokens", "tokens billed (estimated)", "Tokens"))
+    panels = (("calls", _("model calls"), _("Calls")), ("tokens", _("tokens billed (estimated)"), _("Tokens")))
     for ax, (attr, ylabel, subtitle) in zip(axes, panels, strict=True):
         for j, policy in enumerate(policies):
             for i, case in enumerate(cases):
@@ -454,20 +473,21 @@ def retry_chart(comparison: RetryComparison, *, title: str | None = None) -> Fig
                 color = POLICY_COLORS[policy]
                 ax.bar(i + offsets[j], value, width, color=color if result.succeeded else "white", edgecolor=color,
                        hatch=hatch, linewidth=2, zorder=2)
-                verdict = "answer" if result.succeeded else "failed"
+                verdict = _("answer") if result.succeeded else _("failed")
                 ax.annotate(f"{value}\n{verdict}", (i + offsets[j], value), xytext=(0, 3),
                             textcoords="offset points", ha="center", va="bottom", fontsize=11)
-        ax.set_xticks(range(len(cases)), [_label(comparison.case_title(c), 16) for c in cases])
+        titles = [comparison.case_title(c) for c in cases]
+        ax.set_xticks(range(len(cases)), [_label(_(title), 16) for title in titles])
         ax.set_ylabel(ylabel)
         ax.set_title(subtitle, fontsize=14)
         ax.margins(y=0.3)
         ax.set_ylim(bottom=0)
-    axes[0].legend(handles=[Patch(facecolor=POLICY_COLORS["blind_retry"], label="blind retry"),
-                            Patch(facecolor=POLICY_COLORS["right_response"], label="right response to the stop"),
+    axes[0].legend(handles=[Patch(facecolor=POLICY_COLORS["blind_retry"], label=_("blind retry")),
+                            Patch(facecolor=POLICY_COLORS["right_response"], label=_("right response to the stop")),
                             Patch(facecolor="white", edgecolor="black", hatch=WASTE_HATCH,
-                                  label="ended without an answer")],
+                                  label=_("ended without an answer"))],
                    frameon=False, loc="upper left")
-    fig.suptitle(title or "A blind retry pays again and still fails; the right response answers",
+    fig.suptitle(title or _("A blind retry pays again and still fails; the right response answers"),
                  fontsize=16, fontweight="bold")
     return _done(fig)
 
@@ -515,8 +535,8 @@ class LiveChart:
             calls.set_xticks(list(xs), short)
             calls.set_ylim(0, max_cap * 1.3)
             calls.yaxis.set_major_locator(MaxNLocator(5, integer=True))
-            calls.set_ylabel("model calls (steps)")
-            calls.set_title("Calls (hatched: wasted)")
+            calls.set_ylabel(_("model calls (steps)"))
+            calls.set_title(_("Calls (hatched: wasted)"))
 
             self._lines = []
             for c in self.criteria:
@@ -529,9 +549,9 @@ class LiveChart:
             context.set_xlim(0.5, max_cap + 0.5)
             context.xaxis.set_major_locator(MaxNLocator(integer=True))
             context.yaxis.set_major_locator(MaxNLocator(4))
-            context.set_xlabel("model call number")
-            context.set_ylabel("prompt tokens sent")
-            context.set_title("Context sent with each call")
+            context.set_xlabel(_("model call number"))
+            context.set_ylabel(_("prompt tokens sent"))
+            context.set_title(_("Context sent with each call"))
 
             self._prompt = billed.bar(xs, [0] * n, 0.7, color=[criterion_color(c) for c in self.criteria], zorder=2)
             self._completion = billed.bar(xs, [0] * n, 0.7, color="white",
@@ -539,17 +559,17 @@ class LiveChart:
                                           hatch=WASTE_HATCH, linewidth=1.5, zorder=2)
             billed.set_xticks(list(xs), short)
             billed.yaxis.set_major_locator(MaxNLocator(4, integer=True))
-            billed.set_ylabel("tokens billed")
-            billed.set_title("Tokens billed")
+            billed.set_ylabel(_("tokens billed"))
+            billed.set_title(_("Tokens billed"))
             # one legend row above the panels: inside an axes a legend would sit on some run's data
             fig.legend(handles=[
                 *(Line2D([], [], linestyle=criterion_style(c)[0], marker=criterion_style(c)[1],
                          color=criterion_color(c), label=c) for c in self.criteria),
                 Line2D([], [], linestyle="none", marker="x", markeredgewidth=2.5, color=OKABE_ITO["vermillion"],
-                       label="wasted call"),
-                Line2D([], [], color=CAP_COLOR, linestyle="--", label="step cap"),
-                Patch(facecolor="#bbbbbb", label="prompt tokens"),
-                Patch(facecolor="white", edgecolor="#555555", hatch=WASTE_HATCH, label="completion / wasted"),
+                       label=_("wasted call")),
+                Line2D([], [], color=CAP_COLOR, linestyle="--", label=_("step cap")),
+                Patch(facecolor="#bbbbbb", label=_("prompt tokens")),
+                Patch(facecolor="white", edgecolor="#555555", hatch=WASTE_HATCH, label=_("completion / wasted")),
             ], loc="upper center", ncol=len(self.criteria) + 4, frameon=False, fontsize=12,
                 bbox_to_anchor=(0.5, 1.0))
 

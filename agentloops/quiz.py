@@ -18,13 +18,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentloops.i18n import N_, _
+
 Status = Literal["correct", "incorrect", "not attempted"]
 
 _BADGES: dict[Status, tuple[str, str]] = {
-    "correct": ("✓ Correct", "#1a7f37"),
-    "incorrect": ("✗ Not yet", "#b35900"),
-    "not attempted": ("… Not attempted", "#57606a"),
+    "correct": (N_("✓ Correct"), "#1a7f37"),
+    "incorrect": (N_("✗ Not yet"), "#b35900"),
+    "not attempted": (N_("… Not attempted"), "#57606a"),
 }
+"""The verdict's badge and colour; the badge is translated when the result is shown."""
 
 
 @dataclass(frozen=True)
@@ -47,16 +50,16 @@ class CheckResult:
         return self.status == "correct"
 
     def __str__(self) -> str:
-        text = f"{_BADGES[self.status][0]}: {self.message}"
-        return f"{text}\nHint: {self.hint}" if self.hint else text
+        text = _("{badge}: {message}").format(badge=_(_BADGES[self.status][0]), message=self.message)
+        return _("{text}\nHint: {hint}").format(text=text, hint=self.hint) if self.hint else text
 
     def _repr_html_(self) -> str:
         label, colour = _BADGES[self.status]
-        hint = f"<br><i>Hint:</i> {html.escape(self.hint)}" if self.hint else ""
-        return (
-            f"<div style='border-left:4px solid {colour};padding:4px 8px'>"
-            f"<b style='color:{colour}'>{label}</b>: {html.escape(self.message)}{hint}</div>"
-        )
+        label = _(label)
+        hint = _("<br><i>Hint:</i> {hint}").format(hint=html.escape(self.hint)) if self.hint else ""
+        text = _("{badge}: {message}").format(badge=f"<b style='color:{colour}'>{label}</b>",
+                                              message=html.escape(self.message))
+        return f"<div style='border-left:4px solid {colour};padding:4px 8px'>{text}{hint}</div>"
 
     def __repr__(self) -> str:
         return str(self)
@@ -70,12 +73,13 @@ class Note:
     text: str
 
     def __str__(self) -> str:
-        return f"{self.title}: {self.text}"
+        return _("{title}: {text}").format(title=self.title, text=self.text)
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        return f"<div><b>{html.escape(self.title)}</b>: {html.escape(self.text)}</div>"
+        text = _("{title}: {text}").format(title=f"<b>{html.escape(self.title)}</b>", text=html.escape(self.text))
+        return f"<div>{text}</div>"
 
 
 @dataclass
@@ -108,39 +112,43 @@ class Question:
     def check(self, response: Any = ...) -> CheckResult:
         """Judge ``response``. Never raises: a broken answer is reported, not thrown."""
         if response is ...:
-            return CheckResult("not attempted", "replace the ... with your answer and run the cell again")
+            return CheckResult("not attempted", _("replace the ... with your answer and run the cell again"))
         try:
             expected = self.expected()
         except Exception as exc:  # the question's own code failed: not the learner's fault
-            return CheckResult("not attempted", f"this question could not compute its answer "
-                                                f"({type(exc).__name__}: {exc}); please report it")
+            return CheckResult("not attempted", _("this question could not compute its answer "
+                                                  "({error}: {exc}); please report it").format(
+                                                      error=type(exc).__name__, exc=exc))
         try:
             ok = self._matches(response, expected)
         except Exception as exc:  # a learner's odd value must not crash the notebook
-            return CheckResult("incorrect", f"could not compare your answer ({type(exc).__name__}: {exc})",
-                               self._next_hint())
+            return CheckResult("incorrect", _("could not compare your answer ({error}: {exc})").format(
+                error=type(exc).__name__, exc=exc), self._next_hint())
         key = _norm(response)
         explanation = next((v for k, v in self.explanations.items() if _norm(k) == key), "")
         if ok:
-            return CheckResult("correct", explanation or f"{response!r} is right.")
+            return CheckResult("correct", explanation or _("{answer} is right.").format(answer=repr(response)))
         if self.options and key not in {_norm(o) for o in self.options}:
             options = ", ".join(map(repr, self.options))
-            return CheckResult("incorrect", f"{response!r} is not one of the options: {options}")
-        return CheckResult("incorrect", explanation or f"{response!r} is not it.", self._next_hint())
+            return CheckResult("incorrect", _("{answer} is not one of the options: {options}").format(
+                answer=repr(response), options=options))
+        return CheckResult("incorrect", explanation or _("{answer} is not it.").format(answer=repr(response)),
+                           self._next_hint())
 
     def hint(self) -> Note:
         """The next hint on the ladder (the last one repeats)."""
         if not self.hints:
-            return Note("Hint", "no hint for this one — re-run the cell above and read its output")
+            return Note(_("Hint"), _("no hint for this one — re-run the cell above and read its output"))
         text = self.hints[min(self._hints_shown, len(self.hints) - 1)]
         self._hints_shown += 1
-        return Note(f"Hint {min(self._hints_shown, len(self.hints))}/{len(self.hints)}", text)
+        return Note(_("Hint {n}/{total}").format(n=min(self._hints_shown, len(self.hints)), total=len(self.hints)),
+                    text)
 
     def solution(self) -> Note:
         """The answer, with its explanation."""
         expected = self.expected()
         explanation = self.explanations.get(str(expected), "")
-        return Note("Solution", self.solution_text or f"{expected!r}. {explanation}".strip())
+        return Note(_("Solution"), self.solution_text or f"{expected!r}. {explanation}".strip())
 
     def _next_hint(self) -> str:
         if not self.hints:

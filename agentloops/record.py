@@ -3,6 +3,10 @@
 Records are plain frozen dataclasses, cheap to build on every run. They turn
 into JSON (:meth:`RunRecord.to_dict`), pandas (:meth:`RunRecord.to_frame`) and
 readable text or HTML when displayed in a notebook.
+
+The record's fields stay English (they are data: compared, written to JSON,
+diffed); what a learner reads — ``print(record)``, :meth:`RunRecord.headline`,
+the HTML table, :meth:`Round.shown_row` — is in the language in use.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from agentloops.criteria import Continue, Decision, Finish
 from agentloops.errors import ErrorCode
+from agentloops.i18n import N_, Phrase, _, language, ngettext, shown
 from agentloops.messages import Message
 from agentloops.response import ABNORMAL_FINISH, Response, show_content
 from agentloops.tables import text_table
@@ -33,19 +38,28 @@ Outcome = Literal["answer", "empty_answer", "premature_answer", "abnormal_answer
 """
 
 OUTCOME_LABELS: dict[Outcome, str] = {
-    "answer": "answer",
-    "empty_answer": "empty answer reported as success",
-    "premature_answer": "premature answer (tool results never seen)",
-    "abnormal_answer": "answer from an abnormal round",
-    "hit_cap": "hit the cap, returned last text",
-    "raised": "raised",
+    "answer": N_("answer"),
+    "empty_answer": N_("empty answer reported as success"),
+    "premature_answer": N_("premature answer (tool results never seen)"),
+    "abnormal_answer": N_("answer from an abnormal round"),
+    "hit_cap": N_("hit the cap, returned last text"),
+    "raised": N_("raised"),
 }
+"""How each outcome reads, in English (shown through ``_()``: :meth:`RunRecord.ending`)."""
 
 
 ROW_KEYS: tuple[str, ...] = (  # columns of the step-by-step table
     "step", "messages_sent", "new_since_last_call", "context_tokens", "content", "tool_calls",
     "finish_reason", "tools_run", "decision", "why", "repeated",
 )
+
+ROW_TITLES: dict[str, str] = {
+    "step": N_("call"), "messages_sent": N_("messages sent"), "new_since_last_call": N_("new since last call"),
+    "context_tokens": N_("context tokens"), "content": "content", "tool_calls": N_("tool calls"),
+    "finish_reason": "finish_reason", "tools_run": N_("tools run"), "decision": N_("decision"), "why": N_("why"),
+    "repeated": N_("repeated"),
+}
+"""Row key → the column a learner reads (English here, shown through ``_()``; field names stay code)."""
 
 
 class Round(NamedTuple):
@@ -100,18 +114,27 @@ class Round(NamedTuple):
         )
         return dict(zip(ROW_KEYS, values, strict=True))
 
+    def shown_row(self) -> dict[str, Any]:
+        """:meth:`to_row` as a learner reads it: the reason and what was new in the language in use."""
+        row = self.to_row()
+        return {**row, "why": shown(row["why"]), "new_since_last_call": shown(row["new_since_last_call"])}
+
+
+_OWN_REPLY = Phrase(N_("its own last reply"))
+
 
 def describe_messages(added: Sequence[Message]) -> str:
-    """Messages in a few words: ``its own last reply, result of read_file``."""
-    parts = []
+    """Messages in a few words: ``its own last reply, result of read_file`` (a :class:`Phrase`: English as data)."""
+    text: Phrase | None = None
     for message in added:
         if message.role == "tool":
-            parts.append(f"result of {message.name}")
+            part = Phrase(N_("result of {name}"), name=message.name)
         elif message.role == "assistant":
-            parts.append("its own last reply")
+            part = _OWN_REPLY
         else:
-            parts.append(f"{message.role} message")
-    return ", ".join(parts)
+            part = Phrase(N_("{role} message"), role=message.role)
+        text = part if text is None else Phrase(N_("{first}, {second}"), first=text, second=part)
+    return text if text is not None else ""
 
 
 def decision_kind(decision: Decision) -> str:
@@ -228,53 +251,87 @@ class RunRecord:
         return pd.DataFrame([r.to_row() for r in self.rounds]).set_index("step")
 
     def headline(self) -> str:
-        """One line: steps, tools, outcome."""
-        cap = " (cap)" if self.hit_cap else ""
-        tools = ", ".join(self.tools_executed)
-        ending = OUTCOME_LABELS[self.outcome]
-        if self.error:
-            ending = f"raised {self.error} at call {self.steps}"
-        return f"{self.steps} step{'' if self.steps == 1 else 's'}{cap}  tools [{tools}]  {ending}"
+        """One line in the language in use: steps, tools, how it ended."""
+        steps = ngettext("{n} step", "{n} steps", self.steps).format(n=self.steps)
+        if self.hit_cap:
+            steps = _("{steps} (cap)").format(steps=steps)
+        return _("{steps}  tools [{tools}]  {ending}").format(steps=steps, tools=", ".join(self.tools_executed),
+                                                            ending=self.ending())
+
+    def ending(self) -> str:
+        """How the run ended, in words: ``raised truncated at call 1``, or the outcome's label."""
+        if self.error:  # a model that raised left no round: the call that failed is the one after the last round
+            call = self.steps + 1 if self.error == "model_error" else self.steps
+            return _("raised {error} at call {step}").format(error=self.error, step=call)
+        return _(OUTCOME_LABELS[self.outcome])
+
+    def shown_error(self) -> str | None:
+        """:attr:`error_message` as a learner reads it: in the language in use, rebuilt from the run itself.
+
+        The loop words the message as ``call N: <the abort's reason>`` or ``reached max_steps=N without a
+        final answer``; any other message (a model that raised, a record read back from JSON) is shown as it is.
+        """
+        message = self.error_message
+        if message is None:
+            return None
+        last = self.rounds[-1].decision if self.rounds else None
+        if last is not None and not isinstance(last, (Continue, Finish)) and \
+                message == f"call {self.steps}: {last.reason}":
+            return _("call {n}: {base}").format(n=self.steps, base=shown(last.reason))
+        if message == f"reached max_steps={self.max_steps} without a final answer":
+            return _("reached max_steps={n} without a final answer").format(n=self.max_steps)
+        return message
 
     def __str__(self) -> str:
-        head = f"{self.scenario} × {self.criterion} (max_steps={self.max_steps}): {self.headline()}"
+        head = _("{scenario} × {criterion} (max_steps={cap}): {headline}").format(
+            scenario=self.scenario, criterion=self.criterion, cap=self.max_steps, headline=self.headline())
+        yes = _("yes")
         rows = [
             [r.step, len(r.request), r.context_tokens, show_content(r.response.content, 28),
              len(r.response.tool_calls), r.response.finish_reason, ", ".join(r.tools_run),
-             decision_kind(r.decision), "yes" if r.repeated else ""]
+             decision_kind(r.decision), yes if r.repeated else ""]
             for r in self.rounds
         ]
-        table = text_table(
-            ["step", "sent", "tokens", "content", "calls", "finish", "ran", "decision", "repeat"], rows
-        )
-        tail = (
-            f"answer: {show_content(self.answer)}   wasted calls: {self.wasted_calls}   "
-            f"wasted tool runs: {self.wasted_tool_runs}   billed prompt tokens: {self.billed_prompt_tokens}"
-        )
+        table = text_table([_(h) for h in _TEXT_HEADERS], rows)
+        tail = _("answer: {answer}   wasted calls: {wasted}   wasted tool runs: {unseen}   "
+                 "billed prompt tokens: {billed}").format(answer=show_content(self.answer), wasted=self.wasted_calls,
+                                                          unseen=self.wasted_tool_runs,
+                                                          billed=self.billed_prompt_tokens)
         if self.error_message:
-            tail += f"\nerror: {self.error}: {self.error_message}"
+            tail += "\n" + _("error: {error}: {message}").format(error=self.error, message=self.shown_error())
         return f"{head}\n{table}\n{tail}"
 
     def __repr__(self) -> str:
         return f"<RunRecord {self.scenario} × {self.criterion}: {self.headline()}>"
 
     def _repr_html_(self) -> str:
-        header = "".join(f"<th>{html.escape(key)}</th>" for key in ROW_KEYS)
+        # English heads the columns with the row keys, as to_dict() names them; other languages with their titles
+        header = "".join(f"<th>{html.escape(key if language() == 'en' else _(ROW_TITLES[key]))}</th>"
+                         for key in ROW_KEYS)
         body = "".join(
             ("<tr style='background:#fde9c9'>" if r.repeated else "<tr>")
-            + "".join(f"<td>{html.escape(str(value))}</td>" for value in r.to_row().values())
+            + "".join(f"<td>{html.escape(str(value))}</td>" for value in r.shown_row().values())
             + "</tr>"
             for r in self.rounds
         )
-        error = f" · error: {self.error}: {self.error_message}" if self.error_message else ""
+        error = (" · " + _("error: {error}: {message}").format(error=self.error, message=self.shown_error())
+                 if self.error_message else "")
+        tail = _("answer: {answer} · wasted calls: {wasted} · wasted tool runs: {unseen} · billed prompt tokens: "
+                 "{billed}").format(answer=html.escape(show_content(self.answer)), wasted=self.wasted_calls,
+                                    unseen=self.wasted_tool_runs, billed=self.billed_prompt_tokens)
         return (
             f"<div><b>{html.escape(self.scenario)} × {html.escape(self.criterion)}</b> — "
             f"{html.escape(self.headline())}"
             f"<table><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>"
-            f"<small>answer: {html.escape(show_content(self.answer))} · wasted calls: {self.wasted_calls}"
-            f" · wasted tool runs: {self.wasted_tool_runs}"
-            f" · billed prompt tokens: {self.billed_prompt_tokens}{html.escape(error)}</small></div>"
+            f"<small>{tail}{html.escape(error)}</small></div>"
         )
+
+
+_TEXT_HEADERS: tuple[str, ...] = (
+    N_("step"), N_("sent"), N_("tokens"), "content", N_("calls"), N_("finish"), N_("ran"), N_("decision"),
+    N_("repeat"),
+)
+"""The columns of ``print(record)`` (English here, shown through ``_()``; ``content`` is the field's name)."""
 
 
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from typing_extensions import assert_never
 
 from agentloops.errors import ErrorCode, RunError, UsageError
+from agentloops.i18n import N_, Phrase, _, shown
 from agentloops.loop import DEFAULT_MAX_STEPS, Tools, run_loop
 from agentloops.messages import Message
 from agentloops.record import RunRecord
@@ -52,20 +53,21 @@ if TYPE_CHECKING:
 Policy = Literal["blind_retry", "right_response"]
 """How a caller reacts to a failed run: the same request again, or the response the stop calls for."""
 
-POLICY_LABELS: dict[Policy, str] = {"blind_retry": "blind retry", "right_response": "right response"}
+POLICY_LABELS: dict[Policy, str] = {"blind_retry": N_("blind retry"), "right_response": N_("right response")}
+"""Each policy in words (English here; shown through ``_()``)."""
 
 ADVICE: dict[ErrorCode, str] = {
-    "truncated": "raise the token limit (max_tokens); the same limit cuts the same answer off again",
-    "content_filter": "change the input; the same input is filtered again",
-    "refusal": "change the request or ask a person; the same request is refused again",
-    "malformed_tool_call": "look at the tool side: its schema or the arguments the model cannot produce",
-    "provider_error": "the provider says the turn failed or never finished: retry later, with backoff inside a "
-                      "budget, and alert if it persists; never read the partial round as an answer",
-    "unknown_stop": "stop and find out what the provider meant; never treat it as success",
-    "max_steps": "look at the tool side (a failing tool the model keeps calling), or split the task; "
-                 "raise the cap only on purpose",
-    "model_error": "a transport error may be retried with backoff inside a budget; a bug in the model code is fixed, "
-                   "not retried",
+    "truncated": N_("raise the token limit (max_tokens); the same limit cuts the same answer off again"),
+    "content_filter": N_("change the input; the same input is filtered again"),
+    "refusal": N_("change the request or ask a person; the same request is refused again"),
+    "malformed_tool_call": N_("look at the tool side: its schema or the arguments the model cannot produce"),
+    "provider_error": N_("the provider says the turn failed or never finished: retry later, with backoff inside a "
+                         "budget, and alert if it persists; never read the partial round as an answer"),
+    "unknown_stop": N_("stop and find out what the provider meant; never treat it as success"),
+    "max_steps": N_("look at the tool side (a failing tool the model keeps calling), or split the task; "
+                    "raise the cap only on purpose"),
+    "model_error": N_("a transport error may be retried with backoff inside a budget; a bug in the model code is "
+                      "fixed, not retried"),
 }
 """What each way of ending badly calls for (the error codes of :mod:`agentloops.errors`)."""
 
@@ -106,8 +108,9 @@ class Setup:
 
     def describe(self) -> str:
         """The setup in a few words, for tables."""
-        tool = "tool fixed" if self.tool_fixed else "tool as is"
-        return f"max_tokens={self.max_tokens}, prompt={self.prompt!r}, {tool}"
+        tool = _("tool fixed") if self.tool_fixed else _("tool as is")
+        return _("max_tokens={max_tokens}, prompt={prompt}, {tool}").format(max_tokens=self.max_tokens,
+                                                                            prompt=repr(self.prompt), tool=tool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +140,17 @@ class StopCase:
 class Remedy:
     """What a caller does about a failed run: an action in words and the setup of the next attempt.
 
-    ``setup`` is ``None`` when nothing automatic helps (hand it to a person).
+    ``setup`` is ``None`` when nothing automatic helps (hand it to a person). ``advice`` and ``action`` stay
+    English (``action`` is a :class:`~agentloops.i18n.Phrase`); :meth:`shown` is what a learner reads.
     """
 
     advice: str
     action: str
     setup: Setup | None
+
+    def shown(self) -> str:
+        """The advice and the action in the language in use."""
+        return _("{advice} → {action}").format(advice=_(self.advice), action=shown(self.action))
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,13 +208,22 @@ class PolicyResult:
 
     def __str__(self) -> str:
         rows = [
-            [a.number, a.action, a.record.steps, a.tokens, a.record.error or a.record.outcome]
+            [a.number, shown(a.action), a.record.steps, a.tokens, a.record.error or a.record.outcome]
             for a in self.attempts
         ]
-        table = text_table(["attempt", "before it", "calls", "tokens", "ended with"], rows)
-        verdict = "answer" if self.succeeded else "no answer"
-        return (f"{self.case} × {POLICY_LABELS[self.policy]}: {len(self.attempts)} attempts, {self.calls} calls, "
-                f"{self.tokens} tokens, {verdict}\n{table}")
+        table = text_table([_(h) for h in _ATTEMPT_HEADERS], rows)
+        verdict = _("answer") if self.succeeded else _("no answer")
+        return _("{case} × {policy}: {attempts} attempts, {calls} calls, {tokens} tokens, {verdict}\n{table}").format(
+            case=self.case, policy=_(POLICY_LABELS[self.policy]), attempts=len(self.attempts), calls=self.calls,
+            tokens=self.tokens, verdict=verdict, table=table)
+
+
+_ATTEMPT_HEADERS: tuple[str, ...] = (N_("attempt"), N_("before it"), N_("calls"), N_("tokens"), N_("ended with"))
+
+
+def advice(code: ErrorCode) -> str:
+    """What to do about a run that raised ``code`` (:data:`ADVICE`), in the language in use."""
+    return _(ADVICE[code])
 
 
 # --------------------------------------------------------------------------- the three cases
@@ -305,7 +322,8 @@ def load_case(case: str | StopCase) -> StopCase:
     try:
         return CASES[case]
     except (KeyError, TypeError):
-        raise UsageError(f"unknown stop case {case!r}; expected one of: {', '.join(CASES)}") from None
+        raise UsageError(_("unknown stop case {case}; expected one of: {names}").format(
+            case=repr(case), names=", ".join(CASES))) from None
 
 
 # --------------------------------------------------------------------------- attempts and policies
@@ -353,28 +371,32 @@ def prescribe(record: RunRecord, setup: Setup, case: StopCase | None = None) -> 
     """
     code = record.error
     if code is None:
-        raise UsageError(f"the run ended with {record.outcome!r}, not an error; there is nothing to respond to")
+        raise UsageError(_("the run ended with {outcome}, not an error; there is nothing to respond to").format(
+            outcome=repr(record.outcome)))
     advice = ADVICE[code]
     if code == "truncated":
         limit = setup.max_tokens * 2
-        return Remedy(advice, f"raised max_tokens {setup.max_tokens} → {limit}", replace(setup, max_tokens=limit))
+        return Remedy(advice, Phrase(N_("raised max_tokens {before} → {after}"), before=setup.max_tokens, after=limit),
+                      replace(setup, max_tokens=limit))
     if code == "content_filter" or code == "refusal":
         safer = case.safer_prompt if case is not None else None
         if safer is None or safer == setup.prompt:
-            return Remedy(advice, "no other input to try: ask a person", None)
-        return Remedy(advice, f"changed the input to {safer!r}", replace(setup, prompt=safer))
+            return Remedy(advice, Phrase(N_("no other input to try: ask a person")), None)
+        return Remedy(advice, Phrase(N_("changed the input to {prompt}"), prompt=repr(safer)),
+                      replace(setup, prompt=safer))
     if code == "max_steps":
         broken = failing_tools(record)
         if not broken:
-            return Remedy(advice, "no tool failed: the task needs more steps or a split; decide on purpose", None)
+            return Remedy(advice, Phrase(N_("no tool failed: the task needs more steps or a split; decide on "
+                                            "purpose")), None)
         name, (text, count) = next(iter(broken.items()))
-        return Remedy(advice, f"{name} returned {text!r} {count}×: fixed the tool",
-                      replace(setup, tool_fixed=True))
+        return Remedy(advice, Phrase(N_("{name} returned {text} {count}×: fixed the tool"), name=name,
+                                     text=repr(text), count=count), replace(setup, tool_fixed=True))
     if code == "malformed_tool_call" or code == "unknown_stop":
-        return Remedy(advice, "nothing automatic helps: hand it to a person", None)
+        return Remedy(advice, Phrase(N_("nothing automatic helps: hand it to a person")), None)
     if code == "model_error" or code == "provider_error":
-        return Remedy(advice, "look at the error: retry a transport or provider failure within a budget, fix a bug",
-                      None)
+        return Remedy(advice, Phrase(N_("look at the error: retry a transport or provider failure within a budget, "
+                                        "fix a bug")), None)
     assert_never(code)
 
 
@@ -385,7 +407,7 @@ def blind_retry(case: str | StopCase, retries: int = 3, *, max_steps: int = DEFA
     attempts: list[Attempt] = []
     for number in range(1, retries + 2):
         record = attempt(chosen, chosen.setup, max_steps=max_steps)
-        action = "first try" if number == 1 else "same request again"
+        action = _FIRST_TRY if number == 1 else _SAME_AGAIN
         attempts.append(Attempt(number, action, chosen.setup, record))
         if record.succeeded:
             break
@@ -397,7 +419,8 @@ def right_response(case: str | StopCase, max_attempts: int = 4, *,
     """Run the case; after each failure apply :func:`prescribe` and try again, or stop when nothing helps."""
     chosen = load_case(case)
     _check_count("max_attempts", max_attempts, minimum=1)
-    setup, action = chosen.setup, "first try"
+    setup = chosen.setup
+    action: str = _FIRST_TRY
     attempts: list[Attempt] = []
     for number in range(1, max_attempts + 1):
         record = attempt(chosen, setup, max_steps=max_steps)
@@ -411,9 +434,14 @@ def right_response(case: str | StopCase, max_attempts: int = 4, *,
     return PolicyResult(chosen.name, "right_response", tuple(attempts))
 
 
+_FIRST_TRY = Phrase(N_("first try"))
+_SAME_AGAIN = Phrase(N_("same request again"))
+
+
 def _check_count(name: str, value: object, *, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise UsageError(f"{name} must be a whole number of at least {minimum}; got {value!r}")
+        raise UsageError(_("{name} must be a whole number of at least {minimum}; got {value}").format(
+            name=name, minimum=minimum, value=repr(value)))
 
 
 # --------------------------------------------------------------------------- the comparison
@@ -448,15 +476,14 @@ class RetryComparison:
             raise KeyError((case, policy)) from None
 
     def headers(self) -> list[str]:
-        """Column headers of :meth:`rows`."""
-        return ["stop", "policy", "attempts", "calls", "prompt tokens", "completion tokens", "tokens",
-                "ended with"]
+        """Column headers of :meth:`rows`, in the language in use."""
+        return [_(h) for h in _COMPARISON_HEADERS]
 
     def rows(self) -> list[list[Any]]:
-        """One row per case and policy."""
+        """One row per case and policy (the case and the error codes stay code; the words are translated)."""
         return [
-            [r.case, POLICY_LABELS[r.policy], len(r.attempts), r.calls, r.prompt_tokens, r.completion_tokens,
-             r.tokens, "answer" if r.succeeded else f"no answer ({r.errors[-1]})"]
+            [r.case, _(POLICY_LABELS[r.policy]), len(r.attempts), r.calls, r.prompt_tokens, r.completion_tokens,
+             r.tokens, _("answer") if r.succeeded else _("no answer ({error})").format(error=r.errors[-1])]
             for r in self.results
         ]
 
@@ -476,6 +503,12 @@ class RetryComparison:
         body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
                        for row in self.rows())
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+_COMPARISON_HEADERS: tuple[str, ...] = (
+    N_("stop"), N_("policy"), N_("attempts"), N_("calls"), N_("prompt tokens"), N_("completion tokens"), N_("tokens"),
+    N_("ended with"),
+)
 
 
 def compare_policies(cases: Sequence[str | StopCase] | None = None, *, retries: int = 3,

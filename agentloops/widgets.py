@@ -29,10 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agentloops.comparison import cell
 from agentloops.criteria import CRITERIA, CRITERION_NAMES
 from agentloops.errors import AgentLoopsError, ScenarioError, UsageError, describe_validation_error
+from agentloops.i18n import N_, _, ngettext, shown
 from agentloops.loop import DEFAULT_MAX_STEPS, run
 from agentloops.plots import OKABE_ITO, LiveChart, criterion_color
 from agentloops.quiz import CheckResult, Question
-from agentloops.record import OUTCOME_LABELS, RunRecord
+from agentloops.record import ROW_TITLES, RunRecord
 from agentloops.response import FinishReason, Response, ToolCall, show_content
 from agentloops.scenario import DEFAULT_PROMPT, Group, Scenario, list_scenarios, load_scenario
 from agentloops.tables import text_table
@@ -43,7 +44,8 @@ FINISH_REASONS: tuple[str, ...] = get_args(FinishReason)
 ContentKind = Literal["null", "empty", "text"]
 """The three kinds of content a naive test confuses: ``None``, ``""`` and text."""
 
-CONTENT_LABELS: dict[str, str] = {"null": "null", "empty": '"" (empty)', "text": "text"}
+CONTENT_LABELS: dict[str, str] = {"null": "null", "empty": N_('"" (empty)'), "text": N_("text")}
+"""The content dropdown's option texts (translated when a dropdown is built; the values stay code)."""
 
 MAX_ROUNDS = 12
 """Rounds the script builder offers (the long chain of the shipped scenarios needs 11)."""
@@ -114,7 +116,7 @@ class RoundSpec(BaseModel):
 
     def label(self) -> str:
         """The round in a few words: ``content="Let me…" 1 call finish=tool_calls``."""
-        calls = f"{self.tool_calls} call{'s' if self.tool_calls != 1 else ''}"
+        calls = ngettext("{n} call", "{n} calls", self.tool_calls).format(n=self.tool_calls)
         return f"content={show_content(self.content_value(), 24)} {calls} finish={self.finish_reason}"
 
 
@@ -122,11 +124,13 @@ def _spec(value: RoundSpec | Mapping[str, Any], number: int) -> RoundSpec:
     if isinstance(value, RoundSpec):
         return value
     if not isinstance(value, Mapping):
-        raise ScenarioError(f"round {number}: expected a RoundSpec or a dict; got {type(value).__name__}")
+        raise ScenarioError(_("round {n}: expected a RoundSpec or a dict; got {kind}").format(
+            n=number, kind=type(value).__name__))
     try:
         return RoundSpec.model_validate(value)
     except ValidationError as exc:
-        raise ScenarioError(f"round {number}: {describe_validation_error(exc)}") from None
+        raise ScenarioError(_("round {n}: {problem}").format(n=number, problem=describe_validation_error(exc))) \
+            from None
 
 
 def _custom_tools() -> dict[str, str]:
@@ -157,7 +161,7 @@ def build_scenario(rounds: Sequence[RoundSpec | Mapping[str, Any]], *, base: Sce
     """
     specs = [_spec(r, i) for i, r in enumerate(rounds, 1)]
     if not specs:
-        raise ScenarioError("a script needs at least one round")
+        raise ScenarioError(_("a script needs at least one round"))
     tools = dict(base.tools) if base is not None else {}
     for tool, result in _custom_tools().items():
         tools.setdefault(tool, result)
@@ -181,11 +185,12 @@ def build_scenario(rounds: Sequence[RoundSpec | Mapping[str, Any]], *, base: Sce
             raw = original.raw_finish_reason if original is not None and original.raw_finish_reason else "OTHER"
         responses.append(Response(content=spec.content_value(), tool_calls=calls, finish_reason=spec.finish_reason,
                                   raw_finish_reason=raw))
-    origin = f" (edited from {base.name})" if base is not None else ""
+    default_title = (_("custom script (edited from {name})").format(name=base.name) if base is not None
+                     else _("custom script"))
     return Scenario(
         name=name,
-        title=title or f"custom script{origin}",
-        teaches="A script built round by round; its last round repeats once the script runs out.",
+        title=title or default_title,
+        teaches=_("A script built round by round; its last round repeats once the script runs out."),
         group="custom",
         prompt=base.prompt if base is not None else DEFAULT_PROMPT,
         tools=tools,
@@ -197,28 +202,67 @@ def build_scenario(rounds: Sequence[RoundSpec | Mapping[str, Any]], *, base: Sce
 
 
 SUMMARY_HEADERS: tuple[str, ...] = (
-    "criterion", "as in the article's table", "how it ended", "wasted calls", "wasted tool runs",
-    "prompt tokens billed", "completion tokens billed",
+    N_("criterion"), N_("as in the article's table"), N_("how it ended"), N_("wasted calls"), N_("wasted tool runs"),
+    N_("prompt tokens billed"), N_("completion tokens billed"),
 )
+"""The side-by-side table's columns (English here; shown through ``_()``)."""
 
-STEP_HEADERS: dict[str, str] = {
-    "step": "call", "messages_sent": "messages sent", "new_since_last_call": "new since last call",
-    "context_tokens": "context tokens", "content": "content", "tool_calls": "tool calls",
-    "finish_reason": "finish_reason", "tools_run": "tools run", "decision": "decision", "why": "why",
-    "repeated": "repeated",
-}
+STEP_HEADERS: dict[str, str] = ROW_TITLES
+"""Row key → column of the step-by-step table (the record's own titles; shown through ``_()``)."""
+
+SCENARIO_TEXTS: tuple[str, ...] = (
+    # normal
+    N_('tool → tool → answer'),
+    N_('The happy path: two tool rounds (content null, then "") and an answer with finish_reason stop. '
+       'All three naive tests agree here, which is why testing only this run hides the bug.'),
+    # talk-and-call
+    N_('a round that talks and calls a tool'),
+    N_('The first round carries text ("Let me open the file first.") and a tool call. Non-empty text is '
+       'not a finished task: the content test stops after running the tool, and the result never reaches '
+       'the model.'),
+    # truncated
+    N_('a round cut off by max_tokens'),
+    N_('The round hit the token limit: content null, no tool calls, finish_reason length. The content and '
+       'finish_reason tests wait for a signal that never comes and ask the same thing until the cap; the '
+       'tool_calls test takes the empty round for an answer.'),
+    # talk-only
+    N_('talk only, no tools'),
+    N_('A plain chat reply with finish_reason stop and no tool calls. Every test stops after one call; '
+       'like the normal run, it cannot tell the tests apart.'),
+    # content-filter
+    N_('output withheld by a content filter'),
+    N_('After one tool round the provider filters the reply: content null, finish_reason content_filter. '
+       'Waiting for text or for stop spins to the cap; the tool_calls test reports the empty round as an '
+       'answer. The correct loop raises at once: retrying the same input gets filtered again.'),
+    # tool-call-with-stop
+    N_('tool calls that arrive with finish_reason stop'),
+    N_('Several OpenAI-compatible servers, and Gemini, end a tool-call round with stop. The finish_reason '
+       'test stops after the first round and its tool result is never read; tool calls, not the finish '
+       'value, must decide whether to go on.'),
+    # cut-off-arguments
+    N_("a round cut off inside a tool call's arguments"),
+    N_('The token limit struck while the model was writing a tool call, so its arguments are half a JSON '
+       'object and finish_reason is length. The tool cannot run; naive loops send the same error back '
+       'until the cap, while the correct loop reports a truncation at once.'),
+    # long-chain
+    N_('a tool chain longer than the cap'),
+    N_('The model needs ten page reads before it can answer, more than the cap of eight calls allows. The '
+       'naive loops stop at the cap and hand back an empty text as if it were the answer; the correct '
+       'loop raises, because a cap is a fuse, not an answer.'),
+)
+"""The title and lesson of every shipped core scenario (``data/scenarios/``), marked for the catalog: the
+scenario files stay English, the widgets show ``_(scenario.title)`` (``tests/test_i18n_core.py`` checks that
+each shipped text is listed and translated)."""
 
 
-def ending(record: RunRecord) -> str:
-    """How a run ended, in words: ``raised truncated at call 1`` or an outcome label."""
-    if record.error:
-        return f"raised {record.error} at call {record.steps}"
-    return OUTCOME_LABELS[record.outcome]
+def headers(names: Sequence[str]) -> list[str]:
+    """Column headers in the language in use."""
+    return [_(name) for name in names]
 
 
 def summary_row(record: RunRecord) -> list[Any]:
     """One row of the side-by-side table (see :data:`SUMMARY_HEADERS`)."""
-    return [record.criterion, cell(record), ending(record), record.wasted_calls, record.wasted_tool_runs,
+    return [record.criterion, cell(record), record.ending(), record.wasted_calls, record.wasted_tool_runs,
             record.billed_prompt_tokens, record.billed_completion_tokens]
 
 
@@ -230,8 +274,10 @@ def step_rows(record: RunRecord) -> list[dict[str, Any]]:
 def steps_text(record: RunRecord) -> str:
     """The step-by-step table as plain text."""
     keys = [k for k in STEP_HEADERS if k != "why"]
-    rows = [[("yes" if row[k] else "") if k == "repeated" else row[k] for k in keys] for row in step_rows(record)]
-    return text_table([STEP_HEADERS[k] for k in keys], rows)
+    yes = _("yes")
+    rows = [[(yes if row[k] else "") if k == "repeated" else row[k] for k in keys]
+            for row in (r.shown_row() for r in record.rounds)]
+    return text_table([_(STEP_HEADERS[k]) for k in keys], rows)
 
 
 @dataclass(frozen=True)
@@ -263,15 +309,18 @@ class ExplorerState:
 
     def text(self) -> str:
         """Everything on screen, as plain text (what a headless run prints)."""
-        script = "\n".join(f"  round {i}: {RoundSpec.from_response(r).label()}"
+        script = "\n".join("  " + _("round {n}: {round}").format(n=i, round=RoundSpec.from_response(r).label())
                            for i, r in enumerate(self.scenario.responses, 1))
         record = self.record
-        return (
-            f"Explorer — scenario: {self.scenario.name} ({self.scenario.title}) · criterion: {self.criterion}"
-            f" · max_steps: {self.max_steps}\n{self.scenario.teaches}\nscript (the last round repeats):\n{script}\n\n"
-            f"Every criterion on this script\n{text_table(SUMMARY_HEADERS, self.summary_rows())}\n\n"
-            f"Step by step under {self.criterion}: {record.headline()}\n{steps_text(record)}"
-        )
+        return _(
+            "Explorer — scenario: {name} ({title}) · criterion: {criterion} · max_steps: {cap}\n{teaches}\n"
+            "script (the last round repeats):\n{script}\n\n"
+            "Every criterion on this script\n{summary}\n\n"
+            "Step by step under {criterion}: {headline}\n{steps}"
+        ).format(name=self.scenario.name, title=_(self.scenario.title), criterion=self.criterion, cap=self.max_steps,
+                 teaches=_(self.scenario.teaches), script=script,
+                 summary=text_table(headers(SUMMARY_HEADERS), self.summary_rows()), headline=record.headline(),
+                 steps=steps_text(record))
 
 
 def _chip(criterion: str) -> str:
@@ -282,7 +331,7 @@ def _chip(criterion: str) -> str:
 
 def summary_html(state: ExplorerState) -> str:
     """The side-by-side table as HTML, the selected criterion in bold, criterion colours as chips."""
-    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in SUMMARY_HEADERS)
+    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in headers(SUMMARY_HEADERS))
     body = []
     for row in state.summary_rows():
         weight = "font-weight:bold;" if row[0] == state.criterion else ""
@@ -293,15 +342,17 @@ def summary_html(state: ExplorerState) -> str:
 
 def steps_html(record: RunRecord) -> str:
     """The step-by-step table as HTML; wasted (repeated) calls are tinted."""
-    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in STEP_HEADERS.values())
+    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in headers(list(STEP_HEADERS.values())))
     body = []
-    for row in step_rows(record):
+    yes = _("yes")
+    for row in (r.shown_row() for r in record.rounds):
         tint = f" style='background:{_REPEATED_ROW}'" if row["repeated"] else ""
-        values = [("yes" if v else "") if k == "repeated" else v for k, v in row.items()]
+        values = [(yes if v else "") if k == "repeated" else v for k, v in row.items()]
         body.append(f"<tr{tint}>" + "".join(f"<td style='{_CELL}'>{html.escape(str(v))}</td>" for v in values)
                     + "</tr>")
-    answer = f"answer returned: {html.escape(show_content(record.answer))}"
-    error = f" · error: {html.escape(record.error_message)}" if record.error_message else ""
+    answer = _("answer returned: {answer}").format(answer=html.escape(show_content(record.answer)))
+    error = (_(" · error: {error}").format(error=html.escape(record.shown_error() or ""))
+             if record.error_message else "")
     return (
         f"<div style='font-size:15px'><b>{_chip(record.criterion)}</b>: {html.escape(record.headline())}</div>"
         f"<table style='{_TABLE}'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -311,9 +362,9 @@ def steps_html(record: RunRecord) -> str:
 
 def header_html(state: ExplorerState) -> str:
     """Title and lesson of the scenario on screen."""
-    return (f"<div style='font-size:16px'><b>{html.escape(state.scenario.title)}</b> "
+    return (f"<div style='font-size:16px'><b>{html.escape(_(state.scenario.title))}</b> "
             f"<code>{html.escape(state.scenario.name)}</code></div>"
-            f"<div style='font-size:14px;color:#333'>{html.escape(state.scenario.teaches)}</div>")
+            f"<div style='font-size:14px;color:#333'>{html.escape(_(state.scenario.teaches))}</div>")
 
 
 # --------------------------------------------------------------------------- the explorer
@@ -334,15 +385,15 @@ class RoundRow:
     def __init__(self, number: int) -> None:
         self.number = number
         self.content = _classed(widgets.Dropdown(
-            options=[(label, kind) for kind, label in CONTENT_LABELS.items()], value="null",
-            description=f"round {number}", style=_STYLE, layout=widgets.Layout(width="230px")),
+            options=[(_(label), kind) for kind, label in CONTENT_LABELS.items()], value="null",
+            description=_("round {n}").format(n=number), style=_STYLE, layout=widgets.Layout(width="230px")),
             "agentloops-content")
-        self.text = _classed(widgets.Text(value=ANSWER, placeholder="the round's text", description="text",
+        self.text = _classed(widgets.Text(value=ANSWER, placeholder=_("the round's text"), description=_("text"),
                                           continuous_update=False,
                                           style={"description_width": "40px"}, layout=widgets.Layout(width="300px")),
                              "agentloops-text")
         self.tool_calls = _classed(widgets.Dropdown(options=list(range(MAX_TOOL_CALLS + 1)), value=0,
-                                                    description="tool calls", style={"description_width": "70px"},
+                                                    description=_("tool calls"), style={"description_width": "70px"},
                                                     layout=widgets.Layout(width="140px")), "agentloops-tool-calls")
         self.finish_reason = _classed(widgets.Dropdown(options=list(FINISH_REASONS), value="stop",
                                                        description="finish_reason", style={"description_width": "95px"},
@@ -407,15 +458,16 @@ class Explorer(widgets.VBox):
         self._chart: LiveChart | None = None
 
         self.scenario = _classed(widgets.Dropdown(
-            options=[(f"{s.name} — {s.title}", s.name) for s in shipped] + [("custom — the rounds below", CUSTOM)],
-            value=source, description="scenario", style=_STYLE, layout=widgets.Layout(width="620px")),
+            options=[(f"{s.name} — {_(s.title)}", s.name) for s in shipped]
+            + [(_("custom — the rounds below"), CUSTOM)],
+            value=source, description=_("scenario"), style=_STYLE, layout=widgets.Layout(width="620px")),
             "agentloops-scenario")
         self.criterion = _classed(widgets.ToggleButtons(
-            options=list(CRITERION_NAMES), value=criterion, description="criterion", style=_STYLE,
-            tooltips=[CRITERIA[c].summary for c in CRITERION_NAMES]), "agentloops-criterion")
+            options=list(CRITERION_NAMES), value=criterion, description=_("criterion"), style=_STYLE,
+            tooltips=[_(CRITERIA[c].summary) for c in CRITERION_NAMES]), "agentloops-criterion")
         self.cap = _classed(widgets.IntSlider(value=max_steps, min=1, max=MAX_CAP, description="max_steps",
                                               continuous_update=False, style=_STYLE), "agentloops-cap")
-        self.round_count = _classed(widgets.BoundedIntText(value=1, min=1, max=MAX_ROUNDS, description="rounds",
+        self.round_count = _classed(widgets.BoundedIntText(value=1, min=1, max=MAX_ROUNDS, description=_("rounds"),
                                                            style=_STYLE, layout=widgets.Layout(width="180px")),
                                     "agentloops-rounds")
         self.rounds = [RoundRow(i) for i in range(1, MAX_ROUNDS + 1)]
@@ -442,8 +494,8 @@ class Explorer(widgets.VBox):
                 control.observe(self._on_edit, names="value")
 
         builder = widgets.VBox(
-            [widgets.HTML("<b>Script</b> — one line per round; the model repeats the last round once the "
-                          "script runs out. Editing a shipped scenario makes a custom copy."),
+            [widgets.HTML(_("<b>Script</b> — one line per round; the model repeats the last round once the "
+                            "script runs out. Editing a shipped scenario makes a custom copy.")),
              self.round_count, *(row.box for row in self.rounds)],
             layout=widgets.Layout(display="flex" if editable else "none"))
         builder.add_class("agentloops-builder")
@@ -477,7 +529,8 @@ class Explorer(widgets.VBox):
         """
         specs = [_spec(r, i) for i, r in enumerate(rounds, 1)]
         if not 1 <= len(specs) <= MAX_ROUNDS:
-            raise ScenarioError(f"a script in the explorer has 1 to {MAX_ROUNDS} rounds; got {len(specs)}")
+            raise ScenarioError(_("a script in the explorer has 1 to {most} rounds; got {n}").format(
+                most=MAX_ROUNDS, n=len(specs)))
         with self._sync():
             self._base = None
             self._load_specs(specs)
@@ -542,8 +595,9 @@ class Explorer(widgets.VBox):
         self._load_specs([RoundSpec.from_response(r) for r in scenario.responses[:MAX_ROUNDS]])
         clipped = len(scenario.responses) > MAX_ROUNDS or any(
             len(r.tool_calls) > MAX_TOOL_CALLS for r in scenario.responses)
-        self.note.value = (f"The builder shows {scenario.name} clipped to {MAX_ROUNDS} rounds of at most "
-                           f"{MAX_TOOL_CALLS} calls; editing keeps only what it shows." if clipped else "")
+        self.note.value = (_("The builder shows {name} clipped to {rounds} rounds of at most {calls} calls; "
+                             "editing keeps only what it shows.").format(
+                                 name=scenario.name, rounds=MAX_ROUNDS, calls=MAX_TOOL_CALLS) if clipped else "")
 
     def _on_scenario(self, change: Mapping[str, Any]) -> None:
         if self._syncing:
@@ -564,7 +618,7 @@ class Explorer(widgets.VBox):
             self._base = load_scenario(name)
             with self._sync():
                 self.scenario.value = CUSTOM
-            self.note.value = f"Editing made a custom copy of <code>{html.escape(name)}</code>."
+            self.note.value = _("Editing made a custom copy of <code>{name}</code>.").format(name=html.escape(name))
         self.refresh()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
@@ -599,9 +653,12 @@ def _message_rows(record: RunRecord, step: int) -> list[tuple[bool, list[str]]]:
     rows = []
     for index, message in enumerate(request):
         calls = ", ".join(f"{c.name}({c.arguments})" for c in message.tool_calls)
-        extra = calls or (f"answers {message.tool_call_id}" if message.tool_call_id else "")
+        extra = calls or (_("answers {id}").format(id=message.tool_call_id) if message.tool_call_id else "")
         rows.append((index >= before, [str(index + 1), message.role, show_content(message.content, 48), extra]))
     return rows
+
+
+_TRANSCRIPT_HEADERS: tuple[str, ...] = ("#", N_("role"), "content", N_("tool calls / answers"))
 
 
 class Walkthrough(widgets.VBox):
@@ -621,9 +678,9 @@ class Walkthrough(widgets.VBox):
         self.max_steps = max_steps
         self._syncing = False
         self.criterion = _classed(widgets.ToggleButtons(options=list(CRITERION_NAMES), value=criterion,
-                                                        description="criterion", style=_STYLE),
+                                                        description=_("criterion"), style=_STYLE),
                                   "agentloops-criterion")
-        self.call = _classed(widgets.IntSlider(value=1, min=1, max=1, description="call", style=_STYLE,
+        self.call = _classed(widgets.IntSlider(value=1, min=1, max=1, description=_("call"), style=_STYLE,
                                                continuous_update=True), "agentloops-call")
         self.view = _classed(widgets.HTML(), "agentloops-walkthrough")
         self.criterion.observe(self._on_criterion, names="value")
@@ -657,21 +714,24 @@ class Walkthrough(widgets.VBox):
     def _parts(self) -> tuple[str, list[tuple[bool, list[str]]], str]:
         record, step = self.record, self.call.value
         round_ = record.rounds[step - 1]
-        head = (f"{record.scenario} × {record.criterion}: call {step} of {record.steps} — sends "
-                f"{len(round_.request)} message(s); new since the last call: {round_.added or 'everything'}")
-        ran = ", ".join(round_.tools_run) or "nothing"
-        tail = (f"response: {round_.response.summary()}\n"
-                f"decision: {type(round_.decision).__name__.lower()} ({round_.decision.reason}); tools run: {ran}"
-                + ("\nrepeated: the same response as the previous call, with nothing new sent in between"
+        head = _("{scenario} × {criterion}: call {step} of {steps} — sends {sent} message(s); new since the last "
+                 "call: {added}").format(scenario=record.scenario, criterion=record.criterion, step=step,
+                                         steps=record.steps, sent=len(round_.request),
+                                         added=shown(round_.added) or _("everything"))
+        ran = ", ".join(round_.tools_run) or _("nothing")
+        tail = (_("response: {response}\ndecision: {kind} ({reason}); tools run: {ran}").format(
+                    response=round_.response.summary(), kind=type(round_.decision).__name__.lower(),
+                    reason=shown(round_.decision.reason), ran=ran)
+                + ("\n" + _("repeated: the same response as the previous call, with nothing new sent in between")
                    if round_.repeated else ""))
         return head, _message_rows(record, step), tail
 
     def text(self) -> str:
         """The current call as plain text."""
         head, rows, tail = self._parts()
-        table = text_table(["#", "role", "content", "tool calls / answers"],
-                           [[("+" if new else " ") + r[0], *r[1:]] for new, r in rows])
-        return f"{head}\n{table}\n(+ = new on this call)\n{tail}\nrun: {self.record.headline()}"
+        table = text_table(headers(_TRANSCRIPT_HEADERS), [[("+" if new else " ") + r[0], *r[1:]] for new, r in rows])
+        return _("{head}\n{table}\n(+ = new on this call)\n{tail}\nrun: {headline}").format(
+            head=head, table=table, tail=tail, headline=self.record.headline())
 
     def html(self) -> str:
         """The current call as HTML."""
@@ -681,12 +741,14 @@ class Walkthrough(widgets.VBox):
             + "".join(f"<td style='{_CELL}'>{html.escape(v)}</td>" for v in r) + "</tr>"
             for new, r in rows
         )
-        heads = "".join(f"<th style='{_CELL}'>{h}</th>" for h in ("#", "role", "content", "tool calls / answers"))
+        heads = "".join(f"<th style='{_CELL}'>{h}</th>" for h in headers(_TRANSCRIPT_HEADERS))
+        blue = _("(blue rows are new on this call)")
+        ran = _("run: {headline}").format(headline=html.escape(self.record.headline()))
         return (f"<div style='font-size:15px'><b>{html.escape(head)}</b></div>"
                 f"<table style='{_TABLE}'><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
-                f"<div style='font-size:14px'>(blue rows are new on this call)</div>"
+                f"<div style='font-size:14px'>{blue}</div>"
                 f"<pre style='font-size:14px;white-space:pre-wrap'>{html.escape(tail)}</pre>"
-                f"<div style='font-size:14px'>run: {html.escape(self.record.headline())}</div>")
+                f"<div style='font-size:14px'>{ran}</div>")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         data = super()._repr_mimebundle_(**kwargs) or {}
@@ -728,17 +790,17 @@ class Prediction(widgets.VBox):
             self.choice: widgets.ValueWidget = widgets.ToggleButtons(options=list(question.options), value=None,
                                                                      style={"button_width": "auto"})
         else:
-            self.choice = widgets.IntText(value=0, description="my guess", style=_STYLE,
+            self.choice = widgets.IntText(value=0, description=_("my guess"), style=_STYLE,
                                           layout=widgets.Layout(width="220px"))
         _classed(self.choice, "agentloops-prediction-choice")
-        self.lock_button = _classed(widgets.Button(description="Lock in my prediction", button_style="primary",
+        self.lock_button = _classed(widgets.Button(description=_("Lock in my prediction"), button_style="primary",
                                                    icon="lock"), "agentloops-prediction-lock")
-        self.reveal_button = _classed(widgets.Button(description="Reveal the run", disabled=True, icon="eye"),
+        self.reveal_button = _classed(widgets.Button(description=_("Reveal the run"), disabled=True, icon="eye"),
                                       "agentloops-prediction-reveal")
         self.result = _classed(widgets.HTML(), "agentloops-prediction-result")
         self.lock_button.on_click(lambda button: self.lock())
         self.reveal_button.on_click(lambda button: self.reveal())
-        prompt = widgets.HTML(f"<b>Predict first:</b> {html.escape(question.prompt)}")
+        prompt = widgets.HTML(_("<b>Predict first:</b> {prompt}").format(prompt=html.escape(question.prompt)))
         super().__init__([prompt, self.choice, widgets.HBox([self.lock_button, self.reveal_button]), self.result])
         self.add_class("agentloops-prediction")
         self._show()
@@ -755,7 +817,7 @@ class Prediction(widgets.VBox):
         if value is not None:
             self.choice.value = value
         if self.predicted is None:
-            self.result.value = "<i>Pick an answer first, then lock it in.</i>"
+            self.result.value = "<i>" + _("Pick an answer first, then lock it in.") + "</i>"
             return self
         self._locked, self.stage = self.predicted, "locked"
         self.choice.disabled = self.lock_button.disabled = True
@@ -766,7 +828,7 @@ class Prediction(widgets.VBox):
     def reveal(self) -> CheckResult | None:
         """Compare the locked prediction with a fresh run; ``None`` (and a note) if nothing is locked in yet."""
         if self.stage == "open":
-            self.result.value = "<i>Lock in a prediction before the reveal: that is the point.</i>"
+            self.result.value = "<i>" + _("Lock in a prediction before the reveal: that is the point.") + "</i>"
             return None
         if self.stage == "revealed":
             return self.verdict
@@ -778,23 +840,27 @@ class Prediction(widgets.VBox):
 
     def text(self) -> str:
         """The prediction as plain text (what a headless run prints)."""
-        options = f"\noptions: {', '.join(map(repr, self.question.options))}" if self.question.options else ""
+        options = ("\n" + _("options: {options}").format(options=", ".join(map(repr, self.question.options)))
+                   if self.question.options else "")
         if self.stage == "open":
-            state = "not recorded yet: pick an answer, press 'Lock in my prediction', then 'Reveal the run'"
+            state = _("not recorded yet: pick an answer, press 'Lock in my prediction', then 'Reveal the run'")
         elif self.stage == "locked":
-            state = f"locked in: {self.predicted!r} (press 'Reveal the run')"
+            state = _("locked in: {prediction} (press 'Reveal the run')").format(prediction=repr(self.predicted))
         else:
-            actual = self.question.expected()
-            state = f"you predicted {self.predicted!r}; the run says {actual!r}\n{self.verdict}"
-        return f"Predict first: {self.question.prompt}{options}\nprediction: {state}"
+            state = _("you predicted {prediction}; the run says {actual}\n{verdict}").format(
+                prediction=repr(self.predicted), actual=repr(self.question.expected()), verdict=self.verdict)
+        return _("Predict first: {prompt}{options}\nprediction: {state}").format(
+            prompt=self.question.prompt, options=options, state=state)
 
     def _show(self) -> None:
         if self.stage == "revealed" and self.verdict is not None:
             actual = html.escape(repr(self.question.expected()))
-            self.result.value = (f"You predicted <code>{html.escape(repr(self.predicted))}</code>; the run says "
-                                 f"<code>{actual}</code>.{self.verdict._repr_html_()}")
+            self.result.value = _("You predicted <code>{prediction}</code>; the run says <code>{actual}</code>."
+                                  ).format(prediction=html.escape(repr(self.predicted)), actual=actual) \
+                + self.verdict._repr_html_()
         elif self.stage == "locked":
-            self.result.value = f"Locked in: <code>{html.escape(repr(self.predicted))}</code>. Now reveal the run."
+            self.result.value = _("Locked in: <code>{prediction}</code>. Now reveal the run.").format(
+                prediction=html.escape(repr(self.predicted)))
         else:
             self.result.value = ""
 
@@ -822,9 +888,11 @@ def predict(prompt: str, answer: Any, *, options: Sequence[str] = (),
 
 def _check_choice(name: str, value: object, allowed: Sequence[str]) -> None:
     if value not in allowed:
-        raise UsageError(f"unknown {name} {value!r}; expected one of: {', '.join(allowed)}")
+        raise UsageError(_("unknown {name} {value}; expected one of: {allowed}").format(
+            name=name, value=repr(value), allowed=", ".join(allowed)))
 
 
 def _check_cap(max_steps: object) -> None:
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_CAP:
-        raise UsageError(f"max_steps must be a whole number from 1 to {MAX_CAP} in the explorer; got {max_steps!r}")
+        raise UsageError(_("max_steps must be a whole number from 1 to {most} in the explorer; got {value}").format(
+            most=MAX_CAP, value=repr(max_steps)))

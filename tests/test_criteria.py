@@ -148,3 +148,23 @@ def test_provider_value_is_named_when_it_differs():
 def test_long_arguments_are_shortened_in_the_reason():
     decision = correct(response(None, [("read_file", '{"path": "' + "x" * 10_000)], "tool_calls"))
     assert decision.code == "truncated" and len(decision.reason) < 120
+
+
+def test_reasons_are_english_data_that_can_be_shown_in_chinese(monkeypatch):
+    from agentloops.i18n import Phrase, set_language, shown
+
+    for name in ("AGENTLOOPS_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        monkeypatch.delenv(name, raising=False)
+    set_language("zh")
+    try:
+        decision = correct(response(None, [], "length"))
+        assert decision.reason == "finish_reason is length: the output hit the token limit"
+        assert isinstance(decision.reason, Phrase) and shown(decision.reason) == "finish_reason 为 length：输出撞上了 Token 上限"
+        assert by_content(response(None, [], "stop")) == Continue("content is null"), "equality is on the English text"
+        assert shown(correct(response(None, [], "stop")).reason) != "no tool calls and finish_reason is stop"
+        assert shown(Continue("my own words").reason) == "my own words", "a learner's reason is shown as written"
+        custom = resolve_criterion(lambda r: True)
+        assert custom(response("hi", [], "stop")).reason == "<lambda> returned True"
+        assert shown(custom(response("hi", [], "stop")).reason) != "<lambda> returned True"
+    finally:
+        set_language(None)

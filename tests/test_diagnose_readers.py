@@ -237,3 +237,54 @@ def test_span_finish_reasons_are_read_with_the_stop_vocabulary(raw: str, reason:
     response = response_of(span)
     assert (response.finish_reason, response.raw_finish_reason, response.content) == (reason, raw, "hi")
     assert response.usage is not None and response.usage.prompt_tokens == 5
+
+
+# --------------------------------------------------------------------------- in Chinese
+
+
+@pytest.fixture
+def in_chinese(monkeypatch: pytest.MonkeyPatch) -> Any:
+    from agentloops.i18n import set_language
+
+    for name in ("AGENTLOOPS_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        monkeypatch.delenv(name, raising=False)
+    set_language("zh")
+    yield
+    set_language(None)
+
+
+def test_a_log_error_reads_in_chinese_and_keeps_its_english(tmp_path: Path, in_chinese: Any) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    with pytest.raises(LogError, match="日志是空的") as caught:
+        diagnose(empty)
+    assert caught.value.english == f"{empty}: the log is empty"
+    with pytest.raises(LogError, match=r"未知的日志格式 'xml'；应为 auto 或以下之一：record"):
+        diagnose(empty, "xml")
+
+
+def test_where_reading_stopped_stays_english_in_the_report_and_its_json(tmp_path: Path, in_chinese: Any) -> None:
+    rows = lines_of(OPENAI)[:3]
+    rows[1]["request"]["messages"] = "hi"
+    report = diagnose(write(tmp_path / "bad.jsonl", rows))
+    assert report.stopped == f"{tmp_path / 'bad.jsonl'}:2: request.messages: expected a list of messages; got a string"
+    assert json.loads(json.dumps(report.to_dict()))["stopped"] == report.stopped
+    from agentloops.i18n import shown
+
+    assert shown(report.stopped) == f"{tmp_path / 'bad.jsonl'}:2：request.messages：应为消息列表；收到的是 字符串"
+
+
+def test_the_diagnose_cli_speaks_chinese(tmp_path: Path, in_chinese: Any) -> None:
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers())
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in sub.choices["diagnose"]._actions}
+    assert helps["file"].startswith("日志文件") and "步数上限" in helps["max_steps"]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["diagnose", "x.jsonl", "--max-steps", "0"])
+    args = parser.parse_args(["diagnose", str(FIXTURES / "pairs" / "gemini.jsonl"), "--html", str(tmp_path / "r.html")])
+    text, _status = args.handler(args)
+    assert f"HTML 报告已写到 {tmp_path / 'r.html'}" in text
+    args = parser.parse_args(["diagnose", str(FIXTURES / "pairs" / "gemini.jsonl"), "--json"])
+    text, _status = args.handler(args)
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in text), "--json stays English"

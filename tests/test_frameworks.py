@@ -129,3 +129,29 @@ def test_cli_prints_the_shipped_table() -> None:
 def test_cli_save_needs_recompute() -> None:
     with pytest.raises(FrameworksError, match="--save needs --recompute"):
         _cli(["frameworks", "--save"])
+
+
+def test_the_table_in_chinese_with_its_json_in_english(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentloops.i18n import set_language
+
+    for name in ("AGENTLOOPS_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        monkeypatch.delenv(name, raising=False)
+    set_language("zh")
+    try:
+        base = {"framework": "F", "version": "1", "scenario": "s", "tools_run": ("read_file",)}
+        assert cell(Outcome(**base, model_calls=1, got="empty answer", detail="''")) == "1 个调用  工具[read_file]  空回复"
+        assert cell(Outcome(**base, model_calls=2, got="exception", detail="MaxTurnsExceeded: Max turns (10)")) == \
+            "2 个调用  工具[read_file]  抛出 MaxTurnsExceeded"
+        assert cell(Outcome(**base, model_calls=3, got="answer", detail="'42'")).endswith("回答")
+        assert cell(None) == "（未计算）"
+        table = shipped_table()
+        assert table.render().startswith("框架") and table.render("markdown").startswith("| 框架 | normal | truncated |")
+        assert FrameworkTable.model_validate_json(table.render("json")) == table
+        assert max(table.render("json")) < "\u4e00", "the JSON stays English"
+        assert _cli(["frameworks"]).startswith("框架")
+        with pytest.raises(FrameworksError, match="--save 需要配合 --recompute"):
+            _cli(["frameworks", "--save"])
+        with pytest.raises(FrameworksError, match="未知的框架 'Haystack'"):
+            compute_table(["Haystack"])
+    finally:
+        set_language(None)

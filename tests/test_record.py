@@ -6,6 +6,8 @@ import copy
 import json
 import pickle
 
+import pytest
+
 from agentloops import run
 from agentloops.record import ROW_KEYS
 
@@ -52,3 +54,25 @@ def test_a_pickled_or_copied_record_equals_the_original_request_for_request():
         assert twin == record and twin.to_dict() == record.to_dict()
         assert [r.request for r in twin.rounds] == sent
         assert [hash(r) for r in twin.rounds] == [hash(r) for r in record.rounds]
+
+
+def test_the_headline_names_the_call_that_failed_when_the_model_raises():
+    import agentloops as al
+
+    cut = al.load_scenario("truncated")
+    calls = []
+
+    def strict(messages):  # answers the first call, fails the second
+        calls.append(len(messages))
+        if len(calls) == 2:
+            raise ValueError("HTTP 400")
+        return cut.responses[0]
+
+    with pytest.raises(al.RunError) as caught:
+        al.run_loop(al.FunctionModel(strict), cut.tools, criterion="content", max_steps=4)
+    record = caught.value.record
+    assert record.steps == 1 and record.error == "model_error"
+    assert record.headline().endswith("raised model_error at call 2")
+    assert record.error_message.startswith("call 2:")
+    truncated = al.run("truncated", "correct")
+    assert truncated.headline().endswith("raised truncated at call 1"), "an abnormal round is the call itself"

@@ -176,3 +176,40 @@ def test_a_provider_error_is_advised_and_handed_on_not_retried_blindly() -> None
     remedy = retry.prescribe(record, retry.Setup(64, "q"))
     assert remedy.setup is None and remedy.advice == retry.ADVICE["provider_error"]
     assert "inside a budget" in remedy.advice and "never read the partial round" in remedy.advice
+
+
+@pytest.fixture
+def in_chinese(monkeypatch: pytest.MonkeyPatch):
+    from agentloops.i18n import set_language
+
+    for name in ("AGENTLOOPS_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        monkeypatch.delenv(name, raising=False)
+    set_language("zh")
+    yield
+    set_language(None)
+
+
+def test_the_advice_and_the_tables_in_chinese_with_the_data_in_english(in_chinese) -> None:
+    from agentloops.i18n import shown
+
+    assert all(any("\u4e00" <= ch <= "\u9fff" for ch in retry.advice(code)) for code in retry.ADVICE)
+    assert retry.advice("truncated").startswith("调高 Token 上限（max_tokens）")
+    record = retry.attempt("truncated")
+    remedy = retry.prescribe(record, retry.CASES["truncated"].setup)
+    assert remedy.advice == retry.ADVICE["truncated"] and remedy.action == "raised max_tokens 64 → 128"
+    assert shown(remedy.action) == "max_tokens 从 64 调高到 128" and remedy.shown().endswith("→ max_tokens 从 64 调高到 128")
+    text = str(retry.right_response("truncated"))
+    assert text.startswith("truncated × 对症处理：2 次尝试") and "第一次尝试" in text and "从 64 调高到 128" in text
+    assert [a.action for a in retry.right_response("truncated").attempts] == ["first try", "raised max_tokens 64 → 128"]
+    failing = str(retry.right_response("failing_tool"))
+    assert "read_file 返回了 7 次 'error: permission denied: notes.txt'：修好了工具" in failing
+    policies = retry.compare_policies(["content_filter"])
+    assert policies.headers()[:3] == ["停止", "策略", "尝试次数"]
+    assert policies.rows()[0][:2] == ["content_filter", "盲目重试"] and policies.rows()[0][-1] == "没有回答（content_filter）"
+    assert "<th>策略</th>" in policies._repr_html_()
+    assert retry.CASES["truncated"].setup.describe() == \
+        "max_tokens=64，prompt='Summarise notes.txt in one paragraph.'，工具未改", "the prompt is the model's: English"
+    with pytest.raises(UsageError, match="未知的停止案例 'timeout'"):
+        retry.blind_retry("timeout")
+    with pytest.raises(UsageError, match="retries 必须是不小于 0 的整数；收到的是 -1"):
+        retry.blind_retry("truncated", -1)

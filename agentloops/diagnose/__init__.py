@@ -31,12 +31,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentloops.diagnose.detectors import KIND_TITLES, Finding, Kind, find
-from agentloops.diagnose.model import LogError, Run
+from agentloops.diagnose.model import LogError, Run, log_error
 from agentloops.diagnose.otel import read_otel
 from agentloops.diagnose.pairs import read_pairs
 from agentloops.diagnose.recordings import read_records, read_scenarios
 from agentloops.diagnose.report import Report
 from agentloops.diagnose.source import Item, iter_items
+from agentloops.i18n import N_
 from agentloops.providers import FORMATS as PROVIDER_FORMATS
 
 if TYPE_CHECKING:
@@ -59,16 +60,19 @@ def sniff(where: str, first: dict[str, Any]) -> str:
     if "request" in first or "response" in first:
         named = first.get("format")
         if named is not None and named not in PROVIDER_FORMATS:
-            raise LogError(f"{where}: format: expected one of {', '.join(PROVIDER_FORMATS)}; got {named!r:.60}")
+            raise log_error(N_("{where}: format: expected one of {names}; got {value}"), where=where,
+                            names=", ".join(PROVIDER_FORMATS), value=f"{named!r:.60}")
         return str(named or "pairs")
-    raise LogError(f"{where}: not a log diagnose reads: expected a run record (rounds, outcome), a scenario file "
-                   "(responses), a request/response pair (request, response) or OTLP spans (resourceSpans)")
+    raise log_error(N_("{where}: not a log diagnose reads: expected a run record (rounds, outcome), a scenario file "
+                       "(responses), a request/response pair (request, response) or OTLP spans (resourceSpans)"),
+                    where=where)
 
 
 def check_format(format: str) -> None:
     """Refuse a format name :func:`diagnose` does not read."""
     if format != "auto" and format not in LOG_FORMATS:
-        raise LogError(f"unknown log format {format!r}; expected auto or one of: {', '.join(LOG_FORMATS)}")
+        raise log_error(N_("unknown log format {format}; expected auto or one of: {names}"), format=repr(format),
+                        names=", ".join(LOG_FORMATS))
 
 
 def iter_runs(path: str | Path, format: str = "auto") -> Iterator[Run]:
@@ -131,7 +135,7 @@ def diagnose(path: str | Path, format: str = "auto", *, max_steps: int | None = 
     except LogError as exc:
         if not partial or not runs:
             raise  # nothing was read: there is no partial report to give
-        stopped = str(exc)
+        stopped = exc.english  # English, as data (the JSON); a Phrase, shown in the learner's language
     return Report(str(path), chosen, runs, calls, tuple(findings), stopped, incomplete)
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.diagnose import LOG_FORMATS, diagnose
-from agentloops.diagnose.model import LogError
+from agentloops.diagnose.model import log_error
+from agentloops.i18n import N_, _
 
 EXIT_FINDINGS = 1
 EXIT_STOPPED = 2
@@ -21,22 +22,23 @@ EXIT_STOPPED = 2
 
 def _steps(text: str) -> int:
     if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 10_000:
-        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 10000; got {text!r}")
+        raise argparse.ArgumentTypeError(_("expected a whole number from 1 to 10000; got {text}").format(
+            text=repr(text)))
     return int(text)
 
 
 def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     """Add the ``diagnose`` subcommand to ``sub``."""
-    parser = sub.add_parser("diagnose", help="find the stop bugs in your own agent's log",
-                            description="Read an agent log and report the stop bugs the package teaches.")
-    parser.add_argument("file", help="the log: agentloops run --json output, a scenario file, "
-                                     "request/response JSON Lines or OTLP JSON spans")
+    parser = sub.add_parser("diagnose", help=_("find the stop bugs in your own agent's log"),
+                            description=_("Read an agent log and report the stop bugs the package teaches."))
+    parser.add_argument("file", help=_("the log: agentloops run --json output, a scenario file, "
+                                       "request/response JSON Lines or OTLP JSON spans"))
     parser.add_argument("--format", default="auto", choices=("auto", *LOG_FORMATS),
-                        help="how to read the file (default: told from its first entry)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--html", metavar="OUT", help="also write an HTML report with a chart to OUT")
+                        help=_("how to read the file (default: told from its first entry)"))
+    parser.add_argument("--json", action="store_true", help=_("print the report as JSON"))
+    parser.add_argument("--html", metavar="OUT", help=_("also write an HTML report with a chart to OUT"))
     parser.add_argument("--max-steps", type=_steps, default=None,
-                        help="the agent's step cap, if known (a run that used every step counts as capped)")
+                        help=_("the agent's step cap, if known (a run that used every step counts as capped)"))
     parser.set_defaults(handler=run_command)
 
 
@@ -49,8 +51,9 @@ def run_command(args: argparse.Namespace) -> tuple[str, int]:
         try:
             target.write_text(report.to_html(), encoding="utf-8")
         except OSError as exc:
-            raise LogError(f"{target}: cannot write the HTML report: {exc.strerror or exc}") from None
+            raise log_error(N_("{path}: cannot write the HTML report: {reason}"), path=str(target),
+                            reason=str(exc.strerror or exc)) from None
         if not args.json:
-            text += f"\nwrote the HTML report to {target}"
+            text += "\n" + _("wrote the HTML report to {path}").format(path=target)
     status = EXIT_STOPPED if report.stopped else EXIT_FINDINGS if report.findings else 0
     return text, status

@@ -20,28 +20,29 @@ changes) and a retry after a transient error (a failure, then a success).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal
 
 from agentloops.criteria import Abort, correct
 from agentloops.diagnose.model import Msg, Run, Turn, canonical_arguments, results_for
+from agentloops.i18n import N_, _
 from agentloops.response import Response
 
 Kind = Literal["reasked", "abnormal_answer", "premature_answer", "repeated_tool_call", "ping_pong",
                "failure_streak", "cap_returned_last"]
 
 KIND_TITLES: dict[Kind, str] = {
-    "reasked": "same response re-asked, nothing new sent",
-    "abnormal_answer": "truncated/filtered/refused round taken as the answer",
-    "premature_answer": "answer before the model saw its tool results",
-    "repeated_tool_call": "same tool call, same result, again",
-    "ping_pong": "two tool calls alternating with no new result",
-    "failure_streak": "tool failures in a row",
-    "cap_returned_last": "cap reached, last text returned",
+    "reasked": N_("same response re-asked, nothing new sent"),
+    "abnormal_answer": N_("truncated/filtered/refused round taken as the answer"),
+    "premature_answer": N_("answer before the model saw its tool results"),
+    "repeated_tool_call": N_("same tool call, same result, again"),
+    "ping_pong": N_("two tool calls alternating with no new result"),
+    "failure_streak": N_("tool failures in a row"),
+    "cap_returned_last": N_("cap reached, last text returned"),
 }
-"""One line per kind, for reports."""
+"""One line per kind, for reports (English here; a report shows ``_(KIND_TITLES[kind])``)."""
 
 FAILURE_STREAK = 3
 """Failures in a row that make a streak: one or two are what a retry after a transient error looks like."""
@@ -60,7 +61,8 @@ class Finding:
         calls: the model calls involved (``"2-8"``).
         count: how many times it happened (re-asks, repeats, failures; 1 for an ending).
         tokens: tokens the involved calls cost, when the log reports them.
-        detail: one sentence saying what was seen.
+        detail: one sentence saying what was seen, in English (the JSON's ``detail``).
+        shown: the same sentence in the language in use when the finding was made (what a report shows).
     """
 
     kind: Kind
@@ -70,6 +72,30 @@ class Finding:
     count: int
     tokens: int | None
     detail: str
+    shown: str = field(default="", compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        """The sentence a report shows: :attr:`shown`, else :attr:`detail`."""
+        return self.shown or self.detail
+
+
+def _sentence(template: str, nested: Mapping[str, str] | None = None, **fields: object) -> tuple[str, str]:
+    """A finding's sentence in English and in the language in use: ``template`` and the ``nested`` texts are
+    catalog messages (marked with ``N_``), ``fields`` are values (numbers, names, log lines) that stay as they are."""
+    nested = nested or {}
+    english = template.format(**fields, **nested)
+    shown = _(template).format(**fields, **{key: _(text) for key, text in nested.items()})
+    return english, shown
+
+
+def _joined(items: list[str]) -> tuple[str, str]:
+    """``A and B and C`` in English and in the language in use."""
+    english, shown = items[0], items[0]
+    for item in items[1:]:
+        english = N_("{first} and {second}").format(first=english, second=item)
+        shown = _("{first} and {second}").format(first=shown, second=item)
+    return english, shown
 
 
 def _span(first: int, last: int) -> str:
@@ -112,7 +138,7 @@ def reasks(run: Run) -> Iterator[Finding]:
 def _calls_with_results(run: Run) -> set[int]:
     """Calls that made well-formed tool calls whose every result the log shows."""
     shown: dict[int, int] = {}
-    for turn, _, _ in _observations(run):
+    for turn, _signature, _result in _observations(run):
         shown[turn.call] = shown.get(turn.call, 0) + 1
     return {t.call for t in run.turns if t.response.tool_calls and not is_abnormal(t.response)
             and shown.get(t.call) == len(t.response.tool_calls)}
@@ -122,10 +148,13 @@ def _reask_finding(run: Run, group: list[Turn]) -> Iterator[Finding]:
     if not group:
         return
     tokens = _tokens(group)
-    cost = f"; they cost {tokens} tokens" if tokens is not None else ""
+    template = (N_("call {call}'s response came back {n} more time(s) with nothing new sent ({summary})")
+                if tokens is None else
+                N_("call {call}'s response came back {n} more time(s) with nothing new sent ({summary}); "
+                   "they cost {tokens} tokens"))
     yield Finding("reasked", run.name, group[0].where, _span(group[0].call, group[-1].call), len(group), tokens,
-                  f"call {group[0].call - 1}'s response came back {len(group)} more time(s) with nothing new "
-                  f"sent ({group[0].response.summary()}){cost}")
+                  *_sentence(template, call=group[0].call - 1, n=len(group), summary=group[0].response.summary(),
+                             tokens=tokens))
 
 
 def _observations(run: Run) -> list[tuple[Turn, tuple[str, str], Msg]]:
@@ -162,19 +191,20 @@ def tool_repeats(run: Run) -> Iterator[Finding]:
         return
     alternating = _alternating(order, set(repeated))
     if alternating:
-        turns = sorted({turn.call: turn for s in alternating for turn, _ in repeated[s][1:]}.values(),
+        turns = sorted({turn.call: turn for s in alternating for turn, _text in repeated[s][1:]}.values(),
                        key=lambda t: t.call)
-        names = " and ".join(f"{s[0]}({s[1]})" for s in alternating)
+        names_english, names_shown = _joined([f"{s[0]}({s[1]})" for s in alternating])
+        template = N_("{names} alternate, each returning what it returned before")
         yield Finding("ping_pong", run.name, turns[0].where, _span(turns[0].call, turns[-1].call), len(turns),
-                      _tokens(turns), f"{names} alternate, each returning what it returned before")
+                      _tokens(turns), template.format(names=names_english), _(template).format(names=names_shown))
     for signature, tail in repeated.items():
         if signature in alternating:
             continue
-        turns = [turn for turn, _ in tail[1:]]
+        turns = [turn for turn, _text in tail[1:]]
         yield Finding("repeated_tool_call", run.name, turns[0].where, _span(turns[0].call, turns[-1].call),
                       len(turns), _tokens(turns),
-                      f"{signature[0]}({signature[1]}) was called {len(tail)} times and returned the same "
-                      f"result each time")
+                      *_sentence(N_("{call} was called {n} times and returned the same result each time"),
+                                 call=f"{signature[0]}({signature[1]})", n=len(tail)))
 
 
 def _alternating(order: list[tuple[str, str]], repeated: set[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -189,7 +219,7 @@ def _alternating(order: list[tuple[str, str]], repeated: set[tuple[str, str]]) -
 def failure_streaks(run: Run, threshold: int = FAILURE_STREAK) -> Iterator[Finding]:
     """``threshold`` or more failed tool results in a row."""
     streak: list[tuple[Turn, Msg]] = []
-    for turn, _, result in _observations(run):
+    for turn, _signature, result in _observations(run):
         if looks_failed(result):
             streak.append((turn, result))
             continue
@@ -201,11 +231,11 @@ def failure_streaks(run: Run, threshold: int = FAILURE_STREAK) -> Iterator[Findi
 def _streak_finding(run: Run, streak: list[tuple[Turn, Msg]], threshold: int) -> Iterator[Finding]:
     if len(streak) < threshold:
         return
-    turns = [t for t, _ in streak]
-    names = sorted({m.name or "?" for _, m in streak})
+    turns = [t for t, _msg in streak]
+    names = sorted({m.name or "?" for _turn, m in streak})
     yield Finding("failure_streak", run.name, turns[0].where, _span(turns[0].call, turns[-1].call), len(streak),
-                  _tokens(turns), f"{len(streak)} tool results in a row failed ({', '.join(names)}): "
-                                  f"{(streak[-1][1].text or '')[:60]!r}")
+                  _tokens(turns), *_sentence(N_("{n} tool results in a row failed ({names}): {last}"), n=len(streak),
+                                             names=", ".join(names), last=repr((streak[-1][1].text or "")[:60])))
 
 
 def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
@@ -213,7 +243,7 @@ def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
     turns = run.turns
     for turn, following in pairwise(turns):
         if following.user_spoke and not following.results:
-            yield from _ended_on(run, turn, "the conversation went on after it")
+            yield from _ended_on(run, turn, N_("the conversation went on after it"))
     if not turns or not run.complete or run.ending.how == "raised":
         return
     last = turns[-1]
@@ -224,24 +254,30 @@ def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
         capped = spun or (max_steps is not None and len(turns) >= max_steps and unfinished)
     if capped:
         yield Finding("cap_returned_last", run.name, last.where, str(last.call), 1, last.tokens,
-                      f"the run stopped at call {last.call} without an answer and returned the last text "
-                      f"({last.response.summary()}); a cap should raise")
+                      *_sentence(N_("the run stopped at call {call} without an answer and returned the last text "
+                                    "({summary}); a cap should raise"), call=last.call,
+                                 summary=last.response.summary()))
         return
-    yield from _ended_on(run, last, "the run ended there")
+    yield from _ended_on(run, last, N_("the run ended there"))
 
 
 def _ended_on(run: Run, turn: Turn, context: str) -> Iterator[Finding]:
+    """The finding for an answer taken from ``turn``; ``context`` (a catalog message) says what came next."""
     response = turn.response
     if response.tool_calls and not is_abnormal(response):
         names = ", ".join(c.name for c in response.tool_calls)
         yield Finding("premature_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
-                      f"call {turn.call} asked for {names}, {context}, and the model never saw the results")
+                      *_sentence(N_("call {call} asked for {names}, {context}, and the model never saw the results"),
+                                 {"context": context}, call=turn.call, names=names))
     elif is_abnormal(response):
         decision = correct(response)
         assert isinstance(decision, Abort)
+        template = (N_("call {call} ended abnormally ({code}: {summary}) and {context}")
+                    if run.ending.how == "returned" else
+                    N_("call {call} ended abnormally ({code}: {summary}) and {context} with no exception logged"))
         yield Finding("abnormal_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
-                      f"call {turn.call} ended abnormally ({decision.code}: {response.summary()}) and {context}"
-                      f"{'' if run.ending.how == 'returned' else ' with no exception logged'}")
+                      *_sentence(template, {"context": context}, call=turn.call, code=decision.code,
+                                 summary=response.summary()))
 
 
 def find(run: Run, max_steps: int | None = None) -> list[Finding]:

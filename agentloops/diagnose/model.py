@@ -16,11 +16,26 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentloops.errors import UsageError
+from agentloops.i18n import Phrase, shown
 from agentloops.response import Response
 
 
 class LogError(UsageError, ValueError):
-    """A log file cannot be read as far as this point; the message names the file, the line and the field."""
+    """A log file cannot be read as far as this point; the message names the file, the line and the field.
+
+    The exception's text is in the language in use (what a learner reads); :attr:`english` keeps the same
+    message in English, as a :class:`~agentloops.i18n.Phrase` where it was built from one (what a
+    report keeps: ``report.stopped``, the JSON of ``agentloops diagnose --json``).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(shown(message))
+        self.english = message
+
+
+def log_error(template: str, /, **fields: object) -> LogError:
+    """A :class:`LogError` worded by ``template`` (an ``N_()`` text, English) and its fields."""
+    return LogError(Phrase(template, **fields))
 
 
 def field_path(where: str, key: str) -> str:

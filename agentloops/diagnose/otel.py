@@ -24,8 +24,17 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, get_args
 
-from agentloops.diagnose.model import Ending, LogError, Msg, Run, TurnBuilder, canonical_arguments, field_path
+from agentloops.diagnose.model import (
+    Ending,
+    Msg,
+    Run,
+    TurnBuilder,
+    canonical_arguments,
+    field_path,
+    log_error,
+)
 from agentloops.errors import UsageError
+from agentloops.i18n import N_
 from agentloops.providers import FORMATS, stop_values
 from agentloops.response import FinishReason, Response, ToolCall, Usage
 
@@ -93,7 +102,7 @@ def _value(raw: object) -> Any:
 
 def _spans(where: str, export: dict[str, Any]) -> Iterator[Span]:
     if "resourceSpans" not in export:
-        raise LogError(f"{where}: resourceSpans: missing; expected an OTLP JSON trace export")
+        raise log_error(N_("{where}: resourceSpans: missing; expected an OTLP JSON trace export"), where=where)
     for i, resource in enumerate(_list(export, "resourceSpans", where)):
         at = f"{where}: resourceSpans[{i}]"
         for j, scope in enumerate(_list(_object(resource, at), "scopeSpans", at)):
@@ -105,28 +114,31 @@ def _spans(where: str, export: dict[str, Any]) -> Iterator[Span]:
 def _span(where: str, raw: Mapping[str, Any]) -> Span:
     trace = raw.get("traceId")
     if not isinstance(trace, str) or not trace:
-        raise LogError(f"{where}.traceId: expected the trace id as a hex string; got {type(trace).__name__}")
+        raise log_error(N_("{where}.traceId: expected the trace id as a hex string; got {kind}"), where=where,
+                        kind=type(trace).__name__)
     attributes = {a["key"]: _value(a.get("value")) for a in raw.get("attributes") or ()
                   if isinstance(a, Mapping) and isinstance(a.get("key"), str)}
     status: Mapping[str, Any] = raw["status"] if isinstance(raw.get("status"), Mapping) else {}
     try:
         start = int(raw.get("startTimeUnixNano") or 0)
     except (TypeError, ValueError):
-        raise LogError(f"{where}.startTimeUnixNano: expected nanoseconds as a number or a string of digits") from None
+        raise log_error(N_("{where}.startTimeUnixNano: expected nanoseconds as a number or a string of digits"),
+                        where=where) from None
     return Span(f"{where} ({raw.get('name')})", trace, raw.get("parentSpanId") or None, str(raw.get("name")), start,
                 attributes, status.get("code") in (ERROR_STATUS, "STATUS_CODE_ERROR"), str(status.get("message", "")))
 
 
 def _object(value: object, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise LogError(f"{where}: expected a JSON object; got {type(value).__name__}")
+        raise log_error(N_("{where}: expected a JSON object; got {kind}"), where=where, kind=type(value).__name__)
     return value
 
 
 def _list(body: Mapping[str, Any], key: str, where: str) -> list[Any]:
     value = body.get(key) or []
     if not isinstance(value, list):
-        raise LogError(f"{field_path(where, key)}: expected a list; got {type(value).__name__}")
+        raise log_error(N_("{where}: expected a list; got {kind}"), where=field_path(where, key),
+                        kind=type(value).__name__)
     return value
 
 
@@ -137,16 +149,18 @@ def _messages(span: Span, key: str) -> list[Any] | None:
     try:
         value = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
-        raise LogError(f"{span.where}: {key}: expected a JSON list of messages; the text is not valid JSON") from None
+        raise log_error(N_("{where}: {key}: expected a JSON list of messages; the text is not valid JSON"),
+                        where=span.where, key=key) from None
     if not isinstance(value, list):
-        raise LogError(f"{span.where}: {key}: expected a JSON list of messages; got {type(value).__name__}")
+        raise log_error(N_("{where}: {key}: expected a JSON list of messages; got {kind}"), where=span.where, key=key,
+                        kind=type(value).__name__)
     return value
 
 
 def _parts(message: object, where: str) -> list[Mapping[str, Any]]:
     parts = _object(message, where).get("parts") or []
     if not isinstance(parts, list):
-        raise LogError(f"{where}.parts: expected a list of parts")
+        raise log_error(N_("{where}.parts: expected a list of parts"), where=where)
     return [p for p in parts if isinstance(p, Mapping)]
 
 

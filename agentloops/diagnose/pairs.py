@@ -17,10 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from agentloops.diagnose.model import Ending, LogError, Run, TurnBuilder
+from agentloops.diagnose.model import Ending, Run, TurnBuilder, log_error
 from agentloops.diagnose.requests import read_request
 from agentloops.errors import UsageError
+from agentloops.i18n import N_, Phrase
 from agentloops.providers import FORMATS, adapt
+
+_MISSING = Phrase(N_("missing"))
 
 
 def sniff_format(body: object, where: str) -> str:
@@ -36,8 +39,8 @@ def sniff_format(body: object, where: str) -> str:
             return "gemini"
         if "done" in body or "done_reason" in body:
             return "ollama"
-    raise LogError(f"{where}: response: cannot tell the provider format from its keys; "
-                   f"pass --format or add \"format\" ({', '.join(FORMATS)})")
+    raise log_error(N_("{where}: response: cannot tell the provider format from its keys; pass --format or add "
+                       "\"format\" ({names})"), where=where, names=", ".join(FORMATS))
 
 
 class _Open:
@@ -90,22 +93,27 @@ def _starts(current: _Open | None, name: str | None, request: Any, incremental: 
 def _line(where: str, line: dict[str, Any], format: str | None) -> tuple[Any, ...]:
     for key in ("request", "response"):
         if not isinstance(line.get(key), dict):
-            got = "missing" if key not in line else f"got {type(line[key]).__name__}"
-            raise LogError(f"{where}: {key}: expected the {key} body as a JSON object; {got}")
+            got = _MISSING if key not in line else Phrase(N_("got {kind}"), kind=type(line[key]).__name__)
+            raise log_error(N_("{where}: {key}: expected the {key} body as a JSON object; {got}"), where=where, key=key,
+                            got=got)
     fmt = line.get("format", format) or sniff_format(line["response"], where)
     if fmt not in FORMATS:
-        raise LogError(f"{where}: format: expected one of {', '.join(FORMATS)}; got {fmt!r}")
+        raise log_error(N_("{where}: format: expected one of {names}; got {value}"), where=where,
+                        names=", ".join(FORMATS), value=repr(fmt))
     run = line.get("run")
     if run is not None and not isinstance(run, (str, int)):
-        raise LogError(f"{where}: run: expected a string or a number naming the run; got {type(run).__name__}")
+        raise log_error(N_("{where}: run: expected a string or a number naming the run; got {kind}"), where=where,
+                        kind=type(run).__name__)
     error = line.get("error")
     if error is not None and not isinstance(error, str):
-        raise LogError(f"{where}: error: expected what the caller raised, as a string; got {type(error).__name__}")
+        raise log_error(N_("{where}: error: expected what the caller raised, as a string; got {kind}"), where=where,
+                        kind=type(error).__name__)
     try:
         request, incremental = read_request(fmt, line["request"])
         response = adapt(fmt, line["response"])
     except UsageError as exc:
-        raise LogError(f"{where}: {exc}") from None
+        problem = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Phrase) else str(exc)
+        raise log_error(N_("{where}: {problem}"), where=where, problem=problem) from None
     usage = response.usage
     tokens = None if usage is None else (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
     return (None if run is None else str(run)), request, incremental, response, tokens, error

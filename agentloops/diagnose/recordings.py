@@ -17,8 +17,9 @@ import json
 from collections.abc import Iterator
 from typing import Any, get_args
 
-from agentloops.diagnose.model import Ending, LogError, Msg, Run, Turn, field_path
+from agentloops.diagnose.model import Ending, LogError, Msg, Run, Turn, field_path, log_error
 from agentloops.errors import ScenarioError
+from agentloops.i18n import N_, Phrase
 from agentloops.response import FinishReason, Response, ToolCall, Usage
 from agentloops.scenario import scenario_from_dict
 
@@ -27,13 +28,14 @@ _NOTHING_NEW = ("", "its own last reply")
 
 
 def _field(row: dict[str, Any], key: str, where: str, types: tuple[type, ...], expected: str) -> Any:
-    """``row[key]`` checked; ``where`` is ``file:line`` or ``file:line: rounds[2]``."""
+    """``row[key]`` checked (``where``: ``file:line`` or ``file:line: rounds[2]``; ``expected``: an ``N_()`` text)."""
     path = field_path(where, key)
     if key not in row:
-        raise LogError(f"{path}: missing; expected {expected}")
+        raise log_error(N_("{where}: missing; expected {expected}"), where=path, expected=Phrase(expected))
     value = row[key]
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-        raise LogError(f"{path}: expected {expected}; got {type(value).__name__}")
+        raise log_error(N_("{where}: expected {expected}; got {kind}"), where=path, expected=Phrase(expected),
+                        kind=type(value).__name__)
     return value
 
 
@@ -46,19 +48,21 @@ def _content(shown: str, where: str) -> str | None:
     except ValueError:
         value = None
     if not isinstance(value, str):
-        raise LogError(f"{where}.content: expected null or a quoted string, as `agentloops run --json` writes it")
+        raise log_error(N_("{where}.content: expected null or a quoted string, as `agentloops run --json` writes it"),
+                        where=where)
     return value
 
 
 def _response(row: dict[str, Any], where: str) -> Response:
-    finish = _field(row, "finish_reason", where, (str,), "a finish reason")
+    finish = _field(row, "finish_reason", where, (str,), N_("a finish reason"))
     if finish not in _FINISH:
-        raise LogError(f"{where}.finish_reason: expected one of {', '.join(_FINISH)}; got {finish!r:.60}")
-    names = [n for n in _field(row, "tool_calls", where, (str,), "tool names joined by ', '").split(", ") if n]
+        raise log_error(N_("{where}.finish_reason: expected one of {names}; got {value}"), where=where,
+                        names=", ".join(_FINISH), value=f"{finish!r:.60}")
+    names = [n for n in _field(row, "tool_calls", where, (str,), N_("tool names joined by ', '")).split(", ") if n]
     step = row.get("step")
     calls = tuple(ToolCall(id=f"call_{step}_{i}", name=n) for i, n in enumerate(names))
-    prompt = _field(row, "context_tokens", where, (int,), "a whole number of tokens")
-    return Response(content=_content(_field(row, "content", where, (str,), "the shown content"), where),
+    prompt = _field(row, "context_tokens", where, (int,), N_("a whole number of tokens"))
+    return Response(content=_content(_field(row, "content", where, (str,), N_("the shown content")), where),
                     tool_calls=calls, finish_reason=finish,
                     raw_finish_reason="unknown" if finish == "unknown" else None,
                     usage=Usage(prompt_tokens=max(prompt, 0)))
@@ -66,18 +70,18 @@ def _response(row: dict[str, Any], where: str) -> Response:
 
 def record_run(where: str, data: dict[str, Any]) -> Run:
     """One :class:`~agentloops.record.RunRecord` dictionary as a run."""
-    rows = _field(data, "rounds", where, (list,), "the list of rounds (run with --json)")
-    outcome = _field(data, "outcome", where, (str,), "the run's outcome")
-    hit_cap = _field(data, "hit_cap", where, (bool,), "true or false")
+    rows = _field(data, "rounds", where, (list,), N_("the list of rounds (run with --json)"))
+    outcome = _field(data, "outcome", where, (str,), N_("the run's outcome"))
+    hit_cap = _field(data, "hit_cap", where, (bool,), N_("true or false"))
     turns: list[Turn] = []
     previous_tools: list[str] = []
     for i, row in enumerate(rows):
         at = f"{where}: rounds[{i}]"
         if not isinstance(row, dict):
-            raise LogError(f"{at}: expected an object; got {type(row).__name__}")
-        added = _field(row, "new_since_last_call", at, (str,), "what the call added, in words")
+            raise log_error(N_("{where}: expected an object; got {kind}"), where=at, kind=type(row).__name__)
+        added = _field(row, "new_since_last_call", at, (str,), N_("what the call added, in words"))
         response = _response(row, at)
-        tools = [n for n in _field(row, "tools_run", at, (str,), "tool names joined by ', '").split(", ") if n]
+        tools = [n for n in _field(row, "tools_run", at, (str,), N_("tool names joined by ', '")).split(", ") if n]
         results = tuple(Msg("tool", None, name=n) for n in previous_tools)
         # the loop flags a round whose response repeats while nothing new was sent (a repeated tool
         # result is not new); without the flag, judge by what the call added
@@ -96,7 +100,7 @@ def scenario_run(where: str, data: dict[str, Any]) -> Run:
     try:
         scenario = scenario_from_dict(data, where)
     except ScenarioError as exc:
-        raise LogError(str(exc)) from None
+        raise LogError(exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)) from None
     turns: list[Turn] = []
     previous: Response | None = None
     for i, response in enumerate(scenario.responses):

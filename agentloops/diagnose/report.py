@@ -14,13 +14,22 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
 from agentloops.diagnose.detectors import KIND_TITLES, Finding, Kind
+from agentloops.i18n import N_, _, ngettext
 from agentloops.tables import text_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
 COLUMNS: tuple[str, ...] = ("kind", "run", "where", "calls", "count", "tokens", "detail")
-"""The columns of the findings table, in order."""
+"""The columns of the findings table, in order (the DataFrame's and the JSON's names: code, never translated)."""
+
+COLUMN_TITLES: dict[str, str] = {
+    "kind": N_("kind"), "run": N_("run"), "where": N_("where"), "calls": N_("calls"), "count": N_("count"),
+    "tokens": N_("tokens"), "detail": N_("detail"),
+}
+"""The HTML table's header per column (English here, the column names themselves; shown through ``_()``)."""
+
+_TEXT_HEADERS: tuple[str, ...] = (N_("kind"), N_("run"), N_("calls"), N_("count"), N_("tokens"), N_("what was seen"))
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -57,22 +66,26 @@ class Report:
 
     def summary(self) -> str:
         """One line: what was read and what was found."""
-        found = f"{len(self.findings)} finding{'' if len(self.findings) == 1 else 's'}" if self.findings \
-            else "no stop bug found"
-        tail = f"; {self.incomplete} run(s) cut off by the end of the log" if self.incomplete else ""
-        return f"{self.source} ({self.format}): {self.runs} run(s), {self.calls} model call(s), {found}{tail}"
+        found = ngettext("{n} finding", "{n} findings", len(self.findings)).format(n=len(self.findings)) \
+            if self.findings else _("no stop bug found")
+        if self.incomplete:
+            return _("{source} ({format}): {runs} run(s), {calls} model call(s), {found}; {incomplete} run(s) cut off "
+                     "by the end of the log").format(source=self.source, format=self.format, runs=self.runs,
+                                                     calls=self.calls, found=found, incomplete=self.incomplete)
+        return _("{source} ({format}): {runs} run(s), {calls} model call(s), {found}").format(
+            source=self.source, format=self.format, runs=self.runs, calls=self.calls, found=found)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract of ``agentloops diagnose --json``."""
         return {"source": self.source, "format": self.format, "runs": self.runs, "calls": self.calls,
                 "incomplete_runs": self.incomplete, "stopped": self.stopped, "counts": self.counts(),
-                "findings": [asdict(f) for f in self.findings]}
+                "findings": [_fields(f) for f in self.findings]}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per finding, columns :data:`COLUMNS` (imports pandas on first use)."""
         import pandas as pd
 
-        return pd.DataFrame([asdict(f) for f in self.findings], columns=list(COLUMNS))
+        return pd.DataFrame([_fields(f) for f in self.findings], columns=list(COLUMNS))
 
     def __repr__(self) -> str:
         return str(self)  # what a terminal, a test log and a notebook's text/plain show
@@ -80,15 +93,23 @@ class Report:
     def __str__(self) -> str:
         lines = [self.summary()]
         if self.findings:
-            rows = [[f.kind, f.run, f.calls, f.count, "" if f.tokens is None else f.tokens, f.detail]
+            rows = [[f.kind, f.run, f.calls, f.count, "" if f.tokens is None else f.tokens, f.text]
                     for f in self.findings]
-            lines.append(text_table(["kind", "run", "calls", "count", "tokens", "what was seen"], rows))
+            lines.append(text_table([_(h) for h in _TEXT_HEADERS], rows))
         if self.stopped:
-            lines.append(f"stopped reading at: {self.stopped}")
+            lines.append(_("stopped reading at: {where}").format(where=self.stopped))
         return "\n".join(lines)
 
     def chart_svg(self) -> str:
-        """The findings per kind as an SVG bar chart (matplotlib, no pyplot state)."""
+        """The findings per kind as an SVG bar chart (matplotlib, no pyplot state; the package's fonts, CJK too)."""
+        import matplotlib
+
+        from agentloops.plots import chart_style
+
+        with matplotlib.rc_context({"font.family": chart_style()["font.family"]}):
+            return self._chart_svg()
+
+    def _chart_svg(self) -> str:
         from matplotlib.figure import Figure
         from matplotlib.ticker import MaxNLocator
 
@@ -96,18 +117,19 @@ class Report:
         kinds = list(counts)
         fig = Figure(figsize=(7.5, 3.2))
         ax = fig.subplots()
-        bars = ax.barh([KIND_TITLES[k] for k in kinds], [counts[k] for k in kinds],
+        bars = ax.barh([_(KIND_TITLES[k]) for k in kinds], [counts[k] for k in kinds],
                        color=["#c0392b" if counts[k] else "#bbbbbb" for k in kinds])
         tokens = {k: sum(f.tokens or 0 for f in self.findings if f.kind == k) for k in kinds}
         for bar, kind in zip(bars, kinds):
             if tokens[kind]:
-                ax.annotate(f"{tokens[kind]} tokens", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
-                            xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+                ax.annotate(_("{n} tokens").format(n=tokens[kind]),
+                            (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(4, 0),
+                            textcoords="offset points", va="center", fontsize=8)
         ax.set_xlim(0, max(1, *counts.values()) * 1.4)  # room for the token labels
         ax.invert_yaxis()
-        ax.set_xlabel("findings")
+        ax.set_xlabel(_("findings"))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_title(f"{len(self.findings)} finding(s) in {self.runs} run(s)", fontsize=10)
+        ax.set_title(_("{n} finding(s) in {runs} run(s)").format(n=len(self.findings), runs=self.runs), fontsize=10)
         fig.tight_layout()
         buffer = io.StringIO()
         fig.savefig(buffer, format="svg")
@@ -115,14 +137,15 @@ class Report:
         return svg[svg.index("<svg"):]
 
     def _table_html(self) -> str:
-        head = "".join(f"<th>{c}</th>" for c in COLUMNS)
+        head = "".join(f"<th>{html.escape(_(COLUMN_TITLES[c]))}</th>" for c in COLUMNS)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v if v is not None else ''))}</td>"
-                                        for v in asdict(f).values()) + "</tr>" for f in self.findings)
+                                        for v in _row(f)) + "</tr>" for f in self.findings)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>" if self.findings else ""
 
     def _repr_html_(self, chart: bool | None = None) -> str:
         """Summary, findings and (when there are findings, or when asked) their chart."""
-        stopped = f"<p><b>stopped reading at:</b> {html.escape(self.stopped)}</p>" if self.stopped else ""
+        label = html.escape(_("stopped reading at:"))
+        stopped = f"<p><b>{label}</b> {html.escape(self.stopped)}</p>" if self.stopped else ""
         figure = f"<figure>{self.chart_svg()}</figure>" if (bool(self.findings) if chart is None else chart) else ""
         return f"<div><p>{html.escape(self.summary())}</p>{stopped}{self._table_html()}{figure}</div>"
 
@@ -134,3 +157,15 @@ class Report:
                 "table{border-collapse:collapse}</style></head><body>"
                 f"<h1>agentloops diagnose</h1>{self._repr_html_(chart=True)}"
                 "</body></html>\n")
+
+
+def _fields(finding: Finding) -> dict[str, Any]:
+    """A finding's :data:`COLUMNS` (the English sentence as ``detail``): the JSON and the DataFrame."""
+    data = asdict(finding)
+    return {column: data[column] for column in COLUMNS}
+
+
+def _row(finding: Finding) -> list[Any]:
+    """A finding's cells in the HTML table: the :data:`COLUMNS`, the sentence in the report's language."""
+    data = {**_fields(finding), "detail": finding.text}
+    return [data[column] for column in COLUMNS]

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentloops.diagnose.model import Msg, canonical_arguments
+from agentloops.i18n import N_, Phrase
 from agentloops.providers import RawBodyError
 
 Request = tuple[tuple[Msg, ...], bool]
@@ -28,22 +29,34 @@ Request = tuple[tuple[Msg, ...], bool]
 
 def _object(value: object, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise RawBodyError(f"{where}: expected a JSON object; got {_kind(value)}")
+        raise _refuse(N_("{where}: expected a JSON object; got {kind}"), where=where, kind=_kind(value))
     return value
 
 
 def _list(body: Mapping[str, Any], key: str, where: str) -> list[Any]:
     value = body.get(key)
     if not isinstance(value, list):
-        got = "missing" if key not in body else f"got {_kind(value)}"
-        raise RawBodyError(f"{where}.{key}: expected a list of messages; {got}")
+        got = _MISSING if key not in body else Phrase(N_("got {kind}"), kind=_kind(value))
+        raise _refuse(N_("{where}.{key}: expected a list of messages; {got}"), where=where, key=key, got=got)
     return value
 
 
+def _refuse(template: str, /, **fields: object) -> RawBodyError:
+    """The error for a request body that is not as its API documents (worded as a :class:`Phrase`)."""
+    return RawBodyError(Phrase(template, **fields))
+
+
+_MISSING = Phrase(N_("missing"))
+_KINDS: dict[type, Phrase] = {dict: Phrase(N_("an object")), list: Phrase(N_("a list")), str: Phrase(N_("a string")),
+                              bool: Phrase(N_("a boolean"))}
+_NUMBER = Phrase(N_("a number"))
+
+
 def _kind(value: object) -> str:
+    """What a JSON value is, in words (a :class:`Phrase`: English as data)."""
     if value is None:
         return "null"
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), "a number")
+    return _KINDS.get(type(value), _NUMBER)
 
 
 def _text(content: object, where: str) -> str | None:
@@ -53,12 +66,12 @@ def _text(content: object, where: str) -> str | None:
     if isinstance(content, list):
         parts = [str(p["text"]) for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
         return "".join(parts) if parts else None
-    raise RawBodyError(f"{where}: expected text or a list of parts; got {_kind(content)}")
+    raise _refuse(N_("{where}: expected text or a list of parts; got {kind}"), where=where, kind=_kind(content))
 
 
 def _role(value: object, where: str) -> str:
     if not isinstance(value, str):
-        raise RawBodyError(f"{where}.role: expected a string; got {_kind(value)}")
+        raise _refuse(N_("{where}.role: expected a string; got {kind}"), where=where, kind=_kind(value))
     return value
 
 
@@ -93,8 +106,8 @@ def responses_input(body: Mapping[str, Any], where: str = "request") -> Request:
     if isinstance(raw, str):
         return (Msg("user", raw),), incremental
     if not isinstance(raw, list):
-        raise RawBodyError(f"{where}.input: expected a string or a list of items; got "
-                           f"{'missing' if 'input' not in body else _kind(raw)}")
+        raise _refuse(N_("{where}.input: expected a string or a list of items; got {kind}"), where=where,
+                      kind=_MISSING if "input" not in body else _kind(raw))
     out: list[Msg] = []
     for i, item in enumerate(raw):
         at = f"{where}.input[{i}]"
@@ -150,7 +163,7 @@ def gemini_contents(body: Mapping[str, Any], where: str = "request") -> Request:
         content = _object(raw, at)
         parts = content.get("parts") or []
         if not isinstance(parts, list):
-            raise RawBodyError(f"{at}.parts: expected a list of parts; got {_kind(parts)}")
+            raise _refuse(N_("{where}.parts: expected a list of parts; got {kind}"), where=at, kind=_kind(parts))
         texts: list[str] = []
         calls: list[tuple[str, str]] = []
         for j, part in enumerate(parts):

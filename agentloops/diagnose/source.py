@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentloops.diagnose.model import LogError
+from agentloops.diagnose.model import LogError, log_error
+from agentloops.i18n import N_, Phrase
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 """Largest single-document log read whole (64 MiB); JSON Lines have no limit, being read line by line."""
@@ -33,6 +34,11 @@ def one_line(message: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _error(template: str, /, **fields: object) -> LogError:
+    """A :class:`LogError` whose fields from the user's file (a path, a parser's message) are made one line."""
+    return log_error(template, **{k: one_line(v) if isinstance(v, str) else v for k, v in fields.items()})
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -45,9 +51,10 @@ def check_file(path: Path) -> None:
     try:
         info = os.stat(path)
     except OSError as exc:
-        raise LogError(one_line(f"{path}: cannot read the log: {exc.strerror or exc}")) from None
+        raise _error(N_("{path}: cannot read the log: {reason}"), path=str(path), reason=str(exc.strerror or exc)) \
+            from None
     if not stat.S_ISREG(info.st_mode):
-        raise LogError(one_line(f"{path}: not a regular file; expected a log file (JSON or JSON Lines)"))
+        raise _error(N_("{path}: not a regular file; expected a log file (JSON or JSON Lines)"), path=str(path))
 
 
 def decode(where: str, raw: bytes, last: bool, document: bool = False) -> Any:
@@ -55,36 +62,43 @@ def decode(where: str, raw: bytes, last: bool, document: bool = False) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LogError(f"{where}: not UTF-8 text (byte {exc.start + 1})") from None
+        raise log_error(N_("{where}: not UTF-8 text (byte {byte})"), where=where, byte=exc.start + 1) from None
     try:
         return _DECODER.decode(text)
     except RecursionError:
-        raise LogError(f"{where}: nested too deeply to be a log entry") from None
+        raise log_error(N_("{where}: nested too deeply to be a log entry"), where=where) from None
     except ValueError as exc:
         if not isinstance(exc, json.JSONDecodeError):
-            raise LogError(one_line(f"{where}: not valid JSON: {exc}")) from None
+            raise _error(N_("{where}: not valid JSON: {problem}"), where=where, problem=str(exc)) from None
         if document:
             at = f"{where}:{exc.lineno}"
             if exc.pos >= len(text.rstrip()):
-                raise LogError(f"{at}: the document ends early (the log is cut off)") from None
-            raise LogError(one_line(f"{at}: not valid JSON: {exc.msg} at column {exc.colno}")) from None
+                raise log_error(N_("{where}: the document ends early (the log is cut off)"), where=at) from None
+            raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=at, problem=exc.msg,
+                         column=exc.colno) from None
         if last and not raw.endswith(b"\n"):
-            raise LogError(f"{where}: the line is cut off (the log ends mid-line)") from None
-        raise LogError(one_line(f"{where}: not valid JSON: {exc.msg} at column {exc.colno}")) from None
+            raise log_error(N_("{where}: the line is cut off (the log ends mid-line)"), where=where) from None
+        raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=where, problem=exc.msg,
+                     column=exc.colno) from None
 
 
 def parse_line(where: str, raw: bytes, last: bool) -> dict[str, Any]:
     """One line of JSON Lines as a JSON object."""
     value = decode(where, raw, last)
     if not isinstance(value, dict):
-        raise LogError(f"{where}: expected one JSON object per line; got {_kind(value)}")
+        raise log_error(N_("{where}: expected one JSON object per line; got {kind}"), where=where, kind=_kind(value))
     return value
 
 
+_KINDS: dict[type, Phrase] = {list: Phrase(N_("a list")), str: Phrase(N_("a string")), bool: Phrase(N_("a boolean"))}
+_NUMBER = Phrase(N_("a number"))
+
+
 def _kind(value: object) -> str:
+    """What a JSON value is, in words (a :class:`Phrase`: English as data)."""
     if value is None:
         return "null"
-    return {list: "a list", str: "a string", bool: "a boolean"}.get(type(value), "a number")
+    return _KINDS.get(type(value), _NUMBER)
 
 
 def iter_items(path: str | Path) -> Iterator[Item]:
@@ -94,7 +108,7 @@ def iter_items(path: str | Path) -> Iterator[Item]:
     with open(path, "rb") as handle:
         first = _first_line(handle)
         if first is None:
-            raise LogError(f"{path}: the log is empty")
+            raise log_error(N_("{path}: the log is empty"), path=str(path))
         number, raw = first
         try:
             json.loads(raw)
@@ -124,15 +138,17 @@ def _lines(path: Path, handle: Any, number: int, raw: bytes) -> Iterator[Item]:
 
 def _document(path: Path) -> Iterator[Item]:
     if path.stat().st_size > MAX_DOCUMENT_BYTES:
-        raise LogError(f"{path}: a single JSON document over {MAX_DOCUMENT_BYTES >> 20} MiB; write it as JSON Lines")
+        raise log_error(N_("{path}: a single JSON document over {mib} MiB; write it as JSON Lines"), path=str(path),
+                        mib=MAX_DOCUMENT_BYTES >> 20)
     raw = path.read_bytes()
     value = decode(str(path), raw, last=False, document=True)
     if isinstance(value, dict):
         yield str(path), value
         return
     if not isinstance(value, list):
-        raise LogError(f"{path}: expected a JSON object, a list of objects or JSON Lines; got {_kind(value)}")
+        raise log_error(N_("{path}: expected a JSON object, a list of objects or JSON Lines; got {kind}"),
+                        path=str(path), kind=_kind(value))
     for i, item in enumerate(value):
         if not isinstance(item, dict):
-            raise LogError(f"{path}[{i}]: expected a JSON object; got {_kind(item)}")
+            raise log_error(N_("{where}: expected a JSON object; got {kind}"), where=f"{path}[{i}]", kind=_kind(item))
         yield f"{path}[{i}]", item

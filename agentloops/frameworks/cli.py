@@ -11,31 +11,33 @@ import argparse
 from typing import Any
 
 from agentloops.frameworks.table import RUNNERS, FrameworksError, compute_table, installed, save_table, shipped_table
+from agentloops.i18n import _
 
 
 def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     """Add the ``frameworks`` subcommand to ``sub``."""
-    parser = sub.add_parser("frameworks", help="what LangGraph, the OpenAI Agents SDK and Pydantic AI do on the "
-                                               "abnormal scenarios",
-                            description="The package's scenarios through each framework's own loop.")
+    parser = sub.add_parser("frameworks", help=_("what LangGraph, the OpenAI Agents SDK and Pydantic AI do on the "
+                                                 "abnormal scenarios"),
+                            description=_("The package's scenarios through each framework's own loop."))
     parser.add_argument("--format", default="text", choices=("text", "markdown", "json"))
     parser.add_argument("--recompute", action="store_true",
-                        help="run the installed frameworks now (pip install 'agentloops[frameworks]')")
-    parser.add_argument("--save", action="store_true", help="with --recompute: write the shipped results file")
+                        help=_("run the installed frameworks now (pip install 'agentloops[frameworks]')"))
+    parser.add_argument("--save", action="store_true", help=_("with --recompute: write the shipped results file"))
     parser.set_defaults(handler=run_command)
 
 
 def run_command(args: argparse.Namespace) -> str:
     """The handler: the table, shipped or recomputed."""
     if args.save and not args.recompute:
-        raise FrameworksError("--save needs --recompute: only a table computed now can be saved")
+        raise FrameworksError(_("--save needs --recompute: only a table computed now can be saved"))
     if not args.recompute:
         return shipped_table().render(args.format)
     missing = [name for name in RUNNERS if not installed(name)]
     if missing:
-        raise FrameworksError(f"not installed: {', '.join(missing)}; pip install 'agentloops[frameworks]'")
+        raise FrameworksError(_("not installed: {names}; pip install 'agentloops[frameworks]'").format(
+            names=", ".join(missing)))
     table = compute_table()
     text = table.render(args.format)
     if args.save:
-        text += f"\nsaved to {save_table(table)}"
+        text += "\n" + _("saved to {path}").format(path=save_table(table))
     return text

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentloops.errors import UsageError, describe_validation_error
 from agentloops.frameworks.script import Got, Outcome
+from agentloops.i18n import N_, _, ngettext
 from agentloops.resources import data_dir
 from agentloops.scenario import load_scenario
 from agentloops.tables import markdown_table, text_table
@@ -67,7 +68,7 @@ class FrameworkTable(BaseModel):
         return next((o for o in self.outcomes if o.framework == framework and o.scenario == scenario), None)
 
     def rows(self) -> list[list[str]]:
-        """One row per framework (named with its version), one cell per scenario."""
+        """One row per framework (named with its version), one cell per scenario, in the language in use."""
         rows = []
         for name in self.frameworks():
             first = next(o for o in self.outcomes if o.framework == name)
@@ -75,10 +76,10 @@ class FrameworkTable(BaseModel):
         return rows
 
     def render(self, fmt: Literal["text", "markdown", "json"] = "text") -> str:
-        """The table as aligned text, Markdown or JSON."""
+        """The table as aligned text or Markdown in the language in use, or JSON (always English: it is data)."""
         if fmt == "json":
             return self.model_dump_json(indent=2)
-        headers = ["framework", *self.scenarios]
+        headers = [_("framework"), *self.scenarios]
         return markdown_table(headers, self.rows()) if fmt == "markdown" else text_table(headers, self.rows())
 
     def to_frame(self) -> pd.DataFrame:
@@ -91,14 +92,18 @@ class FrameworkTable(BaseModel):
         return self.render()
 
 
+GOT_LABELS: dict[Got, str] = {"answer": N_("answer"), "empty answer": N_("empty answer")}
+"""What the caller got, in words (English here, shown through ``_()``); an exception is named by its type."""
+
+
 def cell(outcome: Outcome | None) -> str:
-    """One cell: model calls, tools run, and what the caller got (the exception's type)."""
+    """One cell in the language in use: model calls, tools run, and what the caller got (the exception's type)."""
     if outcome is None:
-        return "(not computed)"
-    calls = f"{outcome.model_calls} call{'' if outcome.model_calls == 1 else 's'}"
-    tools = f"tools[{' '.join(outcome.tools_run)}]"
-    got = outcome.detail.split(":")[0] if outcome.got == "exception" else outcome.got
-    return f"{calls}  {tools}  {got if outcome.got != 'exception' else 'raises ' + got}"
+        return _("(not computed)")
+    calls = ngettext("{n} call", "{n} calls", outcome.model_calls).format(n=outcome.model_calls)
+    got = (_("raises {error}").format(error=outcome.detail.split(":")[0]) if outcome.got == "exception"
+           else _(GOT_LABELS[outcome.got]))
+    return _("{calls}  tools[{tools}]  {got}").format(calls=calls, tools=" ".join(outcome.tools_run), got=got)
 
 
 def installed(framework: str) -> str | None:
@@ -129,9 +134,10 @@ def compute_table(frameworks: Sequence[str] | None = None, scenarios: Sequence[s
     names = list(frameworks) if frameworks is not None else [n for n in RUNNERS if installed(n)]
     for name in names:
         if name not in RUNNERS:
-            raise FrameworksError(f"unknown framework {name!r}; expected one of: {', '.join(RUNNERS)}")
+            raise FrameworksError(_("unknown framework {name}; expected one of: {names}").format(
+                name=repr(name), names=", ".join(RUNNERS)))
         if not installed(name):
-            raise FrameworksError(f"{name} is not installed; pip install 'agentloops[frameworks]'")
+            raise FrameworksError(_("{name} is not installed; pip install 'agentloops[frameworks]'").format(name=name))
     outcomes = [reference_outcome(s) for s in scenarios]
     for name in names:
         runner = importlib.import_module(RUNNERS[name])
@@ -150,9 +156,10 @@ def shipped_table(path: str | Path | None = None) -> FrameworkTable:
     try:
         data = json.loads(target.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise FrameworksError(f"{target}: cannot read the framework results: {exc.strerror or exc}") from None
+        raise FrameworksError(_("{path}: cannot read the framework results: {reason}").format(
+            path=target, reason=exc.strerror or exc)) from None
     except ValueError as exc:
-        raise FrameworksError(f"{target}: not valid JSON: {exc}") from None
+        raise FrameworksError(_("{path}: not valid JSON: {reason}").format(path=target, reason=exc)) from None
     try:
         return FrameworkTable.model_validate(data)
     except ValidationError as exc:

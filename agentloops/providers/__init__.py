@@ -56,6 +56,7 @@ from typing import Any, Literal
 from agentloops import stops
 from agentloops.criteria import Abort, Continue, Decision, Finish, correct
 from agentloops.errors import UsageError
+from agentloops.i18n import _
 from agentloops.providers._common import RawBodyError
 from agentloops.response import FinishReason, Response
 from agentloops.stops import FORMATS, ProviderFormat, StopKind, StopValue
@@ -142,7 +143,7 @@ class StopRow:
     def cells(self) -> list[str]:
         """The row as table cells (the source is left to the docstrings: it would double the width)."""
         return [self.format, f"{self.field} = {self.value}", self.finish_reason, self.kind.replace("_", " "),
-                self.without_tools, self.with_tools, self.meaning]
+                self.without_tools, self.with_tools, _(self.meaning)]
 
 
 STOP_TABLE_HEADERS: tuple[str, ...] = (
