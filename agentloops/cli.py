@@ -6,12 +6,20 @@ criterion, a malformed file, a bad number) ends in one line on stderr and
 exit status 2, never a traceback. Output into a closed pipe (``| head``) ends
 quietly with status 141; output a full disk refuses is one line and status 2;
 a terminal that cannot show a character gets a backslash escape.
+
+The help and the error lines speak the language of :mod:`agentloops.i18n`: a
+``--lang`` option anywhere on the line (``agentloops --lang zh compare``,
+``agentloops lab --lang zh``), else ``AGENTLOOPS_LANG``, else the locale. argparse's
+own words ("usage:", "the following arguments are required") come from the same
+catalog while a command is parsed (:func:`argparse_speaks`). Output that is data
+(``--json``, tables, traces) stays English.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gettext
 import importlib
 import io
 import json
@@ -19,12 +27,14 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from agentloops import i18n
 from agentloops.comparison import compare
 from agentloops.criteria import CRITERION_NAMES
 from agentloops.errors import AgentLoopsError
+from agentloops.i18n import N_, _, language, ngettext
 from agentloops.jsonfile import one_line
 from agentloops.loop import DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT, run
 from agentloops.resources import find_tool, notebooks_dir
@@ -54,15 +64,18 @@ def _whole_number(text: str, low: int, high: int | None) -> int:
     ``int()`` also takes ``+3``, `` 3``, ``3_0`` and ``٣``; a command line
     that means something else by them should fail, not run with a guess.
     """
-    expected = f"a whole number from {low} to {high}" if high is not None else f"a whole number of at least {low}"
+    expected = (_("a whole number from {low} to {high}").format(low=low, high=high) if high is not None
+                else _("a whole number of at least {low}").format(low=low))
     if not _DIGITS.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"expected {expected}, in digits 0-9; got {text!r}")
+        raise argparse.ArgumentTypeError(_("expected {expected}, in digits 0-9; got {text!r}").format(
+            expected=expected, text=text))
     digits = text.lstrip("0") or "0"
     if len(digits) > 18:  # int() of thousands of digits is slow, and no option here means that many
-        raise argparse.ArgumentTypeError(f"expected {expected}; got a number with {len(digits)} digits")
+        raise argparse.ArgumentTypeError(_("expected {expected}; got a number with {n} digits").format(
+            expected=expected, n=len(digits)))
     value = int(digits)
     if value < low or (high is not None and value > high):
-        raise argparse.ArgumentTypeError(f"expected {expected}; got {value}")
+        raise argparse.ArgumentTypeError(_("expected {expected}; got {value}").format(expected=expected, value=value))
     return value
 
 
@@ -80,11 +93,17 @@ def _port(text: str) -> int:
     return _whole_number(text, 1, 65535)
 
 
-MAX_STEPS_HELP = f"model calls before the loop gives up, from 1 to {MAX_STEPS_LIMIT} (default: {DEFAULT_MAX_STEPS})"
+MAX_STEPS_HELP = N_("model calls before the loop gives up, from 1 to {limit} (default: {default})")
+"""The ``--max-steps`` help (format it with :func:`max_steps_help`)."""
+
+
+def max_steps_help() -> str:
+    """The ``--max-steps`` help in the language in use."""
+    return _(MAX_STEPS_HELP).format(limit=MAX_STEPS_LIMIT, default=DEFAULT_MAX_STEPS)
 
 
 APP_PAGES: dict[str, str] = {"criteria": "criteria-explorer.ipynb", "controller": "controller-explorer.ipynb"}
-"""App page name → its notebook under ``notebooks/app/``."""
+"""App page name → its notebook under ``notebooks/app/`` (the Chinese edition's under ``notebooks/zh/app/``)."""
 
 DEFAULT_APP_PORT = 8866
 """Voilà's own default port."""
@@ -101,47 +120,99 @@ def _csv_list(text: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
-    parser = _Parser(prog="agentloops", description="When does a tool-calling loop stop? Measure it.")
+    """The argument parser (exposed for documentation and tests), its help in the language in use."""
+    parser = _Parser(prog="agentloops", description=_("When does a tool-calling loop stop? Measure it."))
+    parser.add_argument("--lang", type=_language_option, help=lang_help())
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("compare", help="every scenario under every criterion, as a table")
+    p = sub.add_parser("compare", help=_("every scenario under every criterion, as a table"))
     p.add_argument("--format", choices=["text", "markdown", "csv", "json"], default="text")
-    p.add_argument("--scenarios", type=_csv_list, help="comma-separated names or paths (default: article + extra)")
-    p.add_argument("--criteria", type=_csv_list, help=f"comma-separated, from {', '.join(CRITERION_NAMES)}")
-    p.add_argument("--max-steps", type=max_steps_int, default=DEFAULT_MAX_STEPS, help=MAX_STEPS_HELP)
+    p.add_argument("--scenarios", type=_csv_list,
+                   help=_("comma-separated names or paths (default: article + extra)"))
+    p.add_argument("--criteria", type=_csv_list,
+                   help=_("comma-separated, from {names}").format(names=", ".join(CRITERION_NAMES)))
+    p.add_argument("--max-steps", type=max_steps_int, default=DEFAULT_MAX_STEPS, help=max_steps_help())
 
-    p = sub.add_parser("run", help="one scenario under one criterion, step by step")
-    p.add_argument("scenario", help="a shipped scenario name or a path to a scenario .json file")
-    p.add_argument("--criterion", default="correct", help=f"one of {', '.join(CRITERION_NAMES)}")
-    p.add_argument("--max-steps", type=max_steps_int, default=DEFAULT_MAX_STEPS, help=MAX_STEPS_HELP)
-    p.add_argument("--json", action="store_true", help="print the run record as one JSON object")
+    p = sub.add_parser("run", help=_("one scenario under one criterion, step by step"))
+    p.add_argument("scenario", help=_("a shipped scenario name or a path to a scenario .json file"))
+    p.add_argument("--criterion", default="correct",
+                   help=_("one of {names}").format(names=", ".join(CRITERION_NAMES)))
+    p.add_argument("--max-steps", type=max_steps_int, default=DEFAULT_MAX_STEPS, help=max_steps_help())
+    p.add_argument("--json", action="store_true", help=_("print the run record as one JSON object"))
 
-    sub.add_parser("scenarios", help="list the shipped scenarios")
+    sub.add_parser("scenarios", help=_("list the shipped scenarios"))
 
-    p = sub.add_parser("lab", help="open the notebooks in JupyterLab")
+    p = sub.add_parser("lab", help=_("open the notebooks in JupyterLab (--lang zh: the Chinese edition)"))
     p.add_argument("--dir", type=Path, default=None,
-                   help="where to copy the notebooks (default: lab/ in a checkout, "
-                        "./agentloops-notebooks from a wheel)")
-    p.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
+                   help=_("where to copy the notebooks (default: lab/ in a checkout, "
+                          "./agentloops-notebooks from a wheel)"))
+    p.add_argument("--no-browser", action="store_true", help=_("start the server without opening a browser"))
 
-    p = sub.add_parser("app", help="serve an explorer as a page with no code shown (Voilà), for projecting")
+    p = sub.add_parser("app", help=_("serve an explorer as a page with no code shown (Voilà), for projecting"))
     p.add_argument("page", nargs="?", choices=list(APP_PAGES), default="criteria",
-                   help="criteria: the criteria explorer (default); controller: the controller explorer")
+                   help=_("criteria: the criteria explorer (default); controller: the controller explorer"))
     p.add_argument("--port", type=_port, default=DEFAULT_APP_PORT,
-                   help=f"from 1 to 65535 (default: {DEFAULT_APP_PORT})")
-    p.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
+                   help=_("from 1 to 65535 (default: {port})").format(port=DEFAULT_APP_PORT))
+    p.add_argument("--no-browser", action="store_true", help=_("start the server without opening a browser"))
 
-    p = sub.add_parser("solutions", help="instructors: the exercise notebooks with the reference solutions filled in")
-    p.add_argument("--out", type=Path, required=True, help="the folder to write the instructor copies into")
-    p.add_argument("--force", action="store_true", help="overwrite copies already in that folder")
+    p = sub.add_parser("solutions",
+                       help=_("instructors: the exercise notebooks with the reference solutions filled in"))
+    p.add_argument("--out", type=Path, required=True, help=_("the folder to write the instructor copies into"))
+    p.add_argument("--force", action="store_true", help=_("overwrite copies already in that folder"))
 
     from agentloops.controller.cli import add_controller_commands
 
     add_controller_commands(sub)
     for module in COMMAND_MODULES:
         importlib.import_module(module).add_commands(sub)
+    _lang_everywhere(parser)
     return parser
+
+
+LANG_HELP = N_("the language of the help, the messages and the notebooks: en or zh (default: AGENTLOOPS_LANG, "
+               "else the locale, else en)")
+"""The ``--lang`` help."""
+
+
+def lang_help() -> str:
+    """:data:`LANG_HELP` in the language in use."""
+    return _(LANG_HELP)
+
+
+def _language_option(text: str) -> str:
+    """argparse type of ``--lang``: ``en``, ``zh`` or a locale such as ``zh_CN``."""
+    chosen = i18n.normalize(text)
+    if chosen is None:
+        raise argparse.ArgumentTypeError(_("expected en or zh (or a locale such as zh_CN); got {text!r}").format(
+            text=text))
+    return chosen
+
+
+def _lang_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Accept ``--lang`` after any subcommand too (``agentloops lab --lang zh``), without overriding the global one."""
+    for action in parser._actions:  # argparse keeps its subcommands here; there is no public walk
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                if "--lang" not in child._option_string_actions:
+                    child.add_argument("--lang", type=_language_option, default=argparse.SUPPRESS,
+                                       help=lang_help())
+                _lang_everywhere(child)
+
+
+def requested_language(argv: Sequence[str]) -> str | None:
+    """The value of the last ``--lang`` on the command line (before a ``--``), or ``None``.
+
+    The help texts are written when the parser is built, so the language must be known before parsing.
+    """
+    found = None
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--lang" and i + 1 < len(argv):
+            found = argv[i + 1]
+        elif arg.startswith("--lang="):
+            found = arg.split("=", 1)[1]
+    return found
 
 
 COMMAND_MODULES: tuple[str, ...] = ("agentloops.doctor", "agentloops.cheatsheet", "agentloops.diagnose",
@@ -167,13 +238,13 @@ def _run(args: argparse.Namespace) -> str:
 
 def _scenarios(args: argparse.Namespace) -> str:
     rows = [[s.name, s.group, s.title] for s in list_scenarios()]
-    return text_table(["name", "group", "title"], rows)
+    return text_table([_("name"), _("group"), _("title")], rows)
 
 
 def _lab(args: argparse.Namespace) -> str:
     from agentloops.lab import open_lab
 
-    open_lab(args.dir, no_browser=args.no_browser)
+    open_lab(args.dir, no_browser=args.no_browser, lang=language())
     return ""
 
 
@@ -181,17 +252,25 @@ def _find_tool(name: str) -> str | None:
     return find_tool(name)
 
 
+def app_notebook(page: str, lang: str = "en") -> Path:
+    """The notebook that serves app ``page``: ``notebooks/app/…``, or its Chinese edition ``notebooks/zh/app/…``."""
+    edition = notebooks_dir() / "zh" if lang == "zh" else notebooks_dir()
+    return edition / "app" / APP_PAGES[page]
+
+
 def _app(args: argparse.Namespace) -> str:
-    notebook = notebooks_dir() / "app" / APP_PAGES[args.page]
+    notebook = app_notebook(args.page, language())
     if not notebook.is_file():
-        raise _CommandError(f"{notebook}: the {args.page} page is missing from this installation")
+        raise _CommandError(_("{notebook}: the {page} page is missing from this installation").format(
+            notebook=notebook, page=args.page))
     voila = _find_tool("voila")
     if voila is None:
-        raise _CommandError("Voilà is not installed in this environment; run: pip install 'agentloops[app]'")
-    print(f"serving the {args.page} page on port {args.port} with Voilà; press Ctrl-C to stop", file=sys.stderr)
+        raise _CommandError(_("Voilà is not installed in this environment; run: pip install 'agentloops[app]'"))
+    print(_("serving the {page} page on port {port} with Voilà; press Ctrl-C to stop").format(
+        page=args.page, port=args.port), file=sys.stderr)
     return_code = subprocess.call(app_command(voila, notebook, args.port, args.no_browser))
     if return_code:
-        raise _CommandError(f"voila exited with status {return_code}")
+        raise _CommandError(_("voila exited with status {status}").format(status=return_code))
     return ""
 
 
@@ -199,7 +278,8 @@ def _solutions(args: argparse.Namespace) -> str:
     from agentloops.exercises.notebooks import render_solutions
 
     written = render_solutions(args.out, force=args.force)
-    return f"wrote {len(written)} instructor notebook(s) into {args.out}:\n" + "\n".join(f"  {p}" for p in written)
+    head = _("wrote {n} instructor notebook(s) into {out}:").format(n=len(written), out=args.out)
+    return head + "\n" + "\n".join(f"  {p}" for p in written)
 
 
 def _controller(args: argparse.Namespace) -> str | tuple[str, int]:
@@ -227,12 +307,73 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     _tolerate_any_encoding(sys.stdout)
     _tolerate_any_encoding(sys.stderr)
+    arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        output, status = _dispatch(argv)
-        return _write(output, status)
+        with command_language(requested_language(arguments)) as refused:
+            if refused is not None:
+                _error(refused)
+                return EXIT_USAGE
+            output, status = _dispatch(arguments)
+            return _write(output, status)
     except BrokenPipeError:  # our output, --help, or a command printing as it goes, into a closed pipe
         _discard_stdout()
         return EXIT_BROKEN_PIPE
+
+
+@contextlib.contextmanager
+def command_language(tag: str | None) -> Iterator[str | None]:
+    """Speak ``tag`` (a ``--lang`` value; ``None``: the environment's choice) while a command runs, argparse
+    included; the language in use before is restored after. Yields ``None``, or the one-line error for a
+    language the package does not speak."""
+    if tag is not None:
+        try:
+            _language_option(tag)
+        except argparse.ArgumentTypeError as exc:
+            yield _("argument --lang: {message}").format(message=exc)
+            return
+    with i18n.speaking(tag) if tag is not None else contextlib.nullcontext(), argparse_speaks():
+        yield None
+
+
+ARGPARSE_MESSAGES: tuple[str, ...] = (
+    N_("usage: "), N_("positional arguments"), N_("options"), N_("show this help message and exit"),
+    N_("argument %(argument_name)s: %(message)s"), N_("the following arguments are required: %s"),
+    N_("unrecognized arguments: %s"), N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("invalid %(type)s value: %(value)r"), N_("expected one argument"), N_("expected at most one argument"),
+    N_("expected at least one argument"), N_("ambiguous option: %(option)s could match %(matches)s"),
+    N_("not allowed with argument %s"), N_("ignored explicit argument %r"), N_("one of the arguments %s is required"),
+    N_("unexpected option string: %s"), N_("can't open '%(filename)s': %(error)s"),
+    N_("unknown parser %(parser_name)r (choices: %(choices)s)"),
+)
+"""The words argparse itself writes into help and errors (it looks each up with ``gettext``), in our catalog."""
+
+
+def _argparse_plural(n: int) -> str:
+    """argparse's one plural message (``nargs=N``), written as a call so that it reaches the catalog as a plural."""
+    return ngettext("expected %s argument", "expected %s arguments", n)
+
+
+@contextlib.contextmanager
+def argparse_speaks() -> Iterator[None]:
+    """Let argparse's own words ("usage:", "error:" …) come from our catalog while a command is parsed.
+
+    argparse looks every message up through its module-level ``_`` and ``ngettext`` (the
+    :mod:`gettext` functions); they are swapped for the package's lookup and put back afterwards. In
+    English nothing changes: the lookup hands every message to :mod:`gettext`, as before.
+    """
+    saved = argparse._, argparse.ngettext  # type: ignore[attr-defined]
+
+    def lookup(message: str) -> str:
+        return gettext.gettext(message) if language() == "en" else _(message)
+
+    def plural(singular: str, plural_: str, n: int) -> str:
+        return gettext.ngettext(singular, plural_, n) if language() == "en" else i18n.ngettext(singular, plural_, n)
+
+    argparse._, argparse.ngettext = lookup, plural  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
 
 
 def _write(output: str, status: int) -> int:
@@ -245,7 +386,7 @@ def _write(output: str, status: int) -> int:
         raise
     except OSError as exc:
         _discard_stdout()
-        _error(f"cannot write the output ({exc.strerror or exc.__class__.__name__})")
+        _error(_("cannot write the output ({reason})").format(reason=exc.strerror or exc.__class__.__name__))
         return EXIT_USAGE
     return status
 
@@ -273,7 +414,7 @@ def _dispatch(argv: Sequence[str] | None) -> tuple[str, int]:
 
 def _error(message: str) -> None:
     with contextlib.suppress(OSError):  # stderr is gone too: the status still says it failed
-        print(f"agentloops: error: {one_line(message)}", file=sys.stderr)
+        print(_("agentloops: error: {message}").format(message=one_line(message)), file=sys.stderr)
 
 
 def _tolerate_any_encoding(stream: object) -> None:

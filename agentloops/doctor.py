@@ -9,6 +9,12 @@ fails, so a room can run it in a loop.
 
 Each check is a :data:`Probe` — a function returning a :class:`Finding` — so
 tests can swap any of them for a broken one without breaking the machine.
+
+Chinese needs two fonts. The charts draw with matplotlib, which gets Noto Sans CJK SC
+from the package's own ``mplfonts`` dependency (:mod:`agentloops.fonts`); the browser
+draws the notebooks, the widgets and the app pages with the *system's* fonts, which
+only the machine can provide (``fc-list :lang=zh`` where fontconfig exists). Each
+has its own check. The doctor speaks the language in use (``--lang zh``).
 """
 
 from __future__ import annotations
@@ -16,7 +22,10 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import importlib.util
+import platform
+import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -24,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentloops.errors import UsageError
+from agentloops.fonts import register_cjk_font
+from agentloops.i18n import _
 
 MIN_PYTHON = (3, 10)
 """The oldest Python the package supports."""
@@ -64,7 +75,10 @@ class Finding:
     def line(self) -> str:
         """``✓ Python: 3.11.7`` or ``✗ a free port: 8888 is taken — fix: …``."""
         mark = "✓" if self.ok else "✗"
-        return f"{mark} {self.name}: {self.detail}" + ("" if self.ok else f" — fix: {self.fix}")
+        if self.ok:
+            return _("{mark} {name}: {detail}").format(mark=mark, name=self.name, detail=self.detail)
+        return _("{mark} {name}: {detail} — fix: {fix}").format(mark=mark, name=self.name, detail=self.detail,
+                                                                fix=self.fix)
 
 
 Probe = Callable[[], Finding]
@@ -80,8 +94,8 @@ def check_python(version: tuple[int, ...] = tuple(sys.version_info[:3])) -> Find
     if tuple(version[:2]) >= MIN_PYTHON:
         return Finding("Python", True, shown)
     need = ".".join(map(str, MIN_PYTHON))
-    return Finding("Python", False, f"{shown}, older than {need}",
-                   f"install Python {need} or newer, then reinstall: pip install -e '.[dev]'")
+    return Finding("Python", False, _("{shown}, older than {need}").format(shown=shown, need=need),
+                   _("install Python {need} or newer, then reinstall: pip install -e '.[dev]'").format(need=need))
 
 
 def installed_version(name: str) -> str | None:
@@ -97,14 +111,16 @@ def check_packages(version_of: Callable[[str], str | None] = installed_version,
     """The package and what the notebooks and the app pages need are installed."""
     own = version_of("agentloops")
     missing = [name for names in extras.values() for name in names if version_of(name) is None]
+    name = _("the package and its extras")
     if own is None:
-        return Finding("the package and its extras", False, "agentloops is not installed",
-                       "from the checkout: pip install -e '.[dev,app]' (or make lab)")
+        return Finding(name, False, _("agentloops is not installed"),
+                       _("from the checkout: pip install -e '.[dev,app]' (or make lab)"))
     if missing:
-        return Finding("the package and its extras", False, f"agentloops {own}; missing {', '.join(missing)}",
-                       f"pip install {' '.join(missing)} (or pip install -e '.[dev,app]' in the checkout)")
+        return Finding(name, False, _("agentloops {version}; missing {names}").format(
+            version=own, names=", ".join(missing)),
+            _("pip install {names} (or pip install -e '.[dev,app]' in the checkout)").format(names=" ".join(missing)))
     names = ", ".join(name for names in extras.values() for name in names)
-    return Finding("the package and its extras", True, f"agentloops {own} with {names}")
+    return Finding(name, True, _("agentloops {version} with {names}").format(version=own, names=names))
 
 
 def start_kernel(timeout: float = KERNEL_TIMEOUT_S) -> str:
@@ -128,12 +144,12 @@ def check_kernel(start: Callable[[], str] = start_kernel) -> Finding:
     except Exception as exc:  # any failure to start is the finding: say it in one line
         text = str(exc).strip().splitlines()
         detail = f"{type(exc).__name__}: {text[0][:120]}" if text else type(exc).__name__
-        return Finding("a kernel that starts", False, detail,
-                       "python -m ipykernel install --user, then run the doctor again")
+        return Finding(_("a kernel that starts"), False, detail,
+                       _("python -m ipykernel install --user, then run the doctor again"))
     if status != "ok":
-        return Finding("a kernel that starts", False, f"it started but answered {status!r}",
-                       "restart the machine's Jupyter: jupyter kernelspec list, then reinstall ipykernel")
-    return Finding("a kernel that starts", True, "python3 started and ran a line")
+        return Finding(_("a kernel that starts"), False, _("it started but answered {status!r}").format(status=status),
+                       _("restart the machine's Jupyter: jupyter kernelspec list, then reinstall ipykernel"))
+    return Finding(_("a kernel that starts"), True, _("python3 started and ran a line"))
 
 
 def widget_extension_dirs() -> list[Path]:
@@ -146,19 +162,21 @@ def widget_extension_dirs() -> list[Path]:
 def check_widgets(has_module: Callable[[str], bool] = lambda name: importlib.util.find_spec(name) is not None,
                   extension_dirs: Callable[[], list[Path]] = widget_extension_dirs) -> Finding:
     """ipywidgets is importable and JupyterLab has the extension that draws widgets."""
+    name = _("the widget extension")
     if not has_module("ipywidgets"):
-        return Finding("the widget extension", False, "ipywidgets is not installed", "pip install ipywidgets")
+        return Finding(name, False, _("ipywidgets is not installed"), "pip install ipywidgets")
     found = [d for d in extension_dirs() if d.is_dir()]
     if not found:
-        return Finding("the widget extension", False, "ipywidgets is installed but JupyterLab has no widget manager",
-                       "pip install jupyterlab_widgets, then restart JupyterLab (widgets otherwise show as text)")
-    return Finding("the widget extension", True, f"{found[0]}")
+        return Finding(name, False, _("ipywidgets is installed but JupyterLab has no widget manager"),
+                       _("pip install jupyterlab_widgets, then restart JupyterLab (widgets otherwise show as text)"))
+    return Finding(name, True, f"{found[0]}")
 
 
 def font_families() -> list[str]:
-    """The font families matplotlib will draw with (its cached list)."""
+    """The font families matplotlib will draw with (its cached list, with the package's shipped CJK font)."""
     from matplotlib import font_manager
 
+    register_cjk_font()  # what the charts do before they draw: the mplfonts dependency's Noto Sans CJK SC
     return sorted({font.name for font in font_manager.fontManager.ttflist})
 
 
@@ -175,18 +193,106 @@ def _covers_chinese(name: str) -> bool:
 
 def check_font(families: Callable[[], list[str]] = font_families,
                files: Callable[[], list[str]] = system_font_files) -> Finding:
-    """A font that covers Chinese, known to matplotlib, so the charts' Chinese labels are not boxes."""
-    cjk = [name for name in families() if _covers_chinese(name)]
+    """A font that covers Chinese, known to matplotlib, so the charts' Chinese labels are not boxes.
+
+    The package's ``mplfonts`` dependency ships one (Noto Sans CJK SC), so this fails only when that
+    dependency is missing and the system has none either; the browser's font is :func:`check_browser_font`.
+    """
+    name = _("a font for the Chinese text")
+    cjk = [family for family in families() if _covers_chinese(family)]
     if cjk:
-        return Finding("a font for the Chinese text", True, cjk[0])
+        return Finding(name, True, cjk[0])
     installed = [Path(f).name for f in files() if _covers_chinese(Path(f).name)]
     if installed:
-        return Finding("a font for the Chinese text", False,
-                       f"{installed[0]} is installed but matplotlib's font cache predates it",
-                       "delete the cache (rm ~/.cache/matplotlib/fontlist-*.json) and restart the kernel")
-    return Finding("a font for the Chinese text", False, "no installed font covers Chinese",
-                   "install one (Debian/Ubuntu: apt install fonts-noto-cjk; macOS and Windows have one), then "
-                   "delete matplotlib's font cache (rm ~/.cache/matplotlib/fontlist-*.json) and restart the kernel")
+        return Finding(name, False, _("{font} is installed but matplotlib's font cache predates it").format(
+            font=installed[0]), _("delete the cache (rm ~/.cache/matplotlib/fontlist-*.json) and restart the kernel"))
+    return Finding(name, False, _("no installed font covers Chinese"),
+                   _("install one (Debian/Ubuntu: apt install fonts-noto-cjk; macOS and Windows have one), or "
+                     "reinstall the package's own font dependency (pip install mplfonts, which ships Noto Sans CJK "
+                     "SC); then restart the kernel"))
+
+
+BROWSER_FONT_FILES: dict[str, tuple[str, ...]] = {
+    "Darwin": ("/System/Library/Fonts/PingFang.ttc", "/System/Library/Fonts/STHeiti Light.ttc",
+               "/System/Library/Fonts/Hiragino Sans GB.ttc"),
+    "Windows": ("C:/Windows/Fonts/msyh.ttc", "C:/Windows/Fonts/simsun.ttc", "C:/Windows/Fonts/simhei.ttf"),
+}
+"""Where macOS and Windows keep the Chinese fonts they ship (neither has fontconfig to ask)."""
+
+LINUX_FONT_FIXES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("debian", "ubuntu"), "sudo apt install fonts-noto-cjk"),
+    (("fedora", "rhel", "centos"), "sudo dnf install google-noto-sans-cjk-fonts"),
+    (("arch",), "sudo pacman -S noto-fonts-cjk"),
+    (("opensuse", "suse"), "sudo zypper install noto-sans-sc-fonts"),
+    (("alpine",), "sudo apk add font-noto-cjk"),
+)
+"""Linux distributions (``ID`` / ``ID_LIKE`` of ``/etc/os-release``) and the command that installs a CJK font."""
+
+
+def fontconfig_chinese_families() -> list[str] | None:
+    """The families fontconfig says cover Chinese (``fc-list :lang=zh family``), or ``None`` without fontconfig."""
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return None
+    done = subprocess.run([fc_list, ":lang=zh", "family"], capture_output=True, text=True, timeout=60, check=False)
+    return sorted({name.strip() for line in done.stdout.splitlines() for name in line.split(",") if name.strip()})
+
+
+def os_release(path: Path = Path("/etc/os-release")) -> dict[str, str]:
+    """The fields of ``/etc/os-release`` (empty when there is none)."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return {}
+    fields = (line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+    return {key.strip(): value.strip().strip('"') for key, value in fields}
+
+
+def browser_font_fix(system: str, release: Mapping[str, str]) -> str:
+    """What to run on this system to give the browser a font that covers Chinese."""
+    if system == "Darwin":
+        return _("macOS ships PingFang SC: restore it in Font Book (File → Restore Standard Fonts), then reload the "
+                 "page")
+    if system == "Windows":
+        return _("Settings → Time & language → Language & region → Add a language → Chinese (Simplified) installs "
+                 "Microsoft YaHei; then reload the page")
+    names = {release.get("ID", "").lower(), *release.get("ID_LIKE", "").lower().split()}
+    for distros, command in LINUX_FONT_FIXES:
+        if names & set(distros):
+            return _("{command}, then restart the browser").format(command=command)
+    return _("install a Noto Sans CJK font with your package manager (Debian/Ubuntu: sudo apt install "
+             "fonts-noto-cjk; Fedora: sudo dnf install google-noto-sans-cjk-fonts), then restart the browser")
+
+
+def _preferred(families: list[str]) -> str:
+    """A Simplified Chinese family when there is one (``Noto Sans CJK SC``), else the first."""
+    simplified = [f for f in families if f.endswith((" SC", "SC")) or "GB" in f or "YaHei" in f]
+    return (simplified or families)[0]
+
+
+def check_browser_font(families: Callable[[], list[str] | None] = fontconfig_chinese_families,
+                       system: Callable[[], str] = platform.system,
+                       exists: Callable[[str], bool] = lambda path: Path(path).is_file(),
+                       release: Callable[[], Mapping[str, str]] = os_release) -> Finding:
+    """The *system* has a font that covers Chinese, so the browser draws the Chinese notebooks, widgets and app
+    pages as text, not boxes (matplotlib's font is :func:`check_font`)."""
+    name = _("a browser font for Chinese")
+    found = families()
+    kind = system()
+    if found:
+        return Finding(name, True, _("{font} (fontconfig lists {n} for Chinese)").format(
+            font=_preferred(found), n=len(found)))
+    if found is None:
+        shipped = [path for path in BROWSER_FONT_FILES.get(kind, ()) if exists(path)]
+        if shipped:
+            return Finding(name, True, shipped[0])
+        if kind not in BROWSER_FONT_FILES:
+            return Finding(name, False, _("fontconfig (fc-list) is not installed, so no font can be found"),
+                           _("install fontconfig and a CJK font ({fix})").format(fix=browser_font_fix(kind, release())))
+        return Finding(name, False, _("none of the Chinese fonts {system} ships is present").format(system=kind),
+                       browser_font_fix(kind, release()))
+    return Finding(name, False, _("fc-list :lang=zh finds no font that covers Chinese"),
+                   browser_font_fix(kind, release()))
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -201,13 +307,15 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
 
 def check_port(port: int = DEFAULT_PORT, is_free: Callable[[int], bool] = port_is_free, tries: int = 20) -> Finding:
     """The lab's port is free, or a nearby one is (the lab then uses it: say so)."""
+    name = _("a free port")
     if is_free(port):
-        return Finding("a free port", True, f"{port}")
+        return Finding(name, True, f"{port}")
     for candidate in range(port + 1, port + tries):
         if is_free(candidate):
-            return Finding("a free port", True, f"{port} is taken; {candidate} is free (pass --port {candidate})")
-    return Finding("a free port", False, f"{port} to {port + tries - 1} are all taken",
-                   "stop other Jupyter servers (jupyter server list; jupyter server stop PORT) or pass --port N")
+            return Finding(name, True, _("{port} is taken; {free} is free (pass --port {free})").format(
+                port=port, free=candidate))
+    return Finding(name, False, _("{port} to {last} are all taken").format(port=port, last=port + tries - 1),
+                   _("stop other Jupyter servers (jupyter server list; jupyter server stop PORT) or pass --port N"))
 
 
 def check_folder(folder: Path) -> Finding:
@@ -217,9 +325,9 @@ def check_folder(folder: Path) -> Finding:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-", delete=True):
             pass
     except OSError as exc:
-        return Finding("a writable notebooks folder", False, f"{folder}: {exc.strerror or exc}",
-                       "pass --dir to a folder you own (agentloops lab --dir ~/agentloops-notebooks)")
-    return Finding("a writable notebooks folder", True, str(folder))
+        return Finding(_("a writable notebooks folder"), False, f"{folder}: {exc.strerror or exc}",
+                       _("pass --dir to a folder you own (agentloops lab --dir ~/agentloops-notebooks)"))
+    return Finding(_("a writable notebooks folder"), True, str(folder))
 
 
 def default_probes(*, port: int = DEFAULT_PORT, folder: Path | None = None, kernel: bool = True) -> dict[str, Probe]:
@@ -233,6 +341,7 @@ def default_probes(*, port: int = DEFAULT_PORT, folder: Path | None = None, kern
         "kernel": check_kernel,
         "widgets": check_widgets,
         "font": check_font,
+        "browser font": check_browser_font,
         "port": lambda: check_port(port),
         "folder": lambda: check_folder(target),
     }
@@ -251,16 +360,17 @@ def run_checks(probes: Mapping[str, Probe]) -> list[Finding]:
         try:
             findings.append(probe())
         except Exception as exc:
-            findings.append(Finding(name, False, f"the check itself failed ({type(exc).__name__}: {exc})",
-                                    "please report it, with this line"))
+            findings.append(Finding(name, False, _("the check itself failed ({error})").format(
+                error=f"{type(exc).__name__}: {exc}"), _("please report it, with this line")))
     return findings
 
 
 def report(findings: list[Finding]) -> tuple[str, int]:
     """The text to print and the exit status: 0 when every check passed, 1 otherwise."""
     failed = [f for f in findings if not f.ok]
-    summary = (f"All {len(findings)} checks passed: this machine is ready." if not failed
-               else f"{len(failed)} of {len(findings)} checks failed; fix them and run agentloops doctor again.")
+    summary = (_("All {n} checks passed: this machine is ready.").format(n=len(findings)) if not failed
+               else _("{failed} of {n} checks failed; fix them and run agentloops doctor again.").format(
+                   failed=len(failed), n=len(findings)))
     return "\n".join([*(f.line() for f in findings), summary]), 1 if failed else 0
 
 
@@ -270,19 +380,20 @@ class DoctorError(UsageError):
 
 def _doctor(args: argparse.Namespace) -> tuple[str, int]:
     if not 1 <= args.port <= 65535:
-        raise DoctorError(f"doctor --port: expected a port from 1 to 65535; got {args.port}")
+        raise DoctorError(_("doctor --port: expected a port from 1 to 65535; got {port}").format(port=args.port))
     probes = default_probes(port=args.port, folder=args.dir, kernel=not args.no_kernel)
     return report(run_checks(probes))
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``agentloops doctor`` to the command line."""
-    parser = sub.add_parser("doctor", help="check this machine for the workshop: Python, packages, kernel, widgets, "
-                                           "font, port, folder")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port to check (default {DEFAULT_PORT})")
-    parser.add_argument("--dir", type=Path, default=None, help="the notebooks folder to check (default: the lab's)")
-    parser.add_argument("--no-kernel", action="store_true", help="skip starting a kernel (the slowest check)")
+    parser = sub.add_parser("doctor", help=_("check this machine for the workshop: Python, packages, kernel, widgets, "
+                                             "fonts, port, folder"))
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+                        help=_("the port to check (default {port})").format(port=DEFAULT_PORT))
+    parser.add_argument("--dir", type=Path, default=None, help=_("the notebooks folder to check (default: the lab's)"))
+    parser.add_argument("--no-kernel", action="store_true", help=_("skip starting a kernel (the slowest check)"))
     parser.set_defaults(handler=_doctor)
 
 
-__all__ = ["Finding", "Probe", "add_commands", "default_probes", "report", "run_checks"]
+__all__ = ["Finding", "Probe", "add_commands", "check_browser_font", "default_probes", "report", "run_checks"]

@@ -134,3 +134,95 @@ def test_the_command_reports_and_exits_non_zero_on_a_failure(tmp_path: Path,
     args = _parse("--no-kernel", "--dir", str(tmp_path))
     text, status = args.handler(args)
     assert status == 1 and "✗ a font for the Chinese text" in text and "a kernel" not in text
+
+
+# --------------------------------------------------------------------------- the browser's font for Chinese
+
+
+def _browser(found: list[str] | None, system: str = "Linux", files: tuple[str, ...] = (),
+             release: dict[str, str] | None = None) -> Finding:
+    return doctor.check_browser_font(lambda: found, lambda: system, lambda path: path in files,
+                                     lambda: release or {"ID": "debian"})
+
+
+def test_a_system_font_listed_by_fontconfig_passes_and_prefers_simplified_chinese() -> None:
+    finding = _browser(["Noto Serif CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC"])
+    assert finding == Finding("a browser font for Chinese", True, "Noto Sans CJK SC (fontconfig lists 3 for Chinese)")
+
+
+@pytest.mark.parametrize(("release", "command"), [
+    ({"ID": "debian"}, "sudo apt install fonts-noto-cjk"),
+    ({"ID": "ubuntu", "ID_LIKE": "debian"}, "sudo apt install fonts-noto-cjk"),
+    ({"ID": "linuxmint", "ID_LIKE": "ubuntu debian"}, "sudo apt install fonts-noto-cjk"),
+    ({"ID": "fedora"}, "sudo dnf install google-noto-sans-cjk-fonts"),
+    ({"ID": "rocky", "ID_LIKE": "rhel centos fedora"}, "sudo dnf install google-noto-sans-cjk-fonts"),
+    ({"ID": "arch"}, "sudo pacman -S noto-fonts-cjk"),
+    ({"ID": "alpine"}, "sudo apk add font-noto-cjk"),
+])
+def test_no_chinese_font_on_linux_names_the_distributions_package(release: dict[str, str], command: str) -> None:
+    finding = _browser([], release=release)
+    assert not finding.ok and finding.detail == "fc-list :lang=zh finds no font that covers Chinese"
+    assert finding.fix == f"{command}, then restart the browser"
+    assert finding.line().startswith("✗ a browser font for Chinese: fc-list :lang=zh finds no font")
+
+
+def test_an_unknown_distribution_gets_the_common_commands() -> None:
+    finding = _browser([], release={"ID": "gentoo"})
+    assert not finding.ok and finding.fix.startswith("install a Noto Sans CJK font with your package manager")
+
+
+def test_linux_without_fontconfig_says_so_and_how_to_fix_it() -> None:
+    finding = _browser(None, release={"ID": "debian"})
+    assert not finding.ok and finding.detail == "fontconfig (fc-list) is not installed, so no font can be found"
+    assert finding.fix == "install fontconfig and a CJK font (sudo apt install fonts-noto-cjk, then restart the browser)"
+
+
+@pytest.mark.parametrize(("system", "present"), [("Darwin", "/System/Library/Fonts/PingFang.ttc"),
+                                                 ("Windows", "C:/Windows/Fonts/msyh.ttc")])
+def test_macos_and_windows_are_checked_by_their_shipped_font_files(system: str, present: str) -> None:
+    assert _browser(None, system, (present,)) == Finding("a browser font for Chinese", True, present)
+    missing = _browser(None, system)
+    assert not missing.ok and missing.detail == f"none of the Chinese fonts {system} ships is present"
+    assert ("Font Book" if system == "Darwin" else "Chinese (Simplified)") in missing.fix
+
+
+def test_the_browser_font_is_a_check_of_its_own_beside_the_charts_font(tmp_path: Path) -> None:
+    probes = doctor.default_probes(folder=tmp_path, kernel=False)
+    assert list(probes)[list(probes).index("font") + 1] == "browser font"
+    text, status = _broken(tmp_path, "font", lambda: _browser([]))
+    assert status == 1 and "✓ a font for the Chinese text: Noto Sans CJK SC" not in text
+    assert "✗ a browser font for Chinese" in text
+
+
+def test_fontconfig_is_asked_for_chinese_families(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+
+    class Done:
+        stdout = "Noto Sans CJK SC,Noto Sans CJK SC Regular\nWenQuanYi Zen Hei\n\n"
+
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: "/usr/bin/fc-list")
+    monkeypatch.setattr(doctor.subprocess, "run", lambda command, **kw: seen.append(command) or Done())
+    assert doctor.fontconfig_chinese_families() == ["Noto Sans CJK SC", "Noto Sans CJK SC Regular",
+                                                    "WenQuanYi Zen Hei"]
+    assert seen == [["/usr/bin/fc-list", ":lang=zh", "family"]]
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    assert doctor.fontconfig_chinese_families() is None
+
+
+def test_os_release_is_read_and_a_missing_one_is_empty(tmp_path: Path) -> None:
+    path = tmp_path / "os-release"
+    path.write_text('# comment\nID=ubuntu\nID_LIKE="debian"\nPRETTY_NAME="Ubuntu 24.04 LTS"\n')
+    assert doctor.os_release(path) == {"ID": "ubuntu", "ID_LIKE": "debian", "PRETTY_NAME": "Ubuntu 24.04 LTS"}
+    assert doctor.os_release(tmp_path / "absent") == {}
+
+
+def test_the_charts_font_comes_with_the_package(tmp_path: Path) -> None:
+    """The shipped font (mplfonts) is registered before matplotlib's fonts are read: the chart check passes here."""
+    pytest.importorskip("mplfonts")
+    finding = check_font()
+    assert finding.ok and "CJK" in finding.detail
+
+
+def test_the_no_font_fix_names_the_packages_own_font_dependency() -> None:
+    finding = check_font(lambda: ["DejaVu Sans"], lambda: [])
+    assert "pip install mplfonts" in finding.fix and "Noto Sans CJK SC" in finding.fix

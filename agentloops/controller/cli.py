@@ -16,6 +16,7 @@ from agentloops.cli import positive_int
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.policy import resolve_policy
 from agentloops.controller.render import Table
+from agentloops.i18n import _, speaking
 from agentloops.jsonfile import read_json
 
 FORMATS = ("text", "markdown", "json")
@@ -29,7 +30,8 @@ def _policy(text: str | None) -> Any:
         return text
     data = read_json(text, error=ConfigError, what="policy file (a JSON object of policy fields)")
     if not isinstance(data, dict):
-        raise ConfigError(f"{text}: expected a JSON object of policy fields; got {type(data).__name__}")
+        raise ConfigError(_("{path}: expected a JSON object of policy fields; got {kind}").format(
+            path=text, kind=type(data).__name__))
     try:
         return resolve_policy(data)
     except ConfigError as exc:
@@ -50,9 +52,14 @@ def _list(args: argparse.Namespace) -> str:
     return _render(scenario_table(), args.format)
 
 
+def _json(run: Any) -> dict[str, Any]:
+    with speaking("en"):  # --json output is data (the user message inside it too), the same in every language
+        return dict(run.to_dict())
+
+
 def _run_output(run: Any, as_json: bool) -> str:
     if as_json:
-        return json.dumps(run.to_dict(), ensure_ascii=False, indent=1, default=str)
+        return json.dumps(_json(run), ensure_ascii=False, indent=1, default=str)
     return str(run)
 
 
@@ -69,19 +76,20 @@ def _run(args: argparse.Namespace) -> str:
         if args.save:
             run.save(args.save)
             if not args.json:
-                parts.append(f"saved state to {args.save}; continue with: agentloops controller resume "
-                             f"{args.save} --answer …")
+                parts.append(_("saved state to {path}; continue with: agentloops controller resume {path} "
+                               "--answer …").format(path=args.save))
         if answer is not None:
             resumed = run.resume(answer)
             if args.json:  # one JSON document: the run's keys, and the resumed run under "resumed"
-                return json.dumps({**run.to_dict(), "resumed": resumed.to_dict()}, ensure_ascii=False, indent=1,
+                return json.dumps({**_json(run), "resumed": _json(resumed)}, ensure_ascii=False, indent=1,
                                   default=str)
-            parts.append(f"\n=== the user answers {answer!r}; resuming from saved state ===\n"
-                         + _run_output(resumed, args.json))
+            parts.append("\n" + _("=== the user answers {answer!r}; resuming from saved state ===").format(
+                answer=answer) + "\n" + _run_output(resumed, args.json))
     elif args.answer is not None:
-        raise ConfigError(f"--answer given, but {scenario.name} stopped as {run.status}, not waiting_for_user")
+        raise ConfigError(_("--answer given, but {scenario} stopped as {status}, not waiting_for_user").format(
+            scenario=scenario.name, status=run.status))
     if args.trace and not args.json:
-        parts.append(f"trace written to {args.trace}")
+        parts.append(_("trace written to {path}").format(path=args.trace))
     return "\n".join(parts)
 
 
@@ -116,7 +124,7 @@ def _show(args: argparse.Namespace) -> str:
         return json.dumps([t.to_row() for t in trace.turns], ensure_ascii=False, indent=1, default=str)
     text = str(trace)
     if trace.truncated_tail:
-        text += "\n(the last line was cut off mid-write and was skipped)"
+        text += "\n" + _("(the last line was cut off mid-write and was skipped)")
     return text
 
 
@@ -128,9 +136,9 @@ def _check(args: argparse.Namespace) -> tuple[str, int]:
     rows = [(c.name, " → ".join(f"{r.status} ({r.code})" for r in c.runs), "ok" if c.ok else "FAILED",
              "; ".join(c.problems)) for c in checks]
     failed = sum(not c.ok for c in checks)
-    table = Table.build("Controller scenarios: expected stop status, reason and actions",
-                        ["scenario", "stop", "check", "problems"], rows,
-                        note=f"{len(checks) - failed} of {len(checks)} scenarios behave as their files expect.")
+    note = _("{ok} of {n} scenarios behave as their files expect.").format(ok=len(checks) - failed, n=len(checks))
+    table = Table.build(_("Controller scenarios: expected stop status, reason and actions"),
+                        ["scenario", "stop", "check", "problems"], rows, note=note)
     return _render(table, args.format), 1 if failed else 0
 
 
@@ -197,7 +205,8 @@ def _csv(text: str) -> list[str]:
 
 def add_controller_commands(sub: Any) -> argparse.ArgumentParser:
     """Add ``controller`` and its subcommands to the main parser's subparsers."""
-    top = sub.add_parser("controller", help="the production stop controller: scenarios, traces, replay, evidence")
+    top = sub.add_parser("controller",
+                         help=_("the production stop controller: scenarios, traces, replay, evidence"))
     cmds = top.add_subparsers(dest="controller_command", required=True, metavar="COMMAND")
     _add_run_commands(cmds)
     _add_evidence_commands(cmds)
@@ -214,75 +223,80 @@ def _command(cmds: Any, name: str, handler: Any, text: str, formats: bool = Fals
 
 def _add_run_commands(cmds: Any) -> None:
     """Run, resume, replay, show and check scenarios and traces."""
-    _command(cmds, "list", _list, "list the controller scenarios and their expected stops", formats=True)
+    _command(cmds, "list", _list, _("list the controller scenarios and their expected stops"), formats=True)
 
-    p = _command(cmds, "run", _run, "run one scenario, turn by turn, and show how and why it stopped")
-    p.add_argument("scenario", help="a shipped scenario name or a path to a scenario .json file")
-    p.add_argument("--policy", help="a policy name (default, naive, degrade) or a .json file of policy fields")
-    p.add_argument("--trace", help="write the trace here as JSON Lines, one line per turn")
-    p.add_argument("--json", action="store_true", help="print the run as JSON")
-    p.add_argument("--answer", help="when the run waits for the user, resume it with this answer")
-    p.add_argument("--resume", action="store_true", help="when the run waits, resume with the scenario's answer")
-    p.add_argument("--save", help="when the run waits, write its saved state here")
+    p = _command(cmds, "run", _run, _("run one scenario, turn by turn, and show how and why it stopped"))
+    p.add_argument("scenario", help=_("a shipped scenario name or a path to a scenario .json file"))
+    p.add_argument("--policy", help=_("a policy name (default, naive, degrade) or a .json file of policy fields"))
+    p.add_argument("--trace", help=_("write the trace here as JSON Lines, one line per turn"))
+    p.add_argument("--json", action="store_true", help=_("print the run as JSON"))
+    p.add_argument("--answer", help=_("when the run waits for the user, resume it with this answer"))
+    p.add_argument("--resume", action="store_true",
+                   help=_("when the run waits, resume with the scenario's answer"))
+    p.add_argument("--save", help=_("when the run waits, write its saved state here"))
 
-    p = _command(cmds, "resume", _resume, "continue a saved waiting run with the user's answer")
-    p.add_argument("saved", help="a file written by 'controller run … --save'")
-    p.add_argument("--answer", required=True, help="the user's answer")
-    p.add_argument("--trace", help="append to this trace file (default: the run's own, if any)")
-    p.add_argument("--json", action="store_true", help="print the run as JSON")
+    p = _command(cmds, "resume", _resume, _("continue a saved waiting run with the user's answer"))
+    p.add_argument("saved", help=_("a file written by 'controller run … --save'"))
+    p.add_argument("--answer", required=True, help=_("the user's answer"))
+    p.add_argument("--trace", help=_("append to this trace file (default: the run's own, if any)"))
+    p.add_argument("--json", action="store_true", help=_("print the run as JSON"))
 
-    p = _command(cmds, "replay", _replay, "re-run a recorded trace's tool results and diff the trajectories")
-    p.add_argument("trace", help="a JSON Lines trace written by 'controller run --trace'")
-    p.add_argument("--policy", help="replay under this policy (default: the recorded one)")
-    p.add_argument("--out", help="write the replay's own trace here")
-    p.add_argument("--json", action="store_true", help="print the diff as JSON")
+    p = _command(cmds, "replay", _replay, _("re-run a recorded trace's tool results and diff the trajectories"))
+    p.add_argument("trace", help=_("a JSON Lines trace written by 'controller run --trace'"))
+    p.add_argument("--policy", help=_("replay under this policy (default: the recorded one)"))
+    p.add_argument("--out", help=_("write the replay's own trace here"))
+    p.add_argument("--json", action="store_true", help=_("print the diff as JSON"))
 
-    p = _command(cmds, "show", _show, "print a trace file as a table (a killed run's trace too)")
-    p.add_argument("trace", help="a JSON Lines trace")
-    p.add_argument("--json", action="store_true", help="print the turns as JSON rows")
+    p = _command(cmds, "show", _show, _("print a trace file as a table (a killed run's trace too)"))
+    p.add_argument("trace", help=_("a JSON Lines trace"))
+    p.add_argument("--json", action="store_true", help=_("print the turns as JSON rows"))
 
     p = _command(cmds, "check", _check,
-                 "run every scenario and check its expected stop and actions (exit 1 on a mismatch)", formats=True)
-    p.add_argument("scenarios", nargs="*", help="scenario names (default: all)")
-    p.add_argument("--policy", help="run under this policy instead of each file's own")
+                 _("run every scenario and check its expected stop and actions (exit 1 on a mismatch)"), formats=True)
+    p.add_argument("scenarios", nargs="*", help=_("scenario names (default: all)"))
+    p.add_argument("--policy", help=_("run under this policy instead of each file's own"))
 
 
 def _add_evidence_commands(cmds: Any) -> None:
     """The six pieces of evidence, the random comparison, and the index of them."""
-    _command(cmds, "conditions", _conditions, "evidence 1: the business completion condition of every task type", True)
+    _command(cmds, "conditions", _conditions,
+             _("evidence 1: the business completion condition of every task type"), True)
 
-    p = _command(cmds, "budgets", _budgets, "evidence 2: budgets per task type with their basis and measured use", True)
-    p.add_argument("--task", help="one task type (default: all)")
-    p.add_argument("--measure", type=positive_int, help="also measure this many uncapped random runs of each task type "
-                        "and derive each limit")
-    p.add_argument("--seed", type=int, default=0, help="first seed of the random runs")
+    p = _command(cmds, "budgets", _budgets,
+                 _("evidence 2: budgets per task type with their basis and measured use"), True)
+    p.add_argument("--task", help=_("one task type (default: all)"))
+    p.add_argument("--measure", type=positive_int,
+                   help=_("also measure this many uncapped random runs of each task type and derive each limit"))
+    p.add_argument("--seed", type=int, default=0, help=_("first seed of the random runs"))
 
-    _command(cmds, "statuses", _statuses, "evidence 3: the stop status definitions", True)
+    _command(cmds, "statuses", _statuses, _("evidence 3: the stop status definitions"), True)
 
     p = _command(cmds, "repeat", _repeat,
-                 "evidence 4: a repeated-call trace showing why the state did not change", True)
-    p.add_argument("scenario", nargs="?", default="weather-reask", help="default: weather-reask")
+                 _("evidence 4: a repeated-call trace showing why the state did not change"), True)
+    p.add_argument("scenario", nargs="?", default="weather-reask", help=_("default: weather-reask"))
 
-    p = _command(cmds, "routing", _routing, "evidence 5: how each tool error is routed, run for real", True)
-    p.add_argument("--policy", help="a policy name or .json file (default: default)")
-    p.add_argument("--table", action="store_true", help="print the policy's routing table instead of running probes")
+    p = _command(cmds, "routing", _routing, _("evidence 5: how each tool error is routed, run for real"), True)
+    p.add_argument("--policy", help=_("a policy name or .json file (default: default)"))
+    p.add_argument("--table", action="store_true",
+                   help=_("print the policy's routing table instead of running probes"))
 
     p = _command(cmds, "regression", _regression,
-                 "evidence 6: fault-injection regression, recorded under one policy and replayed under another", True)
-    p.add_argument("--before", default="naive", help="policy the traces are recorded under (default: naive)")
-    p.add_argument("--after", default="default", help="policy they are replayed under (default: default)")
-    p.add_argument("--scenarios", type=_csv, help="comma-separated scenario names (default: all)")
+                 _("evidence 6: fault-injection regression, recorded under one policy and replayed under another"),
+                 True)
+    p.add_argument("--before", default="naive", help=_("policy the traces are recorded under (default: naive)"))
+    p.add_argument("--after", default="default", help=_("policy they are replayed under (default: default)"))
+    p.add_argument("--scenarios", type=_csv, help=_("comma-separated scenario names (default: all)"))
 
-    p = _command(cmds, "compare", _compare, "many random runs: a cap-only loop against the controller", True)
+    p = _command(cmds, "compare", _compare, _("many random runs: a cap-only loop against the controller"), True)
     p.add_argument("--runs", type=positive_int, default=200,
-                   help="how many random cases to draw and run through both loops (default: 200)")
+                   help=_("how many random cases to draw and run through both loops (default: 200)"))
     p.add_argument("--seed", type=int, default=0,
-                   help="seed of the first case; cases use seeds SEED … SEED+RUNS-1, so a run is reproducible "
-                        "(default: 0)")
-    p.add_argument("--cap", type=positive_int, default=8, help="max_steps of the cap-only loop")
-    p.add_argument("--policy", help="the controller's policy")
+                   help=_("seed of the first case; cases use seeds SEED … SEED+RUNS-1, so a run is reproducible "
+                          "(default: 0)"))
+    p.add_argument("--cap", type=positive_int, default=8, help=_("max_steps of the cap-only loop"))
+    p.add_argument("--policy", help=_("the controller's policy"))
 
-    _command(cmds, "evidence", _evidence, "the six pieces of evidence and the command that produces each", True)
+    _command(cmds, "evidence", _evidence, _("the six pieces of evidence and the command that produces each"), True)
 
 
 def dispatch(args: argparse.Namespace) -> str | tuple[str, int]:

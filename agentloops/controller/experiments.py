@@ -41,6 +41,7 @@ from agentloops.controller.state import Fact
 from agentloops.controller.tasks import TASK_TYPES, WEATHER_CITIES, Task, make_task
 from agentloops.controller.tools import ASK_USER, ToolResult, call_tool
 from agentloops.errors import RunError
+from agentloops.i18n import _
 from agentloops.loop import run_loop
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ def run_cap_only(task: Task, model: Any, faults: Sequence[Fault] = (), max_steps
     if outcome == "answered":
         outcome = "answered_verified" if task.assess(state) == "complete" else "answered_unverified"
     steps = record.steps if record is not None else 0
-    return CapOnlyRun(outcome, steps, len(results), tuple(r.status for _, _, r in results))
+    return CapOnlyRun(outcome, steps, len(results), tuple(r.status for _call, _args, r in results))
 
 
 def run_case(case: RandomCase, *, policy: PolicyLike | None = None, **overrides: Any) -> ControllerRun:
@@ -209,8 +210,9 @@ class LoopComparison:
         cap = Counter(CAP_OUTCOME_STATUS.get(r["cap_outcome"], r["cap_outcome"]) for r in self.rows)
         ctl = Counter(r["ctl_status"] for r in self.rows)
         rows = [("cap-only", k, v) for k, v in cap.most_common()] + [("controller", k, v) for k, v in ctl.most_common()]
-        return Table.build(f"How {len(self.rows)} random runs ended (cap {self.cap} vs controller, policy "
-                           f"{self.policy})", ["loop", "ended as", "runs"], rows)
+        title = _("How {n} random runs ended (cap {cap} vs controller, policy {policy})").format(
+            n=len(self.rows), cap=self.cap, policy=self.policy)
+        return Table.build(title, ["loop", "ended as", "runs"], rows)  # the headers are data: records() reads them
 
     def summary(self) -> dict[str, float]:
         """Headline figures (computed, for notebooks to quote)."""

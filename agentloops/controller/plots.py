@@ -28,6 +28,11 @@ figure out once (:class:`LiveFigure`) and a redraw only moves the data of
 its artists, so a control change costs milliseconds, not a new figure.
 Labels sit beside or above their bar, never on it or on a line; markers are
 explained in legends outside the plot.
+
+Titles, axis labels and legends speak the language in use (:mod:`agentloops.i18n`),
+read when a chart is drawn (a live chart: when it is built); stop statuses, codes,
+tool and budget names keep their code names in every language. The Chinese font is
+the package's own (:mod:`agentloops.fonts`), through :func:`~agentloops.plots.chart_style`.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union, cast
 
+from agentloops.i18n import N_, _
 from agentloops.plots import (
     CAP_COLOR,
     OKABE_ITO,
@@ -103,6 +109,10 @@ POLICY_COLORS: dict[str, str] = {
 }
 """The shipped error policies (naive is drawn like the blind retry of notebook 05)."""
 
+CALL_STATE_LABELS: tuple[str, ...] = (N_("pending"), N_("running"), N_("succeeded"), N_("failed"), N_("cancelled"),
+                                      N_("ignored"))
+"""The call states as a legend names them (the states themselves stay English in traces and tables)."""
+
 CALL_STATE_COLORS: dict[str, str] = {
     "pending": "#dddddd",
     "running": OKABE_ITO["yellow"],
@@ -124,6 +134,16 @@ ACTION_COLORS: dict[str, str] = {
     "other": OTHER_COLOR,
 }
 """Kinds of action in a trajectory (the prefix of an action label)."""
+
+ACTION_LABELS: dict[str, str] = {"call": N_("call"), "retry": N_("retry"), "fallback": N_("fallback"),
+                                  "blocked": N_("blocked"), "held": N_("held"), "answer": N_("answer"),
+                                  "other": N_("other")}
+"""The kinds of action as a legend names them (``ask_user`` keeps its code name)."""
+
+
+def _action_label(kind: str) -> str:
+    return _(ACTION_LABELS[kind]) if kind in ACTION_LABELS else kind
+
 
 NO_CHANGE_COLOR = OKABE_ITO["vermillion"]
 """The cross that marks a turn whose state version did not move (vermillion: waste, as in part 1)."""
@@ -149,7 +169,7 @@ def action_kind(label: str) -> str:
     """``retry``, ``fallback``, ``blocked``, ``held``, ``answer``, ``ask_user`` or ``call`` from an action label."""
     if label in ("answer", "ask_user"):
         return label
-    prefix, sep, _ = label.partition(":")
+    prefix, sep, _rest = label.partition(":")
     if sep and prefix in ACTION_COLORS and "(" not in prefix:
         return prefix
     return "call" if "(" in label else "other"
@@ -218,28 +238,28 @@ def state_chart(runs: RunsLike, *, title: str | None = None) -> Figure:
         still_open = [len(run.task.items), *(len(t.open_items) for t in run.turns)]
         for ax, values in ((version_ax, versions), (open_ax, still_open)):
             ax.plot(turns, values, linestyle=style, marker=marker, color=color, linewidth=2.5, markersize=8,
-                    markerfacecolor="white" if i else color, markeredgewidth=2, label=f"{label} → {run.status}",
+                    markerfacecolor="white" if i else color, markeredgewidth=2, label=f"{_(label)} → {run.status}",
                     zorder=3 + i)
         idle = _idle_turns(run)
         if idle:
             xs, ys = zip(*idle, strict=True)
             version_ax.plot([x + shift for x in xs], ys, linestyle="none", marker="x", markersize=15,
                             markeredgewidth=3, color=NO_CHANGE_COLOR, zorder=20)
-    version_ax.set_ylabel("state version after the turn")
-    version_ax.set_title("State version (a cross: nothing changed)", fontsize=14)
-    open_ax.set_ylabel("items still missing")
-    open_ax.set_title("What is still missing", fontsize=14)
+    version_ax.set_ylabel(_("state version after the turn"))
+    version_ax.set_title(_("State version (a cross: nothing changed)"), fontsize=14)
+    open_ax.set_ylabel(_("items still missing"))
+    open_ax.set_title(_("What is still missing"), fontsize=14)
     for ax in (version_ax, open_ax):
-        ax.set_xlabel("turn")
+        ax.set_xlabel(_("turn"))
         ax.xaxis.set_major_locator(_integer_ticks())
         ax.yaxis.set_major_locator(_integer_ticks())
         ax.set_ylim(bottom=0)
         ax.margins(x=0.08, y=0.15)
-    handles, _ = version_ax.get_legend_handles_labels()
+    handles, _labels = version_ax.get_legend_handles_labels()
     handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
-                          color=NO_CHANGE_COLOR, label="tool turn without a state change"))
+                          color=NO_CHANGE_COLOR, label=_("tool turn without a state change")))
     fig.legend(handles=handles, frameon=False, loc="outside lower center", ncol=len(handles), fontsize=11)
-    fig.suptitle(title or "Each useful turn moves the state and shrinks what is missing", fontsize=16,
+    fig.suptitle(title or _("Each useful turn moves the state and shrinks what is missing"), fontsize=16,
                  fontweight="bold")
     return _done(fig)
 
@@ -258,8 +278,9 @@ def budget_chart(run: ControllerRun, *, title: str | None = None) -> Figure:
     fig, (ax,) = _new_figure(10.0, 4.8)
     _draw_budgets(ax, run)
     stopped_by = run.stop.budget if run.status == "budget_exhausted" else None
-    why = f"stopped by the {stopped_by} budget" if stopped_by else f"{run.status}; no budget ran out"
-    ax.set_title(title or f"Budgets used: {why}")
+    why = (_("stopped by the {budget} budget").format(budget=stopped_by) if stopped_by
+           else _("{status}; no budget ran out").format(status=run.status))
+    ax.set_title(title or _("Budgets used: {why}").format(why=why))
     return _done(fig)
 
 
@@ -273,7 +294,8 @@ def _draw_budgets(ax: Axes, run: ControllerRun, *, fontsize: int = 12) -> None:
         used = run.usage.get(name, 0)
         if limit is None:
             ax.barh(y, 0, color=OTHER_COLOR)
-            ax.annotate(f"{used:g} used · off", (0, y), xytext=(4, 0), textcoords="offset points", va="center",
+            ax.annotate(_("{used} used · off").format(used=f"{used:g}"), (0, y), xytext=(4, 0),
+                        textcoords="offset points", va="center",
                         fontsize=fontsize, color=OTHER_COLOR)
             continue
         share = 100.0 * used / limit if limit else (100.0 if used else 0.0)
@@ -283,12 +305,23 @@ def _draw_budgets(ax: Axes, run: ControllerRun, *, fontsize: int = 12) -> None:
         ax.annotate(f"{used:g} / {limit:g}", (min(share, 130.0), y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=fontsize)
     ax.axvline(100, color=CAP_COLOR, linestyle="--", linewidth=1.5)
-    ax.set_yticks(range(len(names)), [f"{n}\n({BUDGET_LABELS[n].split(' (')[0]})" if n != "retries" else
-                                      "retries\n(shared by all tools)" for n in names], fontsize=fontsize - 1)
+    ax.set_yticks(range(len(names)), [_budget_tick(n, BUDGET_LABELS[n]) for n in names], fontsize=fontsize - 1)
     ax.invert_yaxis()
     ax.set_xlim(0, 150)
-    ax.set_xlabel("share of the limit used (%; dashed: the limit)")
-    ax.set_ylabel("budget")
+    ax.set_xlabel(_("share of the limit used (%; dashed: the limit)"))
+    ax.set_ylabel(_("budget"))
+
+
+BUDGET_SHORT_LABELS: tuple[str, ...] = (N_("turns of the loop"), N_("simulated wall time"), N_("model calls"),
+                                        N_("tool executions"), N_("tokens billed"), N_("largest single request"))
+"""The budgets' names as the budget chart's ticks show them (the part of each label before its parenthesis)."""
+
+
+def _budget_tick(name: str, label: str) -> str:
+    """``tool_calls`` over its name for people, in the language in use (``retries`` says it is shared)."""
+    if name == "retries":
+        return _("retries\n(shared by all tools)")
+    return "{name}\n({label})".format(name=name, label=_(label.split(" (")[0]))
 
 
 @_styled
@@ -307,28 +340,28 @@ def run_chart(run: ControllerRun, *, title: str | None = None) -> Figure:
     progress = progress_versions(run)
     still_open = [len(run.task.items), *(len(t.open_items) for t in run.turns)]
     left.plot(turns, progress, color=LOOP_COLORS["controller"], marker="o", linewidth=2.5, markersize=8,
-              label="progress version")
+              label=_("progress version"))
     left.plot(turns, still_open, color=OTHER_COLOR, linestyle="--", marker="s", linewidth=2.5, markersize=8,
-              label="items still missing")
+              label=_("items still missing"))
     idle = [(t.turn, progress[i + 1]) for i, t in enumerate(run.turns) if _idle(t)]
     if idle:
         xs, ys = zip(*idle, strict=True)
         left.plot(xs, ys, linestyle="none", marker="x", markersize=14, markeredgewidth=3, color=NO_CHANGE_COLOR,
                   zorder=5)
-    left.set_xlabel("turn")
-    left.set_ylabel("count")
+    left.set_xlabel(_("turn"))
+    left.set_ylabel(_("count"))
     left.xaxis.set_major_locator(_integer_ticks())
     left.yaxis.set_major_locator(_integer_ticks())
     left.set_ylim(bottom=0)
     left.margins(x=0.1, y=0.15)
-    handles, _ = left.get_legend_handles_labels()
+    handles, _labels = left.get_legend_handles_labels()
     handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
-                          color=NO_CHANGE_COLOR, label="tool turn, no progress"))
+                          color=NO_CHANGE_COLOR, label=_("tool turn, no progress")))
     fig.legend(handles=handles, frameon=False, loc="outside lower center", ncol=3, fontsize=11)
-    left.set_title("Progress per turn", fontsize=14)
+    left.set_title(_("Progress per turn"), fontsize=14)
     _draw_budgets(right, run, fontsize=11)
-    right.set_title("Budgets used", fontsize=14)
-    fig.suptitle(title or f"{run.label}: {run.status} ({run.code})", fontsize=16, fontweight="bold")
+    right.set_title(_("Budgets used"), fontsize=14)
+    fig.suptitle(title or f"{_(run.label)}: {run.status} ({run.code})", fontsize=16, fontweight="bold")
     return _done(fig)
 
 
@@ -377,37 +410,39 @@ def retry_chart(runs: RunsLike, *, title: str | None = None) -> Figure:
         attempts = list(range(1, len(spent) + 1))
         shift = _DODGE * (2 * i - (len(pairs) - 1))  # the scopes agree until the budget runs out
         left.step([shift, *(a + shift for a in attempts)], [0, *spent], where="post", linestyle=style, color=color,
-                  linewidth=2.5, label=f"{label}: {spent[-1] if spent else 0} retries, {len(spent)} attempts")
+                  linewidth=2.5, label=_("{label}: {retries} retries, {attempts} attempts").format(
+                      label=_(label), retries=spent[-1] if spent else 0, attempts=len(spent)))
         left.plot([a + shift for a in attempts], spent, linestyle="none", marker=marker, color=color, markersize=7)
         limit = _limit_of(run, "retries")
         if limit is not None:
             budgets.add(limit)
     for limit in sorted(budgets):
-        left.axhline(limit, color=CAP_COLOR, linestyle=":", linewidth=2, label=f"the task's retry budget = {limit:g}")
-    left.set_xlabel("tool attempt (in order)")
-    left.set_ylabel("retries spent so far")
+        left.axhline(limit, color=CAP_COLOR, linestyle=":", linewidth=2,
+                     label=_("the task's retry budget = {limit}").format(limit=f"{limit:g}"))
+    left.set_xlabel(_("tool attempt (in order)"))
+    left.set_ylabel(_("retries spent so far"))
     left.xaxis.set_major_locator(_integer_ticks())
     left.yaxis.set_major_locator(_integer_ticks())
     left.set_ylim(bottom=0)
     left.margins(y=0.25)
     fig.legend(*left.get_legend_handles_labels(), frameon=False, loc="outside lower center", ncol=3, fontsize=11)
-    left.set_title("Retries against the task's budget", fontsize=14)
+    left.set_title(_("Retries against the task's budget"), fontsize=14)
 
-    tools = list(dict.fromkeys(c.tool for _, run in pairs for c in run.calls))
+    tools = list(dict.fromkeys(c.tool for _unused, run in pairs for c in run.calls))
     width = 0.8 / len(pairs)
     for i, (label, run) in enumerate(pairs):
-        color, _, _ = _series_style(i)
+        color, _unused, _unused = _series_style(i)
         counts = [sum(1 for c in run.calls if c.tool == tool) for tool in tools]
         xs = [k - 0.4 + width * (i + 0.5) for k in range(len(tools))]
-        bars = right.bar(xs, counts, width, color=color, edgecolor="white", label=label, zorder=2)
+        bars = right.bar(xs, counts, width, color=color, edgecolor="white", label=_(label), zorder=2)
         right.bar_label(bars, padding=2, fontsize=11)
     right.set_xticks(range(len(tools)), [t.replace("_", "_\n") for t in tools], fontsize=11)
-    right.set_xlabel("tool")
-    right.set_ylabel("attempts (calls, retries, fallbacks)")
+    right.set_xlabel(_("tool"))
+    right.set_ylabel(_("attempts (calls, retries, fallbacks)"))
     right.yaxis.set_major_locator(_integer_ticks())
     right.margins(y=0.2)
-    right.set_title("Attempts per tool", fontsize=14)
-    fig.suptitle(title or "One shared retry budget bounds the task; a budget per tool does not", fontsize=16,
+    right.set_title(_("Attempts per tool"), fontsize=14)
+    fig.suptitle(title or _("One shared retry budget bounds the task; a budget per tool does not"), fontsize=16,
                  fontweight="bold")
     return _done(fig)
 
@@ -430,19 +465,19 @@ def storm_chart(rows: Iterable[Mapping[str, Any]], *, title: str | None = None) 
         color, style, marker = _series_style(i)
         points = sorted((r["tools"], r["attempts"]) for r in table if r["scope"] == scope)
         xs, ys = zip(*points, strict=True)
-        label = "one shared retry budget" if scope == "shared" else "a retry budget per tool"
+        label = _("one shared retry budget") if scope == "shared" else _("a retry budget per tool")
         ax.plot(xs, ys, linestyle=style, marker=marker, color=color, linewidth=2.5, markersize=9, label=label)
         for x, y in points:
             # up and to the left: the line comes from the lower left and leaves to the upper right
             ax.annotate(str(y), (x, y), xytext=(-7, 5), textcoords="offset points", ha="right", fontsize=12)
-    ax.set_xlabel("tools in the fallback chain (all failing)")
-    ax.set_ylabel("tool attempts for one task")
+    ax.set_xlabel(_("tools in the fallback chain (all failing)"))
+    ax.set_ylabel(_("tool attempts for one task"))
     ax.xaxis.set_major_locator(_integer_ticks())
     ax.yaxis.set_major_locator(_integer_ticks())
     ax.set_ylim(bottom=0)
     ax.margins(y=0.2)
     ax.legend(frameon=False, loc="upper left")
-    ax.set_title(title or "Per-tool retry budgets hide a storm behind every fallback switch")
+    ax.set_title(title or _("Per-tool retry budgets hide a storm behind every fallback switch"))
     return _done(fig)
 
 
@@ -490,20 +525,20 @@ def loop_histograms(source: LoopComparison | pd.DataFrame, *, cap: int | None = 
         if ctl_counts.get(status, 0):
             rows.append(("controller", status, int(ctl_counts[status]), status_color(status),
                          STATUS_HATCHES[status]))
-    for y, (_, outcome, count, color, hatch) in enumerate(rows):
+    for y, (_unused, outcome, count, color, hatch) in enumerate(rows):
         solid = hatch == "" or outcome != "false success"
         ends.barh(y, count, color=color if solid else "white", edgecolor=color if not solid else "white",
                   hatch=hatch or None, linewidth=1.5, zorder=2)
         ends.annotate(str(count), (count, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=12)
-    ends.set_yticks(range(len(rows)), [f"{loop}: {outcome}" for loop, outcome, *_ in rows], fontsize=12)
+    ends.set_yticks(range(len(rows)), [_end_tick(loop, outcome) for loop, outcome, *_unused in rows], fontsize=12)
     ends.invert_yaxis()
-    ends.set_xlabel(f"runs (of {len(frame)})")
-    ends.set_ylabel("loop: how it ended")
+    ends.set_xlabel(_("runs (of {n})").format(n=len(frame)))
+    ends.set_ylabel(_("loop: how it ended"))
     ends.margins(x=0.15)
-    ends.set_title("How the runs ended", fontsize=14)
+    ends.set_title(_("How the runs ended"), fontsize=14)
 
     _draw_steps(steps, frame, cap, step_budget)
-    fig.suptitle(title or f"{len(frame)} randomized runs: a cap stops runs, the controller says why",
+    fig.suptitle(title or _("{n} randomized runs: a cap stops runs, the controller says why").format(n=len(frame)),
                  fontsize=16, fontweight="bold")
     return _done(fig)
 
@@ -518,20 +553,22 @@ def _draw_steps(ax: Axes, frame: pd.DataFrame, cap: int | None, step_budget: flo
         counts = frame[column].value_counts()
         xs = list(range(top + 1))
         ax.bar([x + (i - 0.5) * width for x in xs], [int(counts.get(x, 0)) for x in xs], width,
-               color=LOOP_COLORS[loop], edgecolor="white", zorder=2, label=f"{loop} (mean {frame[column].mean():.2f})")
-    handles, _ = ax.get_legend_handles_labels()
+               color=LOOP_COLORS[loop], edgecolor="white", zorder=2,
+               label=_("{loop} (mean {mean})").format(loop=_(loop), mean=f"{frame[column].mean():.2f}"))
+    handles, _labels = ax.get_legend_handles_labels()
     same = cap is not None and step_budget is not None and float(cap) == float(step_budget)
-    for value, style, label in ((cap, "--", "cap-only cap" + (" = controller step budget" if same else "")),
-                                (None if same else step_budget, ":", "controller step budget")):
+    cap_label = _("cap-only cap = controller step budget") if same else _("cap-only cap")
+    for value, style, label in ((cap, "--", cap_label), (None if same else step_budget, ":",
+                                                         _("controller step budget"))):
         if value is not None:
             ax.axvline(value, color=CAP_COLOR, linestyle=style, linewidth=1.5, zorder=1)
             handles.append(Line2D([], [], color=CAP_COLOR, linestyle=cast(Any, style), label=f"{label} = {value:g}"))
-    ax.set_xlabel("model calls (steps) used")
-    ax.set_ylabel("runs")
+    ax.set_xlabel(_("model calls (steps) used"))
+    ax.set_ylabel(_("runs"))
     ax.xaxis.set_major_locator(_integer_ticks())
     ax.margins(y=0.1)
     ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11)
-    ax.set_title("Steps used", fontsize=14)
+    ax.set_title(_("Steps used"), fontsize=14)
 
 
 @_styled
@@ -551,21 +588,21 @@ def claims_chart(counts: Mapping[str, Mapping[str, int]], *, title: str | None =
     width = 0.8 / len(CLAIM_KINDS)
     for x, by_kind in enumerate(counts.values()):
         bars = claim_bars(by_kind)
-        for j, (kind, _, color, hatch) in enumerate(CLAIM_KINDS):
+        for j, (kind, _unused, color, hatch) in enumerate(CLAIM_KINDS):
             xj = x - 0.4 + width * (j + 0.5)
             ax.bar(xj, bars[kind], width, color="white" if hatch else color, edgecolor=color, hatch=hatch,
                    linewidth=1.5, zorder=2)
             ax.annotate(str(bars[kind]), (xj, bars[kind]), xytext=(0, 3), textcoords="offset points", ha="center",
                         va="bottom", fontsize=12)
-    ax.set_xticks(range(len(counts)), [f"policy {p}" for p in counts])
-    ax.set_xlabel("error policy")
-    ax.set_ylabel("runs")
+    ax.set_xticks(range(len(counts)), [_("policy {name}").format(name=p) for p in counts])
+    ax.set_xlabel(_("error policy"))
+    ax.set_ylabel(_("runs"))
     ax.yaxis.set_major_locator(_integer_ticks())
     ax.margins(y=0.15)
-    ax.legend(handles=[Patch(facecolor="white" if h else c, edgecolor=c, hatch=h, label=lab)
-                       for _, lab, c, h in CLAIM_KINDS], frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              fontsize=11)
-    fig.suptitle(title or "A reply without tool calls is a claim: how many were true?", fontsize=16,
+    ax.legend(handles=[Patch(facecolor="white" if h else c, edgecolor=c, hatch=h, label=_(lab))
+                       for _unused, lab, c, h in CLAIM_KINDS], frameon=False, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), fontsize=11)
+    fig.suptitle(title or _("A reply without tool calls is a claim: how many were true?"), fontsize=16,
                  fontweight="bold")
     return _done(fig)
 
@@ -610,23 +647,24 @@ def gantt_chart(run: ControllerRun, *, title: str | None = None) -> Figure:
     ax.axvline(run.stop.at_s, color=status_color(run.status), linestyle="--", linewidth=2.5)
     ax.set_yticks(range(len(calls)), labels, fontsize=12)
     ax.invert_yaxis()
-    ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel("tool call and its final state")
+    ax.set_xlabel(_("simulated time (s)"))
+    ax.set_ylabel(_("tool call and its final state"))
     ax.set_xlim(left=0)
     ax.margins(x=0.12)
     states = list(dict.fromkeys(c.state for c in calls))
     handles: list[Any] = [Patch(facecolor=CALL_STATE_COLORS.get(s, OTHER_COLOR), edgecolor="black",
-                     hatch="//" if s in ("cancelled", "ignored") else None, label=s) for s in states]
+                     hatch="//" if s in ("cancelled", "ignored") else None, label=_(s)) for s in states]
     if any(c.state == "ignored" for c in calls):
         handles.append(Line2D([], [], marker="v", linestyle=":", color=OKABE_ITO["vermillion"], markersize=10,
-                              label="late: recorded, ignored"))
+                              label=_("late: recorded, ignored")))
     if duplicates:
         handles.append(Line2D([], [], marker="D", linestyle="none", color=OKABE_ITO["reddish_purple"],
-                              markersize=9, label="duplicate: applied once"))
+                              markersize=9, label=_("duplicate: applied once")))
     handles.append(Line2D([], [], color=status_color(run.status), linestyle="--", linewidth=2.5,
-                          label=f"stop at {run.stop.at_s:g} s: {run.status}"))
+                          label=_("stop at {at} s: {status}").format(at=f"{run.stop.at_s:g}", status=run.status)))
     ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11)
-    fig.suptitle(title or f"Parallel calls of {run.label}: states, late and duplicate results", fontsize=16,
+    fig.suptitle(title or _("Parallel calls of {label}: states, late and duplicate results").format(
+        label=_(run.label)), fontsize=16,
                  fontweight="bold")
     return _done(fig)
 
@@ -675,31 +713,31 @@ def context_chart(runs: RunsLike, *, budget: float | None = None, title: str | N
         sizes = [t.context_tokens for t in run.turns if t.context_tokens]
         peaks.append(max(sizes, default=1))
         ax.plot(turns, sizes, linestyle=style, marker=marker, color=color, linewidth=2.5, markersize=8,
-                label=f"{label} → {run.status}", zorder=3)
+                label=f"{_(label)} → {run.status}", zorder=3)
         events = [(t.turn + shift, t.context_tokens) for t in run.turns if t.compaction]
         if events:
             compacted = True
             xs, ys = zip(*events, strict=True)
             ax.plot(xs, ys, linestyle="none", marker="v", markersize=13, color=color, markeredgecolor="black",
                     zorder=4)
-    handles, _ = ax.get_legend_handles_labels()
+    handles, _labels = ax.get_legend_handles_labels()
     if budget is not None:
         ax.axhline(budget, color=CAP_COLOR, linestyle=":", linewidth=2)
         handles.append(Line2D([], [], color=CAP_COLOR, linestyle=":", linewidth=2,
-                              label=f"context budget = {budget:g}"))
+                              label=_("context budget = {budget}").format(budget=f"{budget:g}")))
     if compacted:
         handles.append(Line2D([], [], linestyle="none", marker="v", markersize=11, color="#bbbbbb",
-                              markeredgecolor="black", label="compaction before this request"))
+                              markeredgecolor="black", label=_("compaction before this request")))
     ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11)
-    ax.set_xlabel("turn")
+    ax.set_xlabel(_("turn"))
     ax.xaxis.set_major_locator(_integer_ticks())
     if max([*peaks, budget or 0]) > LOG_SCALE_RATIO * min(peaks):
         _log_tokens(ax)
-        ax.set_ylabel("request size (estimated tokens, log scale)")
+        ax.set_ylabel(_("request size (estimated tokens, log scale)"))
     else:
         ax.set_ylim(bottom=0)
-        ax.set_ylabel("request size (estimated tokens)")
-    fig.suptitle(title or "Context sent with each turn", fontsize=16, fontweight="bold")
+        ax.set_ylabel(_("request size (estimated tokens)"))
+    fig.suptitle(title or _("Context sent with each turn"), fontsize=16, fontweight="bold")
     return _done(fig)
 
 
@@ -713,7 +751,7 @@ def _log_tokens(ax: Axes) -> None:
     ax.set_yscale("log")
     ax.yaxis.set_major_locator(FixedLocator([50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000]))
     ax.yaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_major_formatter(lambda v, _: f"{v:,.0f}")
+    ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
 
 
 # --------------------------------------------------------------------------- 14: trajectories
@@ -741,7 +779,7 @@ def trace_diff_chart(diff: TraceDiff | Replay, *, title: str | None = None) -> F
     fig, (ax,) = _new_figure(min(16.0, max(9.0, 1.25 * n + 5)), 4.2)
     kinds_seen: list[str] = []
     stops_differ = diff.before_stop[:2] != diff.after_stop[:2]
-    for row, (_, actions, stop) in enumerate(lanes):
+    for row, (_unused, actions, stop) in enumerate(lanes):
         y = 1 - row
         for i, label in enumerate(actions):
             kind = action_kind(label)
@@ -759,13 +797,13 @@ def trace_diff_chart(diff: TraceDiff | Replay, *, title: str | None = None) -> F
                           "linewidth": 3 if stops_differ else 1})
     ax.set_xlim(0, n + 3.2)
     ax.set_ylim(0.4 if len(lanes) == 1 else -0.6, 1.6)
-    ax.set_yticks([1, 0][: len(lanes)], [label for label, _, _ in lanes])
+    ax.set_yticks([1, 0][: len(lanes)], [label for label, _unused, _unused in lanes])
     ax.set_xticks([i + 0.5 for i in range(n)], [str(i + 1) for i in range(n)])
-    ax.set_xlabel("action number")
-    ax.set_ylabel("trajectory")
+    ax.set_xlabel(_("action number"))
+    ax.set_ylabel(_("trajectory"))
     ax.spines["left"].set_visible(False)
-    handles = [Patch(facecolor=ACTION_COLORS[k], label=k) for k in dict.fromkeys(kinds_seen)]
-    handles.append(Patch(facecolor="white", edgecolor=DIFFERS_EDGE, linewidth=3, label="differs"))
+    handles = [Patch(facecolor=ACTION_COLORS[k], label=_action_label(k)) for k in dict.fromkeys(kinds_seen)]
+    handles.append(Patch(facecolor="white", edgecolor=DIFFERS_EDGE, linewidth=3, label=_("differs")))
     ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(0.0, -0.22), ncol=len(handles),
               fontsize=11)
     fig.suptitle(title or textwrap.fill(diff_headline(diff), 100), fontsize=14, fontweight="bold")
@@ -776,7 +814,7 @@ def _short_action(label: str) -> str:
     """``retry:get_weather(city=Beijing)`` → ``retry\\nget_weather\\nBeijing`` (fits a box)."""
     kind = action_kind(label)
     body = label.split(":", 1)[1] if kind in ("retry", "fallback", "blocked", "held") else label
-    tool, _, args = body.partition("(")
+    tool, _paren, args = body.partition("(")
     values = ", ".join(part.split("=", 1)[-1] for part in args.rstrip(")").split(", ") if part)
     head = f"{kind}\n" if kind not in ("call", "answer", "ask_user", "other") else ""
     if len(tool) > 8 and "_" in tool:
@@ -893,19 +931,19 @@ class LiveRunChart:
             left, right = self.live.figure.subplots(1, 2)
             self.live.figure.subplots_adjust(left=0.06, right=0.98, bottom=0.15, top=0.78, wspace=0.45)
             (self._progress,) = left.plot([], [], color=LOOP_COLORS["controller"], marker="o", linewidth=2.5,
-                                          markersize=8, label="progress version")
+                                          markersize=8, label=_("progress version"))
             (self._open,) = left.plot([], [], color=OTHER_COLOR, linestyle="--", marker="s", linewidth=2.5,
-                                      markersize=8, label="items still missing")
+                                      markersize=8, label=_("items still missing"))
             (self._idle,) = left.plot([], [], linestyle="none", marker="x", markersize=14, markeredgewidth=3,
                                       color=NO_CHANGE_COLOR, zorder=5)
-            left.set_xlabel("turn")
-            left.set_ylabel("count")
-            left.set_title("Progress per turn", fontsize=14)
+            left.set_xlabel(_("turn"))
+            left.set_ylabel(_("count"))
+            left.set_title(_("Progress per turn"), fontsize=14)
             left.xaxis.set_major_locator(_integer_ticks())
             left.yaxis.set_major_locator(_integer_ticks())
-            handles, _ = left.get_legend_handles_labels()
+            handles, _labels = left.get_legend_handles_labels()
             handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
-                                  color=NO_CHANGE_COLOR, label="tool turn, no progress"))
+                                  color=NO_CHANGE_COLOR, label=_("tool turn, no progress")))
             self.live.figure.legend(handles=handles, frameon=False, loc="upper left", ncol=3, fontsize=11,
                                     bbox_to_anchor=(0.0, 0.93))
             self._bars = right.barh(range(len(self.names)), [0] * len(self.names), color=LOOP_COLORS["controller"],
@@ -916,9 +954,9 @@ class LiveRunChart:
             right.set_yticks(range(len(self.names)), self.names, fontsize=11)
             right.invert_yaxis()
             right.set_xlim(0, 150)
-            right.set_xlabel("share of the limit used (%; dashed: the limit)")
-            right.set_ylabel("budget")
-            right.set_title("Budgets used", fontsize=14)
+            right.set_xlabel(_("share of the limit used (%; dashed: the limit)"))
+            right.set_ylabel(_("budget"))
+            right.set_title(_("Budgets used"), fontsize=14)
             self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
         self._left = left
         self.live.moving(left.xaxis, left.yaxis, self._progress, self._open, self._idle, *self._bars,
@@ -942,7 +980,7 @@ class LiveRunChart:
         self._progress.set_data(turns, progress)
         self._open.set_data(turns, still_open)
         idle = [(t.turn, progress[i + 1]) for i, t in enumerate(run.turns) if _idle(t)]
-        self._idle.set_data([x for x, _ in idle], [y for _, y in idle])
+        self._idle.set_data([x for x, _unused in idle], [y for _unused, y in idle])
         _fit(self._left, turns, [*progress, *still_open])
         stopped_by = run.stop.budget if run.status == "budget_exhausted" else None
         for name, bar, label in zip(self.names, self._bars, self._labels, strict=True):
@@ -952,9 +990,10 @@ class LiveRunChart:
             stopped = name == stopped_by
             bar.set_facecolor(status_color("budget_exhausted") if stopped else LOOP_COLORS["controller"])
             bar.set_hatch(STATUS_HATCHES["budget_exhausted"] if stopped else None)
-            label.set_text(f"{used:g} used · off" if limit is None else f"{used:g} / {limit:g}")
+            label.set_text(_("{used} used · off").format(used=f"{used:g}") if limit is None
+                           else f"{used:g} / {limit:g}")
             label.xy = (share, label.xy[1])
-        self._title.set_text(f"{run.label} [{run.policy.name}]: {run.status} ({run.code})")
+        self._title.set_text(f"{_(run.label)} [{run.policy.name}]: {run.status} ({run.code})")
         return self.live.render()
 
 
@@ -975,8 +1014,8 @@ class LiveStateChart:
     coloured by how its run ended (the status colours of every chart).
     """
 
-    SERIES: tuple[tuple[str, str, str, str], ...] = (("this run", CAP_COLOR, "-", "o"),
-                                                     ("with state (reference)", CAP_COLOR, "--", "s"))
+    SERIES: tuple[tuple[str, str, str, str], ...] = ((N_("this run"), CAP_COLOR, "-", "o"),
+                                                     (N_("with state (reference)"), CAP_COLOR, "--", "s"))
     """(label, legend colour, line style, marker); a drawn line takes its run's stop-status colour."""
 
     def __init__(self, *, dpi: int = CHART_DPI) -> None:
@@ -989,21 +1028,21 @@ class LiveStateChart:
             self._lines: list[list[Any]] = []
             for ax in self.axes:
                 lines = [ax.plot([], [], color=color, linestyle=style, marker=marker, linewidth=2.5, markersize=8,
-                                 markerfacecolor="white" if i else color, zorder=3 + i, label=label)[0]
+                                 markerfacecolor="white" if i else color, zorder=3 + i, label=_(label))[0]
                          for i, (label, color, style, marker) in enumerate(self.SERIES)]
                 self._lines.append(lines)
-                ax.set_xlabel("turn")
+                ax.set_xlabel(_("turn"))
                 ax.xaxis.set_major_locator(_integer_ticks())
                 ax.yaxis.set_major_locator(_integer_ticks())
             (self._idle,) = self.axes[0].plot([], [], linestyle="none", marker="x", markersize=14, markeredgewidth=3,
                                               color=NO_CHANGE_COLOR, zorder=6)
-            self.axes[0].set_ylabel("state version")
-            self.axes[0].set_title("State version after the turn", fontsize=14)
-            self.axes[1].set_ylabel("items still missing")
-            self.axes[1].set_title("What is still missing", fontsize=14)
-            handles, _ = self.axes[0].get_legend_handles_labels()
+            self.axes[0].set_ylabel(_("state version"))
+            self.axes[0].set_title(_("State version after the turn"), fontsize=14)
+            self.axes[1].set_ylabel(_("items still missing"))
+            self.axes[1].set_title(_("What is still missing"), fontsize=14)
+            handles, _labels = self.axes[0].get_legend_handles_labels()
             handles.append(Line2D([], [], linestyle="none", marker="x", markersize=11, markeredgewidth=2.5,
-                                  color=NO_CHANGE_COLOR, label="this run: tool turn, state unchanged"))
+                                  color=NO_CHANGE_COLOR, label=_("this run: tool turn, state unchanged")))
             self.live.figure.legend(handles=handles, frameon=False, loc="upper left", ncol=3, fontsize=11,
                                     bbox_to_anchor=(0.0, 0.92))
             self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
@@ -1029,18 +1068,19 @@ class LiveStateChart:
             all_turns += turns
         idle = [(t.turn - _DODGE, t.state_version_after) for t in run.turns
                 if t.state_version_after == t.state_version and any(a.get("tool") for a in t.actions)]
-        self._idle.set_data([x for x, _ in idle], [y for _, y in idle])
+        self._idle.set_data([x for x, _unused in idle], [y for _unused, y in idle])
         for ax, values in zip(self.axes, tops, strict=True):
             _fit(ax, all_turns, values)
-        self._title.set_text(f"this run: {run.status} in {len(run.turns)} turns · reference: {reference.status} "
-                             f"in {len(reference.turns)} turns")
+        self._title.set_text(_("this run: {status} in {turns} turns · reference: {reference} in {reference_turns} "
+                               "turns").format(status=run.status, turns=len(run.turns), reference=reference.status,
+                                               reference_turns=len(reference.turns)))
         return self.live.render()
 
 
 CLAIM_KINDS: tuple[tuple[str, str, str, str | None], ...] = (
-    ("verified", "succeeded, condition verified", STATUS_COLORS["succeeded"], None),
-    ("unverified", "reported success, condition NOT met", OKABE_ITO["vermillion"], WASTE_HATCH),
-    ("other", "stopped otherwise (budget, no progress…)", OTHER_COLOR, None),
+    ("verified", N_("succeeded, condition verified"), STATUS_COLORS["succeeded"], None),
+    ("unverified", N_("reported success, condition NOT met"), OKABE_ITO["vermillion"], WASTE_HATCH),
+    ("other", N_("stopped otherwise (budget, no progress…)"), OTHER_COLOR, None),
 )
 """The three bars of a claims chart: verified, false ("unverified") success, and every other stop."""
 
@@ -1069,20 +1109,20 @@ class LiveClaimsChart:
             self.live.figure.subplots_adjust(left=0.08, right=0.62, bottom=0.15, top=0.85)
             self._bars: list[list[Any]] = []
             self._labels: list[list[Any]] = []
-            for j, (_, _, color, hatch) in enumerate(CLAIM_KINDS):
+            for j, (_unused, _unused, color, hatch) in enumerate(CLAIM_KINDS):
                 xs = [x - 0.4 + width * (j + 0.5) for x in range(len(self.policies))]
                 bars = ax.bar(xs, [0] * len(xs), width, color="white" if hatch else color, edgecolor=color,
                               hatch=hatch, linewidth=1.5, zorder=2)
                 self._bars.append(list(bars))
                 self._labels.append([ax.annotate("", (x, 0), xytext=(0, 3), textcoords="offset points",
                                                  ha="center", va="bottom", fontsize=12) for x in xs])
-            ax.set_xticks(range(len(self.policies)), [f"policy {p}" for p in self.policies])
+            ax.set_xticks(range(len(self.policies)), [_("policy {name}").format(name=p) for p in self.policies])
             ax.set_xlim(-0.6, len(self.policies) - 0.4)
             ax.set_ylim(0, n * 1.15)
-            ax.set_xlabel("error policy")
-            ax.set_ylabel(f"runs (of {n})")
-            ax.legend(handles=[Patch(facecolor="white" if h else c, edgecolor=c, hatch=h, label=lab)
-                               for _, lab, c, h in CLAIM_KINDS], frameon=False, loc="upper left",
+            ax.set_xlabel(_("error policy"))
+            ax.set_ylabel(_("runs (of {n})").format(n=n))
+            ax.legend(handles=[Patch(facecolor="white" if h else c, edgecolor=c, hatch=h, label=_(lab))
+                               for _unused, lab, c, h in CLAIM_KINDS], frameon=False, loc="upper left",
                       bbox_to_anchor=(1.02, 1.0), fontsize=11)
             self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
         self.live.moving(*(b for row in self._bars for b in row), *(t for row in self._labels for t in row),
@@ -1092,19 +1132,19 @@ class LiveClaimsChart:
         """Redraw for policy → kind → runs; the PNG bytes."""
         for x, policy in enumerate(self.policies):
             bars = claim_bars(counts.get(policy, {}))
-            for j, (kind, _, _, _) in enumerate(CLAIM_KINDS):
+            for j, (kind, _label, _color, _hatch) in enumerate(CLAIM_KINDS):
                 self._bars[j][x].set_height(bars[kind])
                 label = self._labels[j][x]
                 label.set_text(str(bars[kind]))
                 label.xy = (label.xy[0], bars[kind])
         false = {p: claim_bars(counts.get(p, {}))["unverified"] for p in self.policies}
-        self._title.set_text("A reply without tool calls is a claim. False successes: "
-                             + ", ".join(f"{p} {v}" for p, v in false.items()))
+        self._title.set_text(_("A reply without tool calls is a claim. False successes: {counts}").format(
+            counts=", ".join(f"{p} {v}" for p, v in false.items())))
         return self.live.render()
 
 
-STORM_SERIES: tuple[tuple[str, str, str, str], ...] = (("one shared budget", LOOP_COLORS["controller"], "-", "o"),
-                                                       ("a budget per tool", OKABE_ITO["vermillion"], "--", "s"))
+STORM_SERIES: tuple[tuple[str, str, str, str], ...] = ((N_("one shared budget"), LOOP_COLORS["controller"], "-", "o"),
+                                                       (N_("a budget per tool"), OKABE_ITO["vermillion"], "--", "s"))
 """The two retry scopes of the storm explorer: (label, colour, line style, marker)."""
 
 
@@ -1121,26 +1161,27 @@ class LiveStormChart:
             left, right = self.live.figure.subplots(1, 2)
             self.live.figure.subplots_adjust(left=0.06, right=0.98, bottom=0.2, top=0.78, wspace=0.25)
             self._steps = [left.step([], [], where="post", color=c, linestyle=s, marker=m, linewidth=2.5,
-                                     markersize=7, label=lab)[0] for lab, c, s, m in STORM_SERIES]
+                                     markersize=7, label=_(lab))[0] for lab, c, s, m in STORM_SERIES]
             self._budget = left.axhline(0, color=CAP_COLOR, linestyle=":", linewidth=2)
-            left.set_xlabel("tool attempt (in order)")
-            left.set_ylabel("retries spent so far")
-            left.set_title("Retries against the task's budget", fontsize=14)
+            left.set_xlabel(_("tool attempt (in order)"))
+            left.set_ylabel(_("retries spent so far"))
+            left.set_title(_("Retries against the task's budget"), fontsize=14)
             left.xaxis.set_major_locator(_integer_ticks())
             left.yaxis.set_major_locator(_integer_ticks())
             self._bars, self._labels = [], []
-            for i, (_, color, _, _) in enumerate(STORM_SERIES):
+            for i, (_unused, color, _unused, _unused) in enumerate(STORM_SERIES):
                 xs = [k - 0.4 + width * (i + 0.5) for k in range(max_tools)]
                 self._bars.append(list(right.bar(xs, [0] * max_tools, width, color=color, edgecolor="white",
                                                  zorder=2)))
                 self._labels.append([right.annotate("", (x, 0), xytext=(0, 2), textcoords="offset points",
                                                     ha="center", va="bottom", fontsize=11) for x in xs])
             right.set_xlim(-0.6, max_tools - 0.4)
-            right.set_xlabel("tool")
-            right.set_ylabel("attempts")
-            right.set_title("Attempts per tool", fontsize=14)
-            handles, _ = left.get_legend_handles_labels()
-            handles.append(Line2D([], [], color=CAP_COLOR, linestyle=":", linewidth=2, label="the task's retry budget"))
+            right.set_xlabel(_("tool"))
+            right.set_ylabel(_("attempts"))
+            right.set_title(_("Attempts per tool"), fontsize=14)
+            handles, _labels = left.get_legend_handles_labels()
+            handles.append(Line2D([], [], color=CAP_COLOR, linestyle=":", linewidth=2,
+                                  label=_("the task's retry budget")))
             self.live.figure.legend(handles=handles, frameon=False, loc="upper left", ncol=3, fontsize=11,
                                     bbox_to_anchor=(0.0, 0.92))
             self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
@@ -1170,8 +1211,9 @@ class LiveStormChart:
         left.set_ylim(0, top * 1.3 + 0.5)
         right.set_xticks(range(len(tools)), [t.replace("_", "_\n", 1) for t in tools], fontsize=10)
         right.set_ylim(0, max(1, *(b.get_height() for row in self._bars for b in row)) * 1.3)
-        self._title.set_text("; ".join(f"{label}: {int(r.usage['tool_calls'])} attempts, {int(r.usage['retries'])}"
-                                       f" retries" for label, r in runs.items()))
+        self._title.set_text("; ".join(_("{label}: {attempts} attempts, {retries} retries").format(
+            label=_(label), attempts=int(r.usage["tool_calls"]), retries=int(r.usage["retries"]))
+            for label, r in runs.items()))
         return self.live.render()
 
 
@@ -1219,12 +1261,12 @@ class LiveBudgetChart:
                                                 zorder=2)[0])
             self._end_labels = [ends.annotate("", (0, y), xytext=(4, 0), textcoords="offset points", va="center",
                                               fontsize=11) for y in range(len(rows))]
-            ends.set_yticks(range(len(rows)), [f"{loop}: {outcome}" for loop, outcome in rows], fontsize=10)
+            ends.set_yticks(range(len(rows)), [_end_tick(loop, outcome) for loop, outcome in rows], fontsize=10)
             ends.invert_yaxis()
             ends.set_xlim(0, n * 1.2)
-            ends.set_xlabel(f"runs (of {n})")
-            ends.set_ylabel("loop: how it ended")
-            ends.set_title("How the runs ended", fontsize=14)
+            ends.set_xlabel(_("runs (of {n})").format(n=n))
+            ends.set_ylabel(_("loop: how it ended"))
+            ends.set_title(_("How the runs ended"), fontsize=14)
             width = 0.4
             xs = range(max_steps + 2)
             self._step_bars = {loop: list(steps.bar([x + (i - 0.5) * width for x in xs], [0] * len(xs), width,
@@ -1233,12 +1275,12 @@ class LiveBudgetChart:
             self._cap = steps.axvline(0, color=CAP_COLOR, linestyle="--", linewidth=1.5, zorder=1)
             steps.set_xlim(-0.6, max_steps + 1.6)
             steps.xaxis.set_major_locator(_integer_ticks())
-            steps.set_xlabel("model calls (steps) used")
-            steps.set_ylabel("runs")
-            steps.set_title("Steps used", fontsize=14)
+            steps.set_xlabel(_("model calls (steps) used"))
+            steps.set_ylabel(_("runs"))
+            steps.set_title(_("Steps used"), fontsize=14)
             self.live.figure.legend(handles=[
-                *(Patch(facecolor=c, label=f"{loop} loop") for loop, c in LOOP_COLORS.items()),
-                Line2D([], [], color=CAP_COLOR, linestyle="--", label="cap-only cap = controller step budget")],
+                *(Patch(facecolor=c, label=_("{loop} loop").format(loop=_(loop))) for loop, c in LOOP_COLORS.items()),
+                Line2D([], [], color=CAP_COLOR, linestyle="--", label=_("cap-only cap = controller step budget"))],
                 frameon=False, loc="upper left", ncol=3, fontsize=11, bbox_to_anchor=(0.0, 0.92))
             self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
         self._steps_ax = steps
@@ -1247,7 +1289,8 @@ class LiveBudgetChart:
 
     def update(self, comparison: LoopComparison) -> bytes:
         """Redraw for a comparison whose cap is also the controller's step budget; the PNG bytes."""
-        for bar, label, (_, _, count) in zip(self._end_bars, self._end_labels, _ends(comparison), strict=True):
+        for bar, label, (_loop, _outcome, count) in zip(self._end_bars, self._end_labels, _ends(comparison),
+                                                         strict=True):
             bar.set_width(count)
             label.set_text(str(count))
             label.xy = (count, label.xy[1])
@@ -1261,10 +1304,23 @@ class LiveBudgetChart:
         self._cap.set_xdata([comparison.cap, comparison.cap])
         means = {loop: sum(r[c] for r in comparison.rows) / max(1, len(comparison.rows))
                  for loop, c in (("cap-only", "cap_steps"), ("controller", "ctl_steps"))}
-        self._title.set_text(f"{len(comparison.rows)} randomized runs, cap = step budget = {comparison.cap}: "
-                             "mean steps "
-                             + ", ".join(f"{loop} {m:.2f}" for loop, m in means.items()))
+        self._title.set_text(_("{n} randomized runs, cap = step budget = {cap}: mean steps {means}").format(
+            n=len(comparison.rows), cap=comparison.cap,
+            means=", ".join(f"{_(loop)} {m:.2f}" for loop, m in means.items())))
         return self.live.render()
+
+
+LOOP_LABELS: tuple[str, ...] = (N_("cap-only"), N_("controller"))
+"""The two loops' names as the charts show them."""
+
+CAP_OUTCOME_LABELS: tuple[str, ...] = (N_("false success"), N_("hit the cap"))
+"""How a cap-only run ended, as the charts show it (a stop status keeps its code name)."""
+
+
+def _end_tick(loop: str, outcome: str) -> str:
+    """``cap-only: hit the cap``, ``controller: no_progress`` (stop statuses keep their code names)."""
+    shown = _(outcome) if outcome in CAP_OUTCOME_LABELS else outcome
+    return f"{_(loop)}: {shown}"
 
 
 def _ends_template() -> list[tuple[str, str]]:
@@ -1278,16 +1334,18 @@ def diff_headline(diff: TraceDiff) -> str:
     before, after = diff.before_label, diff.after_label
     n_before, n_after = len(diff.before_actions), len(diff.after_actions)
     if diff.first_divergence is None:
-        actions = f"the same {n_before} actions"
+        actions = _("the same {n} actions").format(n=n_before)
     else:
-        actions = f"the actions part at action {diff.first_divergence + 1} ({n_before} → {n_after} actions)"
+        actions = _("the actions part at action {at} ({before} → {after} actions)").format(
+            at=diff.first_divergence + 1, before=n_before, after=n_after)
     if diff.before_stop[:2] == diff.after_stop[:2]:
-        stop = f"the same stop ({diff.before_stop[0]})"
+        stop = _("the same stop ({status})").format(status=diff.before_stop[0])
     else:
-        stop = f"a different stop ({diff.before_stop[0]} → {diff.after_stop[0]})"
+        stop = _("a different stop ({before} → {after})").format(before=diff.before_stop[0], after=diff.after_stop[0])
     if diff.same:
-        return f"{after} replays {before} exactly: {actions}, {stop}"
-    return f"{before} vs {after}: {actions}, {stop}"
+        return _("{after} replays {before} exactly: {actions}, {stop}").format(after=after, before=before,
+                                                                              actions=actions, stop=stop)
+    return _("{before} vs {after}: {actions}, {stop}").format(before=before, after=after, actions=actions, stop=stop)
 
 
 MAX_LANE_ACTIONS = 12
@@ -1324,11 +1382,12 @@ class LiveDiffChart:
             ax.set_xlim(0, n + 2.6)
             ax.set_ylim(-0.6, 1.6)
             ax.set_xticks([i + 0.5 for i in range(n)], [str(i + 1) for i in range(n)], fontsize=11)
-            ax.set_xlabel("action number")
-            ax.set_ylabel("trajectory")
+            ax.set_xlabel(_("action number"))
+            ax.set_ylabel(_("trajectory"))
             ax.spines["left"].set_visible(False)
-            handles = [Patch(facecolor=ACTION_COLORS[k], label=k) for k in ACTION_COLORS if k not in ("held", "other")]
-            handles.append(Patch(facecolor="white", edgecolor=DIFFERS_EDGE, linewidth=3, label="differs"))
+            handles = [Patch(facecolor=ACTION_COLORS[k], label=_action_label(k)) for k in ACTION_COLORS
+                       if k not in ("held", "other")]
+            handles.append(Patch(facecolor="white", edgecolor=DIFFERS_EDGE, linewidth=3, label=_("differs")))
             ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(-0.1, -0.22),
                       ncol=len(handles), fontsize=10)
             self._title = ax.set_title("", fontsize=13, loc="left")
@@ -1347,7 +1406,7 @@ class LiveDiffChart:
         stops_differ = diff.before_stop[:2] != diff.after_stop[:2]
         for row in range(2):
             shown = row < len(lanes)
-            _, actions, stop = lanes[row] if shown else ("", (), ("", "", ""))
+            _unused, actions, stop = lanes[row] if shown else ("", (), ("", "", ""))
             other = lanes[1 - row][1] if len(lanes) == 2 else actions
             for i, (box, text) in enumerate(zip(self._boxes[row], self._texts[row], strict=True)):
                 visible = shown and i < len(actions)
@@ -1368,10 +1427,10 @@ class LiveDiffChart:
             stop_text.get_bbox_patch().set_facecolor(status_color(stop[0]))
             stop_text.get_bbox_patch().set_edgecolor(DIFFERS_EDGE if stops_differ else "black")
             stop_text.get_bbox_patch().set_linewidth(3 if stops_differ else 1)
-        self._ax.set_yticks([1, 0][: len(lanes)], [label for label, _, _ in lanes], fontsize=11)
+        self._ax.set_yticks([1, 0][: len(lanes)], [label for label, _unused, _unused in lanes], fontsize=11)
         cut = max(len(diff.before_actions), len(diff.after_actions)) > MAX_LANE_ACTIONS
-        self._title.set_text(textwrap.fill(diff_headline(diff) + (f" (first {MAX_LANE_ACTIONS} actions shown)"
-                                                                  if cut else ""), 110))
+        note = _(" (first {n} actions shown)").format(n=MAX_LANE_ACTIONS) if cut else ""
+        self._title.set_text(textwrap.fill(diff_headline(diff) + note, 110))
         return self.live.render()
 
 
@@ -1397,23 +1456,23 @@ class LiveGanttChart:
             self.live.figure.subplots_adjust(left=0.15, right=0.75, bottom=0.15, top=0.88)
             self._bars = [ax.barh(y, 0, left=0, height=0.55, edgecolor="black", linewidth=1, zorder=2)[0]
                           for y in range(n)]
-            self._late = [ax.plot([], [], linestyle=":", color=CAP_COLOR, linewidth=2)[0] for _ in range(n)]
+            self._late = [ax.plot([], [], linestyle=":", color=CAP_COLOR, linewidth=2)[0] for _unused in range(n)]
             (self._arrivals,) = ax.plot([], [], linestyle="none", marker="v", color=OKABE_ITO["vermillion"],
                                         markersize=12, zorder=3)
             (self._duplicates,) = ax.plot([], [], linestyle="none", marker="D", color=OKABE_ITO["reddish_purple"],
                                           markersize=10, zorder=4)
             self._stop = ax.axvline(0, linestyle="--", linewidth=2.5)
             ax.set_xlim(0, max_seconds)
-            ax.set_xlabel("simulated time (s)")
-            ax.set_ylabel("tool call: final state")
+            ax.set_xlabel(_("simulated time (s)"))
+            ax.set_ylabel(_("tool call: final state"))
             handles: list[Any] = [Patch(facecolor=CALL_STATE_COLORS[s], edgecolor="black",
-                                        hatch="//" if s in ("cancelled", "ignored") else None, label=s)
+                                        hatch="//" if s in ("cancelled", "ignored") else None, label=_(s))
                                   for s in ("succeeded", "failed", "cancelled", "ignored")]
             handles += [Line2D([], [], marker="v", linestyle=":", color=OKABE_ITO["vermillion"], markersize=10,
-                               label="late result: recorded, ignored"),
+                               label=_("late result: recorded, ignored")),
                         Line2D([], [], marker="D", linestyle="none", color=OKABE_ITO["reddish_purple"], markersize=9,
-                               label="duplicate: applied once"),
-                        Line2D([], [], linestyle="--", color=CAP_COLOR, label="the stop (in its status colour)")]
+                               label=_("duplicate: applied once")),
+                        Line2D([], [], linestyle="--", color=CAP_COLOR, label=_("the stop (in its status colour)"))]
             ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11)
             self._title = ax.set_title("", fontsize=14, loc="left")
         self._ax = ax
@@ -1440,14 +1499,15 @@ class LiveGanttChart:
                 arrivals.append((call.arrived_at, y))
         rows = {c.call_id: y for y, c in enumerate(calls)}
         duplicates = [(e.at_s, rows[e.call_id]) for e in run.events if e.verdict == "duplicate" and e.call_id in rows]
-        self._arrivals.set_data([x for x, _ in arrivals], [y for _, y in arrivals])
-        self._duplicates.set_data([x for x, _ in duplicates], [y for _, y in duplicates])
+        self._arrivals.set_data([x for x, _unused in arrivals], [y for _unused, y in arrivals])
+        self._duplicates.set_data([x for x, _unused in duplicates], [y for _unused, y in duplicates])
         self._stop.set_xdata([run.stop.at_s, run.stop.at_s])
         self._stop.set_color(status_color(run.status))
         self._ax.set_yticks(range(len(calls)), [f"{c.tool}{_short_args(c.args)}: {c.state}" for c in calls],
                             fontsize=11)
         self._ax.set_ylim(len(calls) - 0.5, -0.5)
-        self._title.set_text(f"stop at {run.stop.at_s:g} s: {run.status} ({run.code})")
+        self._title.set_text(_("stop at {at} s: {status} ({code})").format(at=f"{run.stop.at_s:g}", status=run.status,
+                                                                          code=run.code))
         return self.live.render()
 
 
@@ -1469,9 +1529,9 @@ class LiveContextChart:
             ax = self.live.figure.subplots()
             self.live.figure.subplots_adjust(left=0.08, right=0.7, bottom=0.15, top=0.88)
             (self._baseline,) = ax.plot([], [], color=OTHER_COLOR, linestyle="--", marker="s", linewidth=2.5,
-                                        markersize=7, label="no storage, no compaction")
+                                        markersize=7, label=_("no storage, no compaction"))
             (self._run,) = ax.plot([], [], color=LOOP_COLORS["controller"], marker="o", linewidth=2.5, markersize=8,
-                                   label="this configuration", zorder=3)
+                                   label=_("this configuration"), zorder=3)
             (self._compactions,) = ax.plot([], [], linestyle="none", marker="v", markersize=13,
                                            color=LOOP_COLORS["controller"], markeredgecolor="black", zorder=4)
             self._budget = ax.axhline(1, color=CAP_COLOR, linestyle=":", linewidth=2)
@@ -1479,15 +1539,15 @@ class LiveContextChart:
             ax.set_ylim(60, 6000)
             ax.yaxis.set_major_locator(FixedLocator([100, 200, 500, 1000, 2000, 5000]))
             ax.yaxis.set_minor_locator(NullLocator())
-            ax.yaxis.set_major_formatter(lambda v, _: f"{v:,.0f}")
+            ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
             ax.set_xlim(0.5, max_turns + 0.5)
             ax.xaxis.set_major_locator(_integer_ticks())
-            ax.set_xlabel("turn")
-            ax.set_ylabel("request size (tokens, log scale)")
-            handles, _ = ax.get_legend_handles_labels()
+            ax.set_xlabel(_("turn"))
+            ax.set_ylabel(_("request size (tokens, log scale)"))
+            handles, _labels = ax.get_legend_handles_labels()
             handles += [Line2D([], [], linestyle="none", marker="v", markersize=11, color=LOOP_COLORS["controller"],
-                               markeredgecolor="black", label="compaction before this request"),
-                        Line2D([], [], color=CAP_COLOR, linestyle=":", linewidth=2, label="context budget")]
+                               markeredgecolor="black", label=_("compaction before this request")),
+                        Line2D([], [], color=CAP_COLOR, linestyle=":", linewidth=2, label=_("context budget"))]
             ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11)
             self._title = ax.set_title("", fontsize=14, loc="left")
         self.live.moving(self._baseline, self._run, self._compactions, self._budget, self._title)
@@ -1498,10 +1558,10 @@ class LiveContextChart:
             line.set_data([t.turn for t in r.turns if t.context_tokens], [t.context_tokens for t in r.turns
                                                                           if t.context_tokens])
         events = [(t.turn, t.context_tokens) for t in run.turns if t.compaction]
-        self._compactions.set_data([x for x, _ in events], [y for _, y in events])
+        self._compactions.set_data([x for x, _unused in events], [y for _unused, y in events])
         self._budget.set_visible(budget is not None)
         self._budget.set_ydata([budget or 1, budget or 1])
         peak = max((t.context_tokens for t in run.turns), default=0)
-        self._title.set_text(f"this configuration: {run.status}, largest request {peak:,} tokens · baseline: "
-                             f"{baseline.status}")
+        self._title.set_text(_("this configuration: {status}, largest request {peak} tokens · baseline: "
+                               "{baseline}").format(status=run.status, peak=f"{peak:,}", baseline=baseline.status))
         return self.live.render()

@@ -37,6 +37,7 @@ from agentloops.controller.scenario_files import ControllerScenario, scenario_fr
 from agentloops.controller.tasks import Task, make_task
 from agentloops.controller.tools import ToolResult, ToolSpec, execute
 from agentloops.controller.trace import Trace, read_trace
+from agentloops.i18n import _
 from agentloops.response import Response
 from agentloops.stubs import Model, ScriptedModel
 from agentloops.tables import text_table
@@ -135,16 +136,18 @@ class TraceDiff:
     def summary(self) -> str:
         """One line: what changed."""
         if self.same:
-            return "same trajectory, same stop"
+            return _("same trajectory, same stop")
         parts = []
         if self.first_divergence is not None:
-            parts.append(f"actions differ from step {self.first_divergence + 1} "
-                         f"({len(self.before_actions)} → {len(self.after_actions)} actions)")
+            parts.append(_("actions differ from step {step} ({before} → {after} actions)").format(
+                step=self.first_divergence + 1, before=len(self.before_actions), after=len(self.after_actions)))
         if self.before_stop[:2] != self.after_stop[:2]:
-            parts.append(f"stop {self.before_stop[0]} ({self.before_stop[1]}) → {self.after_stop[0]} "
-                         f"({self.after_stop[1]})")
+            parts.append(_("stop {status} ({code}) → {new_status} ({new_code})").format(
+                status=self.before_stop[0], code=self.before_stop[1], new_status=self.after_stop[0],
+                new_code=self.after_stop[1]))
         if self.delta_changes:
-            parts.append(f"state deltas differ at turn(s) {', '.join(str(t) for t, _, _ in self.delta_changes)}")
+            parts.append(_("state deltas differ at turn(s) {turns}").format(
+                turns=", ".join(str(t) for t, _delta_a, _delta_b in self.delta_changes)))
         return "; ".join(parts)
 
     def __str__(self) -> str:

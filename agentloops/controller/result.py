@@ -28,6 +28,7 @@ from agentloops.controller.tools import (
     Toolbox,
 )
 from agentloops.controller.trace import Trace, TurnRecord, parse_lines
+from agentloops.i18n import _
 from agentloops.stubs import Model
 
 if TYPE_CHECKING:
@@ -221,12 +222,15 @@ class ControllerRun:
 
     def headline(self) -> str:
         """One line: label, status, code, turns and tool calls."""
-        return (f"{self.label} [{self.task.name}, policy {self.policy.name}]: {self.status} ({self.code}) after "
-                f"{self.steps} turn(s), {int(self.usage.get('tool_calls', 0))} tool call(s), "
-                f"{self.usage.get('wall_time_s', 0):g} s simulated")
+        return _("{label} [{task}, policy {policy}]: {status} ({code}) after {turns} turn(s), {calls} tool call(s), "
+                 "{seconds} s simulated").format(
+            label=self.label, task=self.task.name, policy=self.policy.name, status=self.status, code=self.code,
+            turns=self.steps, calls=int(self.usage.get("tool_calls", 0)),
+            seconds=f"{self.usage.get('wall_time_s', 0):g}")
 
     def __str__(self) -> str:
-        events = "".join(f"\n  late/duplicate at {e.at_s:g} s: {e.call_id} {e.verdict} — {e.note}" for e in self.events)
+        events = "".join("\n  " + _("late/duplicate at {at} s: {call} {verdict} — {note}").format(
+            at=f"{e.at_s:g}", call=e.call_id, verdict=e.verdict, note=e.note) for e in self.events)
         return f"{self.headline()}\n{self.trace.table()}{events}\n{self.stop}"
 
     def __repr__(self) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from agentloops.controller.budgets import BUDGET_LABELS
 from agentloops.controller.render import Table
 from agentloops.controller.state import Fact
+from agentloops.i18n import N_, _
 
 StopStatus = Literal[
     "succeeded", "partially_completed", "waiting_for_user", "failed_unrecoverable", "system_failure",
@@ -62,7 +63,7 @@ class StatusDefinition:
     Attributes:
         status: the status value.
         label: English name.
-        label_zh: the Chinese term as the source article uses it.
+        label_zh: the Chinese term, as notebooks/glossary.md fixes it.
         when: the condition that produces it.
         user_gets: what the user message must contain.
         system_keeps: what the system record must keep.
@@ -91,7 +92,7 @@ STATUS_DEFINITIONS: dict[StopStatus, StatusDefinition] = {d.status: d for d in (
                      "a value only the user can supply is missing or ambiguous",
                      "the one smallest question; what is done so far",
                      "saved state to resume from (once), the question", True),
-    StatusDefinition("failed_unrecoverable", "failed, unrecoverable", "不可恢复失败",
+    StatusDefinition("failed_unrecoverable", "failed, unrecoverable", "不可恢复的失败",
                      "permission denied, resource not found, an action against policy, or repeated invalid arguments",
                      "why in plain words, and who or what can unblock it", "tool, error class, last state", False),
     StatusDefinition("system_failure", "system failure", "系统故障",
@@ -107,7 +108,7 @@ STATUS_DEFINITIONS: dict[StopStatus, StatusDefinition] = {d.status: d for d in (
                      "the same action fingerprint with no new observation, or several turns without progress",
                      "that the agent was repeating itself, and what detail could help",
                      "the repeated fingerprint and why the state did not change", False),
-    StatusDefinition("cancelled", "cancelled", "用户取消",
+    StatusDefinition("cancelled", "cancelled", "已取消",
                      "the user (or an operator) cancelled; running calls are cancelled, late results ignored",
                      "what was done before cancelling", "cancel time, cancelled calls", False),
     StatusDefinition("handed_off", "handed off to a human", "转人工",
@@ -119,69 +120,81 @@ STATUS_DEFINITIONS: dict[StopStatus, StatusDefinition] = {d.status: d for d in (
 )}
 
 NEXT_STEPS: dict[StopCode, str] = {
-    "completion_condition_met": "nothing: the answer is checked against the facts it cites",
-    "model_said_done": "check the answer yourself: it was not checked against the task's facts",
-    "items_unobtainable": "accept the partial result, or try the missing items later",
-    "premature_claim": "ask again for the missing items, or accept the partial result",
-    "asked_user": "answer the question and I will continue from where I stopped",
-    "invalid_user_input": "send the value again in the expected form",
-    "missing_parameter": "send the missing detail and I will continue",
-    "permission_denied": "ask an administrator for the missing permission, or hand the request to someone who has it",
-    "not_found": "check the identifier or version and ask again",
-    "against_policy": "change the request so it stays within the rules",
-    "invalid_arguments_repeated": "rephrase the request with the exact values",
-    "model_gave_up": "rephrase the request",
-    "content_filter": "rephrase the request: the provider would not answer it as asked",
-    "refusal": "rephrase the request: the model declined it as asked",
-    "empty": "check the request: the service had nothing for it",
-    "permanent_error": "try again later, or ask for the missing part another way",
-    "model_error": "try again in a few minutes: the model service failed; nothing you asked for was wrong",
-    "provider_error": "try again in a few minutes: the model provider is failing; nothing you asked for was wrong",
-    "truncated": "try again, or ask for a shorter answer: the reply was cut off before it was complete",
-    "malformed_tool_call": "try again: the model sent a broken request to a tool",
-    "unknown_stop": "try again: the model service answered in a way I could not read",
-    "budget:steps": "split the request into smaller ones, or allow more steps",
-    "budget:wall_time_s": "try again later, or allow more time for this task",
-    "budget:model_calls": "split the request into smaller ones",
-    "budget:tool_calls": "split the request into smaller ones",
-    "budget:tokens": "narrow the request",
-    "budget:context_tokens": "narrow the request",
-    "budget:retries": "try again later: the service kept failing",
-    "repeated_action": "rephrase the request or add the detail that is missing",
-    "idle_turns": "rephrase the request or add the detail that is missing",
-    "cancelled_by_user": "start again whenever you like; what was done is listed above",
-    "unknown_outcome_side_effect": "wait for a person to check whether the action took effect",
-    "authorization_required": "wait for the authorization, or ask someone who holds it",
-    "high_risk_action": "wait for a person to approve the action",
-    "consecutive_failures": "wait for a person to look at it, or try again later",
-    "no_next_step": "wait for a person to pick this up: I could not work out how to do it",
+    "completion_condition_met": N_("nothing: the answer is checked against the facts it cites"),
+    "model_said_done": N_("check the answer yourself: it was not checked against the task's facts"),
+    "items_unobtainable": N_("accept the partial result, or try the missing items later"),
+    "premature_claim": N_("ask again for the missing items, or accept the partial result"),
+    "asked_user": N_("answer the question and I will continue from where I stopped"),
+    "invalid_user_input": N_("send the value again in the expected form"),
+    "missing_parameter": N_("send the missing detail and I will continue"),
+    "permission_denied": N_("ask an administrator for the missing permission, or hand the request to someone who "
+                            "has it"),
+    "not_found": N_("check the identifier or version and ask again"),
+    "against_policy": N_("change the request so it stays within the rules"),
+    "invalid_arguments_repeated": N_("rephrase the request with the exact values"),
+    "model_gave_up": N_("rephrase the request"),
+    "content_filter": N_("rephrase the request: the provider would not answer it as asked"),
+    "refusal": N_("rephrase the request: the model declined it as asked"),
+    "empty": N_("check the request: the service had nothing for it"),
+    "permanent_error": N_("try again later, or ask for the missing part another way"),
+    "model_error": N_("try again in a few minutes: the model service failed; nothing you asked for was wrong"),
+    "provider_error": N_("try again in a few minutes: the model provider is failing; nothing you asked for was "
+                         "wrong"),
+    "truncated": N_("try again, or ask for a shorter answer: the reply was cut off before it was complete"),
+    "malformed_tool_call": N_("try again: the model sent a broken request to a tool"),
+    "unknown_stop": N_("try again: the model service answered in a way I could not read"),
+    "budget:steps": N_("split the request into smaller ones, or allow more steps"),
+    "budget:wall_time_s": N_("try again later, or allow more time for this task"),
+    "budget:model_calls": N_("split the request into smaller ones"),
+    "budget:tool_calls": N_("split the request into smaller ones"),
+    "budget:tokens": N_("narrow the request"),
+    "budget:context_tokens": N_("narrow the request"),
+    "budget:retries": N_("try again later: the service kept failing"),
+    "repeated_action": N_("rephrase the request or add the detail that is missing"),
+    "idle_turns": N_("rephrase the request or add the detail that is missing"),
+    "cancelled_by_user": N_("start again whenever you like; what was done is listed above"),
+    "unknown_outcome_side_effect": N_("wait for a person to check whether the action took effect"),
+    "authorization_required": N_("wait for the authorization, or ask someone who holds it"),
+    "high_risk_action": N_("wait for a person to approve the action"),
+    "consecutive_failures": N_("wait for a person to look at it, or try again later"),
+    "no_next_step": N_("wait for a person to pick this up: I could not work out how to do it"),
 }
 """The user's next step for every stop code, in plain words (no codes, no field names)."""
 
 PLAIN_WHY: dict[str, str] = {
-    "model_error": "the model service failed while I was working on this",
-    "provider_error": "the model provider reported an error (it may be down or overloaded)",
-    "truncated": "the model's reply was cut off before it was complete",
-    "malformed_tool_call": "the model sent a request to a tool that could not be read",
-    "unknown_stop": "the model service ended its reply in a way I could not interpret",
-    "content_filter": "the provider withheld the answer under its content rules",
-    "refusal": "the model declined this request",
+    "model_error": N_("the model service failed while I was working on this"),
+    "provider_error": N_("the model provider reported an error (it may be down or overloaded)"),
+    "truncated": N_("the model's reply was cut off before it was complete"),
+    "malformed_tool_call": N_("the model sent a request to a tool that could not be read"),
+    "unknown_stop": N_("the model service ended its reply in a way I could not interpret"),
+    "content_filter": N_("the provider withheld the answer under its content rules"),
+    "refusal": N_("the model declined this request"),
 }
 """What happened, in plain words, for the codes whose ``reason`` is written for engineers."""
+
+
+BUDGET_LABEL_IDS: tuple[str, ...] = (
+    N_("turns of the loop"), N_("simulated wall time (s)"), N_("model calls"), N_("tool executions (every attempt)"),
+    N_("tokens billed (prompt + output)"), N_("largest single request (tokens)"),
+    N_("retries, shared by all tools (a fallback switch counts)"),
+)
+"""The texts of :data:`~agentloops.controller.budgets.BUDGET_LABELS`, marked here for the catalog (that table is
+English data; its labels are translated where a person reads them)."""
 
 
 def _budget_label(budget: str | None) -> str:
     """The budget's name for people (``simulated wall time (s)``), or ``this task``'s when none is named."""
     for name, label in BUDGET_LABELS.items():
         if name == budget:
-            return label
-    return budget or "this task"
+            return _(label)
+    return budget or _("this task")
 
 
 def next_step(code: str) -> str:
-    """What the user can do next after a stop with ``code`` (a generic step for an unknown code)."""
-    return NEXT_STEPS.get(code, "try again, or ask a person for help")  # type: ignore[call-overload]
-
+    """What the user can do next after a stop with ``code`` (a generic step for an unknown code), in the
+    language in use."""
+    step = NEXT_STEPS.get(code, N_("try again, or ask a person for help"))  # type: ignore[call-overload]
+    return _(step)
 
 
 @dataclass(frozen=True)
@@ -240,48 +253,53 @@ class Stop:
         return STATUS_DEFINITIONS[self.status]
 
     def _done_lines(self) -> list[str]:
-        return [f"  ✓ {f.item}: {f.summary} (source: {f.source})" for f in self.facts]
+        return [_("  ✓ {item}: {summary} (source: {source})").format(item=f.item, summary=f.summary, source=f.source)
+                for f in self.facts]
 
     def _missing_lines(self) -> list[str]:
         lines = [f"  ✗ {item}: {reason}" for item, reason in self.missing]
-        lines += [f"  … {item}: not done yet" for item in self.open_items]
+        lines += [_("  … {item}: not done yet").format(item=item) for item in self.open_items]
         return lines
 
     def user_message(self) -> str:
-        """What the user is told: what is done, what is missing, what they can do next."""
+        """What the user is told: what is done, what is missing, what they can do next (in the language in use;
+        the system record stays English)."""
         s = self.status
         lines: list[str]
         if s == "succeeded":
-            lines = [self.answer or "Done.", "Sources:"] + [f"  {f.item}: {f.source}" for f in self.facts]
+            lines = [self.answer or _("Done."), _("Sources:")] + [f"  {f.item}: {f.source}" for f in self.facts]
             return "\n".join(lines)
         if s == "waiting_for_user":
-            lines = [f"I need one detail to continue: {self.question}"]
+            lines = [_("I need one detail to continue: {question}").format(question=self.question)]
             if self.facts:
-                lines += ["Done so far:", *self._done_lines()]
-            lines.append("Reply with it and I will continue from where I stopped; nothing is lost.")
+                lines += [_("Done so far:"), *self._done_lines()]
+            lines.append(_("Reply with it and I will continue from where I stopped; nothing is lost."))
             return "\n".join(lines)
-        why = PLAIN_WHY.get(self.code, self.reason)
+        plain = PLAIN_WHY.get(self.code)
+        why = _(plain) if plain is not None else self.reason
         heads = {
-            "partially_completed": "I could only partly finish this.",
-            "failed_unrecoverable": f"I stopped and cannot finish this automatically: {why}",
-            "system_failure": f"I had to stop because of a system failure, not because of your request: {why}.",
-            "budget_exhausted": "I stopped because the budget for "
-                                f"{_budget_label(self.budget)} ran out.",
-            "no_progress": "I stopped because I was repeating a step that brought nothing new.",
-            "cancelled": "Cancelled as you asked. Nothing else will run; results that arrive later are ignored.",
-            "handed_off": f"A person will take this over: {self.reason}",
+            "partially_completed": _("I could only partly finish this."),
+            "failed_unrecoverable": _("I stopped and cannot finish this automatically: {why}").format(why=why),
+            "system_failure": _("I had to stop because of a system failure, not because of your request: "
+                                "{why}.").format(why=why),
+            "budget_exhausted": _("I stopped because the budget for {budget} ran out.").format(
+                budget=_budget_label(self.budget)),
+            "no_progress": _("I stopped because I was repeating a step that brought nothing new."),
+            "cancelled": _("Cancelled as you asked. Nothing else will run; results that arrive later are ignored."),
+            "handed_off": _("A person will take this over: {reason}").format(reason=self.reason),
         }
         lines = [heads[s]]
         if s == "no_progress" and self.verified:
-            lines.append("Everything needed was collected (below), but the agent kept repeating instead of answering.")
+            lines.append(_("Everything needed was collected (below), but the agent kept repeating instead of "
+                           "answering."))
         if self.facts:
-            lines += ["Done:", *self._done_lines()]
+            lines += [_("Done:"), *self._done_lines()]
         missing = self._missing_lines()
         if missing:
-            lines += ["Missing:", *missing]
+            lines += [_("Missing:"), *missing]
         if self.pending_action:
-            lines.append(f"Waiting for a person to review: {self.pending_action}")
-        lines.append(f"What you can do: {next_step(self.code)}.")
+            lines.append(_("Waiting for a person to review: {action}").format(action=self.pending_action))
+        lines.append(_("What you can do: {step}.").format(step=next_step(self.code)))
         return "\n".join(lines)
 
     def system_record(self) -> dict[str, Any]:
@@ -313,8 +331,9 @@ class Stop:
     def __str__(self) -> str:
         record = {k: v for k, v in self.system_record().items()
                   if k not in ("state", "facts") and v not in (None, [], {})}
-        return (f"[{self.status}] {self.code}: {self.reason}\n--- user message ---\n{self.user_message()}\n"
-                f"--- system record ---\n{json.dumps(record, ensure_ascii=False, indent=1)}")
+        user, system = _("--- user message ---"), _("--- system record ---")
+        return (f"[{self.status}] {self.code}: {self.reason}\n{user}\n{self.user_message()}\n"
+                f"{system}\n{json.dumps(record, ensure_ascii=False, indent=1)}")
 
     def _repr_html_(self) -> str:
         record = {k: v for k, v in self.system_record().items() if k != "state" and v not in (None, [], {})}

@@ -23,6 +23,11 @@ The controller explorer's controls carry stable CSS classes
 ``-chart``, and ``agentloops-ctl-budget-<name>`` for each budget slider) so an
 app page can be driven from a real browser.
 
+Labels, menus, tables and status lines speak the language in use
+(:mod:`agentloops.i18n`), read when a widget is built and when it redraws;
+the values behind the controls (scenario, policy and fault names, the
+budget names), the runs' records and the trace lines stay English.
+
 The small experiments behind the widgets (:func:`inject`,
 :func:`claim_counts`, :func:`storm_runs`, :func:`budget_comparison`,
 :func:`parallel_run`, :func:`context_run`) are plain functions too: a
@@ -63,6 +68,7 @@ from agentloops.controller.scenarios import build_controller, controller_scenari
 from agentloops.controller.tasks import Task, make_task
 from agentloops.controller.tools import Toolbox
 from agentloops.controller.world import TOOLS
+from agentloops.i18n import N_, _
 from agentloops.tables import text_table
 
 PREFIX = "agentloops-ctl"
@@ -94,16 +100,16 @@ class FaultChoice:
 
 FAULT_CHOICES: dict[str, FaultChoice | None] = {
     "none": None,
-    "timeout once": FaultChoice("timeout", 1, False, "the service is slow once, then answers"),
-    "timeout always": FaultChoice("timeout", None, True, "the service and its fallback never answer"),
-    "empty": FaultChoice("empty", None, True, "both services answer with nothing"),
-    "invalid arguments": FaultChoice("reject_arguments", None, False, "the service rejects the arguments"),
-    "missing parameter": FaultChoice("missing_parameter", 1, False, "the request is ambiguous: ask which one"),
-    "permission denied": FaultChoice("permission_denied", None, False, "the caller may not use this tool"),
-    "rate limited once": FaultChoice("rate_limited", 1, False, "too many requests, once"),
-    "not found": FaultChoice("not_found", None, False, "the resource does not exist"),
-    "permanent error": FaultChoice("permanent_error", None, True, "the service is down for maintenance"),
-    "format change": FaultChoice("format_change", None, False, "the service renamed its output fields"),
+    "timeout once": FaultChoice("timeout", 1, False, N_("the service is slow once, then answers")),
+    "timeout always": FaultChoice("timeout", None, True, N_("the service and its fallback never answer")),
+    "empty": FaultChoice("empty", None, True, N_("both services answer with nothing")),
+    "invalid arguments": FaultChoice("reject_arguments", None, False, N_("the service rejects the arguments")),
+    "missing parameter": FaultChoice("missing_parameter", 1, False, N_("the request is ambiguous: ask which one")),
+    "permission denied": FaultChoice("permission_denied", None, False, N_("the caller may not use this tool")),
+    "rate limited once": FaultChoice("rate_limited", 1, False, N_("too many requests, once")),
+    "not found": FaultChoice("not_found", None, False, N_("the resource does not exist")),
+    "permanent error": FaultChoice("permanent_error", None, True, N_("the service is down for maintenance")),
+    "format change": FaultChoice("format_change", None, False, N_("the service renamed its output fields")),
 }
 """The fault menu, by the name a learner picks."""
 
@@ -129,7 +135,8 @@ def inject(task: Task, choice: str) -> tuple[Fault, ...]:
         ConfigError: an unknown menu entry (the message lists them).
     """
     if choice not in FAULT_CHOICES:
-        raise ConfigError(f"unknown fault {choice!r}; expected one of: {', '.join(FAULT_CHOICES)}")
+        raise ConfigError(_("unknown fault {choice!r}; expected one of: {names}").format(
+            choice=choice, names=", ".join(FAULT_CHOICES)))
     entry = FAULT_CHOICES[choice]
     if entry is None:
         return ()
@@ -171,7 +178,7 @@ class _Lru:
 
 def _chart_image(chart: Any) -> widgets.Image:
     """An image widget that shows a live chart's PNG at its pixel size (never stretched, so never blurred)."""
-    width, _ = chart.live.size_px
+    width, _height = chart.live.size_px
     image = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", max_width="100%",
                                                                height="auto", align_self="flex-start"))
     return _classed(image, f"{PREFIX}-chart")
@@ -185,8 +192,14 @@ def _badge(status: str) -> str:
             f"padding:2px 8px;border-radius:4px;font-weight:bold'>{html.escape(status)}</span>")
 
 
-TURN_HEADERS: tuple[str, ...] = ("turn", "state", "pending goal", "action", "tool status", "state delta (or why not)",
-                                 "decision")
+TURN_HEADERS: tuple[str, ...] = (N_("turn"), N_("state"), N_("pending goal"), N_("action"), N_("tool status"),
+                                 N_("state delta (or why not)"), N_("decision"))
+"""Columns of the per-turn table (shown translated: ``_(header)``)."""
+
+
+def _headers(headers: Sequence[str]) -> list[str]:
+    """Column names in the language in use (the tables' data and the run's records stay English)."""
+    return [_(h) for h in headers]
 
 
 def turn_rows(run: ControllerRun, width: int = 60) -> list[list[Any]]:
@@ -198,23 +211,24 @@ def turn_rows(run: ControllerRun, width: int = 60) -> list[list[Any]]:
 def turns_html(run: ControllerRun) -> str:
     """The per-turn table as HTML; turns that changed the state are highlighted."""
     changed = [t.state_version_after != t.state_version for t in run.turns]
-    return html_table(f"{run.label}: one row per turn (highlighted: the state changed)", TURN_HEADERS,
-                      turn_rows(run, 90), highlight=changed)
+    return html_table(_("{label}: one row per turn (highlighted: the state changed)").format(label=run.label),
+                      _headers(TURN_HEADERS), turn_rows(run, 90), highlight=changed)
 
 
 def turns_text(run: ControllerRun) -> str:
     """The per-turn table as plain text."""
-    return text_table(TURN_HEADERS, turn_rows(run))
+    return text_table(_headers(TURN_HEADERS), turn_rows(run))
 
 
 def stop_html(run: ControllerRun) -> str:
     """The stop rendered twice, side by side: the user message and the system record."""
     record = {k: v for k, v in run.system_record().items() if k not in ("state", "facts", "budgets_left")
               and v not in (None, [], {})}
+    user, system = html.escape(_("User message")), html.escape(_("System record"))
     return ("<div style='display:flex;gap:1em;font-size:14px'>"
-            f"<div style='flex:1'><b>User message</b><pre style='white-space:pre-wrap'>"
+            f"<div style='flex:1'><b>{user}</b><pre style='white-space:pre-wrap'>"
             f"{html.escape(run.user_message())}</pre></div>"
-            f"<div style='flex:1'><b>System record</b><pre style='white-space:pre-wrap'>"
+            f"<div style='flex:1'><b>{system}</b><pre style='white-space:pre-wrap'>"
             f"{html.escape(json.dumps(record, ensure_ascii=False, indent=1))}</pre></div></div>")
 
 
@@ -222,8 +236,8 @@ def stop_text(run: ControllerRun) -> str:
     """The stop as text: the user message, then the system record's main fields."""
     keys = ("status", "code", "reason", "budget", "tool", "error_class", "question", "pending_action", "verified")
     record = {k: run.system_record()[k] for k in keys if run.system_record()[k] not in (None, "")}
-    return f"--- user message ---\n{run.user_message()}\n--- system record ---\n" + json.dumps(
-        record, ensure_ascii=False, indent=1)
+    user, system = _("--- user message ---"), _("--- system record ---")
+    return f"{user}\n{run.user_message()}\n{system}\n" + json.dumps(record, ensure_ascii=False, indent=1)
 
 
 def routes(run: ControllerRun) -> list[tuple[str, str, str]]:
@@ -235,7 +249,8 @@ def routes(run: ControllerRun) -> list[tuple[str, str, str]]:
 def route_row(run: ControllerRun) -> dict[str, Any]:
     """One table row about a run's routing: tool statuses, routes, how it ended, retries spent."""
     taken = routes(run)
-    return {"tool statuses": " → ".join(s for _, s, _ in taken), "routes": " → ".join(r for _, _, r in taken),
+    return {"tool statuses": " → ".join(s for _label, s, _route in taken),
+            "routes": " → ".join(r for _label, _status, r in taken),
             "ends as": f"{run.status} ({run.code})", "retries": int(run.usage["retries"])}
 
 
@@ -278,6 +293,11 @@ class _Panel(widgets.VBox):
         return data
 
 
+def _actions_html(run: ControllerRun) -> str:
+    """``actions: a → b → c`` (the action labels are the trace's, in English)."""
+    return html.escape(_("actions: {actions}").format(actions=" → ".join(run.actions)))
+
+
 def _error_html(exc: Exception) -> str:
     from agentloops.plots import OKABE_ITO
 
@@ -295,7 +315,8 @@ SLIDER_BUDGETS: dict[str, tuple[int, int, int]] = {
 }
 """Budgets the explorer offers as sliders: (min, max, step)."""
 
-SCENARIO_POLICY = "as the scenario says"
+SCENARIO_POLICY = N_("as the scenario says")
+"""The policy menu's first value: each scenario's own policy (the value stays English; its label is translated)."""
 
 
 @dataclass(frozen=True)
@@ -320,11 +341,12 @@ class ControllerExplorerState:
 
     def text(self) -> str:
         """Everything on screen, as plain text."""
-        faults = "; ".join(f.describe() for f in self.faults) or "none"
+        faults = "; ".join(f.describe() for f in self.faults) or _("none")
         budget = ", ".join(f"{k}={v:g}" for k, v in self.budget.items())
-        return (f"Controller explorer — scenario {self.scenario} · policy {self.policy} · fault {self.fault}\n"
-                f"faults: {faults}\nbudgets: {budget}\n{self.run.headline()}\n\n{turns_text(self.run)}\n\n"
-                f"{stop_text(self.run)}")
+        head = _("Controller explorer — scenario {scenario} · policy {policy} · fault {fault}").format(
+            scenario=self.scenario, policy=self.policy, fault=self.fault)
+        lines = _("faults: {faults}\nbudgets: {budgets}").format(faults=faults, budgets=budget)
+        return f"{head}\n{lines}\n{self.run.headline()}\n\n{turns_text(self.run)}\n\n{stop_text(self.run)}"
 
 
 class ControllerExplorer(_Panel):
@@ -350,17 +372,19 @@ class ControllerExplorer(_Panel):
         self._state: ControllerExplorerState | None = None
         self.scenario = _classed(widgets.Dropdown(
             options=[(f"{s.name} — {s.title}", s.name) for s in map(load_controller_scenario, names)],
-            value=scenario, description="scenario", style=_STYLE, layout=_WIDE), f"{PREFIX}-scenario")
-        self.policy = _classed(widgets.Dropdown(options=[SCENARIO_POLICY, *POLICIES], value=policy,
-                                                description="error policy", style=_STYLE), f"{PREFIX}-policy")
+            value=scenario, description=_("scenario"), style=_STYLE, layout=_WIDE), f"{PREFIX}-scenario")
+        self.policy = _classed(widgets.Dropdown(
+            options=[(_(SCENARIO_POLICY), SCENARIO_POLICY), *((p, p) for p in POLICIES)], value=policy,
+            description=_("error policy"), style=_STYLE), f"{PREFIX}-policy")
         self.fault = _classed(widgets.Dropdown(
-            options=[(f"{k} — {v.note}" if v else "none", k) for k, v in FAULT_CHOICES.items()], value=fault,
-            description="inject a fault", style=_STYLE, layout=_WIDE), f"{PREFIX}-fault")
+            options=[(_("{name} — {note}").format(name=k, note=_(v.note)) if v else _("none"), k)
+                     for k, v in FAULT_CHOICES.items()], value=fault,
+            description=_("inject a fault"), style=_STYLE, layout=_WIDE), f"{PREFIX}-fault")
         self.budgets: dict[str, widgets.IntSlider] = {}
         for name, (low, high, step) in SLIDER_BUDGETS.items():
             self.budgets[name] = _classed(widgets.IntSlider(
-                min=low, max=high, step=step, value=low, description=f"budget: {name}", style=_STYLE,
-                continuous_update=False, layout=widgets.Layout(width="460px")),
+                min=low, max=high, step=step, value=low, description=_("budget: {name}").format(name=name),
+                style=_STYLE, continuous_update=False, layout=widgets.Layout(width="460px")),
                 f"{PREFIX}-budget", f"{PREFIX}-budget-{name.replace('_', '-')}")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
         self.stop = _classed(widgets.HTML(), f"{PREFIX}-stop")
@@ -466,11 +490,15 @@ class StateExplorerState:
 
     def text(self) -> str:
         """Everything on screen as text."""
-        view = "all messages" if self.window is None else f"the last {self.window} message(s)"
-        return (f"State explorer — TASK STATE {'sent' if self.send_state else 'not sent'} · the model sees {view}"
-                f" · {self.cities} cities · fingerprint check {'on' if self.detect_repeats else 'off'}\n"
-                f"this run: {self.run.headline()}\nreference (with state): {self.reference.headline()}\n\n"
-                f"{turns_text(self.run)}")
+        view = (_("all messages") if self.window is None
+                else _("the last {n} message(s)").format(n=self.window))
+        sent = _("sent") if self.send_state else _("not sent")
+        check = _("on") if self.detect_repeats else _("off")
+        head = _("State explorer — TASK STATE {sent} · the model sees {view} · {cities} cities · fingerprint check "
+                 "{check}").format(sent=sent, view=view, cities=self.cities, check=check)
+        runs = _("this run: {run}\nreference (with state): {reference}").format(
+            run=self.run.headline(), reference=self.reference.headline())
+        return f"{head}\n{runs}\n\n{turns_text(self.run)}"
 
 
 CITY_ORDER: tuple[str, ...] = ("Shanghai", "Beijing", "Guangzhou", "Chengdu")
@@ -492,14 +520,14 @@ class StateExplorer(_Panel):
     def __init__(self, send_state: bool = False, window: int | None = 2, cities: int = 2,
                  detect_repeats: bool = True) -> None:
         self._state: StateExplorerState | None = None
-        self.state_block = _classed(widgets.Checkbox(value=send_state, description="send the TASK STATE block",
+        self.state_block = _classed(widgets.Checkbox(value=send_state, description=_("send the TASK STATE block"),
                                                     style=_STYLE, indent=False), f"{PREFIX}-send-state")
         self.window = _classed(widgets.Dropdown(
-            options=[("all messages", None), *((f"last {n}", n) for n in (1, 2, 3, 4, 6))], value=window,
-            description="model sees", style=_STYLE), f"{PREFIX}-window")
-        self.cities = _classed(widgets.IntSlider(value=cities, min=1, max=len(CITY_ORDER), description="cities",
+            options=[(_("all messages"), None), *((_("last {n}").format(n=n), n) for n in (1, 2, 3, 4, 6))],
+            value=window, description=_("model sees"), style=_STYLE), f"{PREFIX}-window")
+        self.cities = _classed(widgets.IntSlider(value=cities, min=1, max=len(CITY_ORDER), description=_("cities"),
                                                  style=_STYLE, continuous_update=False), f"{PREFIX}-cities")
-        self.detect_repeats = _classed(widgets.Checkbox(value=detect_repeats, description="fingerprint check",
+        self.detect_repeats = _classed(widgets.Checkbox(value=detect_repeats, description=_("fingerprint check"),
                                                         style=_STYLE, indent=False), f"{PREFIX}-fingerprints")
         from agentloops.controller.plots import LiveStateChart
 
@@ -523,7 +551,7 @@ class StateExplorer(_Panel):
         self._state = StateExplorerState(self.state_block.value, self.window.value, self.cities.value,
                                          self.detect_repeats.value, run, reference)
         self.status.value = (f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
-                             f"<div style='font-size:14px'>actions: {html.escape(' → '.join(run.actions))}</div>")
+                             f"<div style='font-size:14px'>{_actions_html(run)}</div>")
         self.chart.value = self._chart.update(run, reference)
         self.table.value = turns_html(run)
         return self._state
@@ -571,6 +599,10 @@ def claim_counts(p_early_claim: float = 0.3, premature_claims: int = 1, n: int =
     return out
 
 
+CLAIM_HEADERS: tuple[str, ...] = (N_("policy"), N_("ended as"), N_("runs"))
+"""Columns of :meth:`ClaimsState.rows`."""
+
+
 @dataclass(frozen=True)
 class ClaimsState:
     """Counts behind the claims explorer (see :func:`claim_counts`)."""
@@ -587,9 +619,9 @@ class ClaimsState:
 
     def text(self) -> str:
         """The counts as a text table."""
-        return (f"Claims explorer — {self.n} runs per policy, early-claim probability {self.p_early_claim:g}, "
-                f"'not done yet' answers allowed: {self.premature_claims}\n"
-                + text_table(["policy", "ended as", "runs"], self.rows()))
+        head = _("Claims explorer — {n} runs per policy, early-claim probability {p}, 'not done yet' answers "
+                 "allowed: {pushback}").format(n=self.n, p=f"{self.p_early_claim:g}", pushback=self.premature_claims)
+        return f"{head}\n" + text_table(_headers(CLAIM_HEADERS), self.rows())
 
 
 class ClaimsExplorer(_Panel):
@@ -599,10 +631,10 @@ class ClaimsExplorer(_Panel):
         self._state: ClaimsState | None = None
         self.n = n
         self.p = _classed(widgets.FloatSlider(value=p_early_claim, min=0.0, max=0.8, step=0.05,
-                                              description="early 'done' chance", style=_STYLE,
+                                              description=_("early 'done' chance"), style=_STYLE,
                                               continuous_update=False), f"{PREFIX}-claim-chance")
         self.pushback = _classed(widgets.IntSlider(value=premature_claims, min=0, max=3,
-                                                   description="'not done yet' replies", style=_STYLE,
+                                                   description=_("'not done yet' replies"), style=_STYLE,
                                                    continuous_update=False), f"{PREFIX}-pushback")
         from agentloops.controller.plots import LiveClaimsChart
 
@@ -621,7 +653,7 @@ class ClaimsExplorer(_Panel):
         counts = self._counts.get(key, lambda: {k: dict(v) for k, v in claim_counts(*key, self.n).items()})
         self._state = ClaimsState(self.p.value, self.pushback.value, self.n, counts)
         self.chart.value = self._chart.update(counts)
-        self.table.value = html_table("How the runs ended", ["policy", "ended as", "runs"], self._state.rows())
+        self.table.value = html_table(_("How the runs ended"), _headers(CLAIM_HEADERS), self._state.rows())
         return self._state
 
 
@@ -641,7 +673,7 @@ def fallback_chain(tools: int) -> Toolbox:
     incident at a time.
     """
     if tools < 1:
-        raise ConfigError(f"a fallback chain needs at least 1 tool; got {tools}")
+        raise ConfigError(_("a fallback chain needs at least 1 tool; got {tools}").format(tools=tools))
     names = ["weather_backup", *(f"weather_backup_{i}" for i in range(2, tools + 1))]
     specs = [dc_replace(TOOLS["get_weather"], fallback=names[0])]
     for i, name in enumerate(names):
@@ -660,7 +692,7 @@ def storm_runs(tools: int = 2, retries: int = 3) -> dict[str, ControllerRun]:
     box = fallback_chain(tools)
     faults = [Fault(tool=name, kind="timeout", match={"city": "Beijing"}) for name in box.names()]
     out = {}
-    for scope, label in (("shared", "one shared budget"), ("per_tool", "a budget per tool")):
+    for scope, label in zip(("shared", "per_tool"), STORM_LABELS, strict=True):
         policy = {"name": f"{scope.replace('_', '-')} retries", "retry_scope": scope}
         out[label] = Controller(task, TaskPlanner(task), tools=box, policy=policy, faults=faults,
                                 trace_id=f"storm-{scope}", label=label).run()
@@ -678,8 +710,12 @@ def storm_rows(max_tools: int = 4, retries: int = 3) -> list[dict[str, Any]]:
     return rows
 
 
-STORM_HEADERS: tuple[str, ...] = ("retry budget", "tool attempts", "retries", "simulated s", "stop")
-"""Columns of :meth:`StormState.rows`."""
+STORM_HEADERS: tuple[str, ...] = (N_("retry budget"), N_("tool attempts"), N_("retries"), N_("simulated s"),
+                                  N_("stop"))
+"""Columns of :meth:`StormState.rows` (shown translated)."""
+
+STORM_LABELS: tuple[str, ...] = (N_("one shared budget"), N_("a budget per tool"))
+"""The two retry scopes' labels (the keys of :func:`storm_runs`; shown translated)."""
 
 
 @dataclass(frozen=True)
@@ -692,13 +728,14 @@ class StormState:
 
     def rows(self) -> list[list[Any]]:
         """One row per run: attempts, retries, stop."""
-        return [[label, int(r.usage["tool_calls"]), int(r.usage["retries"]), f"{r.usage['wall_time_s']:g}",
+        return [[_(label), int(r.usage["tool_calls"]), int(r.usage["retries"]), f"{r.usage['wall_time_s']:g}",
                  f"{r.status} ({r.code})"] for label, r in self.runs.items()]
 
     def text(self) -> str:
         """The runs as a text table."""
-        return (f"Retry storm — {self.tools} tool(s) in the fallback chain, retry budget {self.retries}\n"
-                + text_table(STORM_HEADERS, self.rows()))
+        head = _("Retry storm — {n} tool(s) in the fallback chain, retry budget {retries}").format(
+            n=self.tools, retries=self.retries)
+        return f"{head}\n" + text_table(_headers(STORM_HEADERS), self.rows())
 
 
 class StormExplorer(_Panel):
@@ -706,9 +743,9 @@ class StormExplorer(_Panel):
 
     def __init__(self, tools: int = 2, retries: int = 3) -> None:
         self._state: StormState | None = None
-        self.tools = _classed(widgets.IntSlider(value=tools, min=1, max=5, description="fallback tools",
+        self.tools = _classed(widgets.IntSlider(value=tools, min=1, max=5, description=_("fallback tools"),
                                                 style=_STYLE, continuous_update=False), f"{PREFIX}-chain")
-        self.retries = _classed(widgets.IntSlider(value=retries, min=0, max=6, description="retry budget",
+        self.retries = _classed(widgets.IntSlider(value=retries, min=0, max=6, description=_("retry budget"),
                                                   style=_STYLE, continuous_update=False), f"{PREFIX}-retries")
         from agentloops.controller.plots import LiveStormChart
 
@@ -727,7 +764,7 @@ class StormExplorer(_Panel):
         runs = self._runs.get(key, lambda: storm_runs(*key))
         self._state = StormState(self.tools.value, self.retries.value, runs)
         self.chart.value = self._chart.update(runs, self.retries.value)
-        self.table.value = html_table("Both scopes, same faults", STORM_HEADERS, self._state.rows())
+        self.table.value = html_table(_("Both scopes, same faults"), _headers(STORM_HEADERS), self._state.rows())
         return self._state
 
 
@@ -783,7 +820,8 @@ class BudgetState:
     def text(self) -> str:
         """The counts as text."""
         budget = ", ".join(f"{k}={v:g}" for k, v in self.budget.items())
-        return f"Budget explorer — controller budgets {budget}; cap-only cap = steps\n{self.comparison}"
+        head = _("Budget explorer — controller budgets {budgets}; cap-only cap = steps").format(budgets=budget)
+        return f"{head}\n{self.comparison}"
 
 
 class BudgetExplorer(_Panel):
@@ -798,7 +836,8 @@ class BudgetExplorer(_Panel):
             value = budget.get(name, defaults.limit(name))  # type: ignore[arg-type]
             start = int(value if value is not None else high)
             self.sliders[name] = _classed(widgets.IntSlider(
-                value=start, min=low, max=high, step=step, description=f"budget: {name}", style=_STYLE,
+                value=start, min=low, max=high, step=step, description=_("budget: {name}").format(name=name),
+                style=_STYLE,
                 continuous_update=False, layout=widgets.Layout(width="460px")),
                 f"{PREFIX}-budget", f"{PREFIX}-budget-{name.replace('_', '-')}")
         from agentloops.controller.plots import LiveBudgetChart
@@ -843,8 +882,9 @@ class ReplayState:
 
     def text(self) -> str:
         """The replay and its diff as text."""
-        return (f"Replay explorer — {self.scenario}: recorded under {self.recorded_policy}, replayed under "
-                f"{self.replay_policy}\n{self.replay}")
+        head = _("Replay explorer — {scenario}: recorded under {recorded}, replayed under {replayed}").format(
+            scenario=self.scenario, recorded=self.recorded_policy, replayed=self.replay_policy)
+        return f"{head}\n{self.replay}"
 
 
 class ReplayExplorer(_Panel):
@@ -857,13 +897,13 @@ class ReplayExplorer(_Panel):
         _check("recorded policy", recorded, list(POLICIES))
         _check("replay policy", replayed, list(POLICIES))
         self._state: ReplayState | None = None
-        self.scenario = _classed(widgets.Dropdown(options=names, value=scenario, description="scenario",
+        self.scenario = _classed(widgets.Dropdown(options=names, value=scenario, description=_("scenario"),
                                                   style=_STYLE, layout=_WIDE), f"{PREFIX}-scenario")
         self.recorded = _classed(widgets.ToggleButtons(options=list(POLICIES), value=recorded,
-                                                       description="recorded under", style=_STYLE),
+                                                       description=_("recorded under"), style=_STYLE),
                                  f"{PREFIX}-recorded-policy")
         self.replayed = _classed(widgets.ToggleButtons(options=list(POLICIES), value=replayed,
-                                                       description="replayed under", style=_STYLE),
+                                                       description=_("replayed under"), style=_STYLE),
                                  f"{PREFIX}-policy")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
         from agentloops.controller.plots import LiveDiffChart
@@ -884,9 +924,10 @@ class ReplayExplorer(_Panel):
         result = self._replays.get((self.scenario.value, self.recorded.value, self.replayed.value),
                                    lambda: replay(recorded, policy=self.replayed.value))
         self._state = ReplayState(self.scenario.value, self.recorded.value, self.replayed.value, recorded, result)
+        served = _("{served} tool result(s) served from the recording, {live} ran live").format(
+            served=result.served, live=result.diff.unrecorded)
         self.status.value = (f"<div style='font-size:15px'>{_badge(recorded.status)} → {_badge(result.run.status)}"
-                             f" — {html.escape(result.diff.summary())}; {result.served} tool result(s) served from "
-                             f"the recording, {result.diff.unrecorded} ran live</div>")
+                             f" — {html.escape(result.diff.summary())}; {html.escape(served)}</div>")
         self.chart.value = self._chart.update(result)
         self.table.value = result.diff._repr_html_()
         return self._state
@@ -927,9 +968,15 @@ def calls_text(run: ControllerRun) -> str:
     rows = [[c.call_id.rsplit("-", 1)[-1], c.tool, c.args, c.kind, f"{c.started_at:g}",
              "" if c.ended_at is None else f"{c.ended_at:g}", "" if c.arrived_at is None else f"{c.arrived_at:g}",
              c.state, c.deliveries] for c in run.calls]
-    events = "".join(f"\n  {e.verdict} at {e.at_s:g} s: {e.call_id.rsplit('-', 1)[-1]} — {e.note}" for e in run.events)
-    return text_table(["call", "tool", "args", "kind", "start s", "end s", "arrived s", "state", "deliveries"],
-                      rows) + (f"\nrefused deliveries:{events}" if events else "")
+    events = "".join("\n  " + _("{verdict} at {at} s: {call} — {note}").format(
+        verdict=e.verdict, at=f"{e.at_s:g}", call=e.call_id.rsplit("-", 1)[-1], note=e.note) for e in run.events)
+    refused = "\n" + _("refused deliveries:") + events if events else ""
+    return text_table(_headers(CALL_HEADERS), rows) + refused
+
+
+CALL_HEADERS: tuple[str, ...] = (N_("call"), N_("tool"), N_("args"), N_("kind"), N_("start s"), N_("end s"),
+                                 N_("arrived s"), N_("state"), N_("deliveries"))
+"""Columns of :func:`calls_text`."""
 
 
 @dataclass(frozen=True)
@@ -944,9 +991,11 @@ class ParallelState:
 
     def text(self) -> str:
         """The run as text."""
-        cancel = "never" if self.cancel_at_s is None else f"at {self.cancel_at_s:g} s"
-        return (f"Parallel explorer — join needs {self.minimum} success(es); s3 takes {self.s3_latency:g} s, s4 "
-                f"{self.s4_latency:g} s; user cancels {cancel}\n{self.run.headline()}\n{calls_text(self.run)}")
+        cancel = _("never") if self.cancel_at_s is None else _("at {at} s").format(at=f"{self.cancel_at_s:g}")
+        head = _("Parallel explorer — join needs {n} success(es); s3 takes {s3} s, s4 {s4} s; user cancels "
+                 "{cancel}").format(n=self.minimum, s3=f"{self.s3_latency:g}", s4=f"{self.s4_latency:g}",
+                                    cancel=cancel)
+        return f"{head}\n{self.run.headline()}\n{calls_text(self.run)}"
 
 
 class ParallelExplorer(_Panel):
@@ -955,16 +1004,16 @@ class ParallelExplorer(_Panel):
     def __init__(self, minimum: int = 2, s3_latency: float = 2.5, s4_latency: float = 12.0,
                  cancel_at_s: float = 0.0) -> None:
         self._state: ParallelState | None = None
-        self.minimum = _classed(widgets.IntSlider(value=minimum, min=1, max=4, description="successes needed",
+        self.minimum = _classed(widgets.IntSlider(value=minimum, min=1, max=4, description=_("successes needed"),
                                                   style=_STYLE, continuous_update=False), f"{PREFIX}-join")
         self.s3 = _classed(widgets.FloatSlider(value=s3_latency, min=0.5, max=14.0, step=0.5,
-                                               description="s3 takes (s)", style=_STYLE, continuous_update=False),
+                                               description=_("s3 takes (s)"), style=_STYLE, continuous_update=False),
                            f"{PREFIX}-latency")
         self.s4 = _classed(widgets.FloatSlider(value=s4_latency, min=0.5, max=14.0, step=0.5,
-                                               description="s4 takes (s)", style=_STYLE, continuous_update=False),
+                                               description=_("s4 takes (s)"), style=_STYLE, continuous_update=False),
                            f"{PREFIX}-latency")
         self.cancel = _classed(widgets.FloatSlider(value=cancel_at_s, min=0.0, max=12.0, step=0.5,
-                                                   description="user cancels at (s; 0 = never)", style=_STYLE,
+                                                   description=_("user cancels at (s; 0 = never)"), style=_STYLE,
                                                    continuous_update=False), f"{PREFIX}-cancel")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
         from agentloops.controller.plots import LiveGanttChart
@@ -1023,7 +1072,8 @@ def context_run(offload_over_tokens: int | None = 150, compact_over_tokens: int 
         label: the run's label.
     """
     if compactor not in ("state", "careless"):
-        raise ConfigError(f"unknown compactor {compactor!r}; expected one of: state, careless")
+        raise ConfigError(_("unknown compactor {compactor!r}; expected one of: state, careless").format(
+            compactor=compactor))
     task = make_task("research", sources=["s1", "s2", "s3", "s4", "s5", "s6"], minimum=6, budget=RESEARCH_BUDGET)
     context = ContextPolicy(offload_over_tokens=offload_over_tokens, compact_over_tokens=compact_over_tokens,
                             keep_recent_turns=keep_recent_turns, check_compaction=check_compaction)
@@ -1031,6 +1081,11 @@ def context_run(offload_over_tokens: int | None = 150, compact_over_tokens: int 
     return Controller(task, TaskPlanner(task, use_state=send_state), context=context, send_state=send_state,
                       compactor=careless_compactor if compactor == "careless" else memory_from_state,
                       trace_id=name, label=name).run()
+
+
+CONTEXT_HEADERS: tuple[str, ...] = (N_("turn"), N_("request tokens"), N_("compaction"), N_("action"),
+                                    N_("state delta"))
+"""Columns of :meth:`ContextState.rows`."""
 
 
 @dataclass(frozen=True)
@@ -1046,18 +1101,20 @@ class ContextState:
         out = []
         for t in self.run.turns:
             comp = t.compaction
-            note = "" if not comp else (f"compacted {comp['turns_compacted']} turn(s), {comp['tokens_before']}→"
-                                        f"{comp['tokens_after']} tokens, {comp['used']}"
-                                        + ("" if comp["ok"] else f"; dropped {len(comp['dropped'])} item(s)"))
+            note = "" if not comp else (
+                _("compacted {turns} turn(s), {before}→{after} tokens, {used}").format(
+                    turns=comp["turns_compacted"], before=comp["tokens_before"], after=comp["tokens_after"],
+                    used=comp["used"])
+                + ("" if comp["ok"] else _("; dropped {n} item(s)").format(n=len(comp["dropped"]))))
             out.append([t.turn, t.context_tokens, note, clip(t.action, 40), clip(t.delta_text(), 50)])
         return out
 
     def text(self) -> str:
         """The run as text."""
         settings = ", ".join(f"{k}={v}" for k, v in self.settings.items())
-        return (f"Context explorer — {settings}\nthis configuration: {self.run.headline()}\nbaseline (no storage, "
-                f"no compaction): {self.baseline.headline()}\n"
-                + text_table(["turn", "request tokens", "compaction", "action", "state delta"], self.rows()))
+        head = _("Context explorer — {settings}\nthis configuration: {run}\nbaseline (no storage, no compaction): "
+                 "{baseline}").format(settings=settings, run=self.run.headline(), baseline=self.baseline.headline())
+        return f"{head}\n" + text_table(_headers(CONTEXT_HEADERS), self.rows())
 
 
 class ContextExplorer(_Panel):
@@ -1067,21 +1124,24 @@ class ContextExplorer(_Panel):
                  keep_recent_turns: int = 1, compactor: str = "careless", check_compaction: bool = False,
                  send_state: bool = False) -> None:
         self._state: ContextState | None = None
-        self.offload = _classed(widgets.Dropdown(options=[("never", None), ("> 150 tokens", 150),
-                                                          ("> 400 tokens", 400)], value=offload_over_tokens,
-                                                 description="store outside", style=_STYLE), f"{PREFIX}-offload")
-        self.compact = _classed(widgets.Dropdown(options=[("never", None), ("> 300 tokens", 300),
-                                                          ("> 600 tokens", 600), ("> 1000 tokens", 1000)],
-                                                 value=compact_over_tokens, description="compact when",
+        def over(n: int) -> tuple[str, int]:
+            return _("> {n} tokens").format(n=n), n
+
+        self.offload = _classed(widgets.Dropdown(options=[(_("never"), None), over(150), over(400)],
+                                                 value=offload_over_tokens, description=_("store outside"),
+                                                 style=_STYLE), f"{PREFIX}-offload")
+        self.compact = _classed(widgets.Dropdown(options=[(_("never"), None), over(300), over(600), over(1000)],
+                                                 value=compact_over_tokens, description=_("compact when"),
                                                  style=_STYLE), f"{PREFIX}-compact")
-        self.keep = _classed(widgets.IntSlider(value=keep_recent_turns, min=0, max=3, description="keep recent turns",
-                                               style=_STYLE, continuous_update=False), f"{PREFIX}-keep")
+        self.keep = _classed(widgets.IntSlider(value=keep_recent_turns, min=0, max=3,
+                                               description=_("keep recent turns"), style=_STYLE,
+                                               continuous_update=False), f"{PREFIX}-keep")
         self.compactor = _classed(widgets.ToggleButtons(options=["state", "careless"], value=compactor,
-                                                        description="compactor", style=_STYLE),
+                                                        description=_("compactor"), style=_STYLE),
                                   f"{PREFIX}-compactor")
-        self.check = _classed(widgets.Checkbox(value=check_compaction, description="check each memory",
+        self.check = _classed(widgets.Checkbox(value=check_compaction, description=_("check each memory"),
                                                style=_STYLE, indent=False), f"{PREFIX}-check")
-        self.state_block = _classed(widgets.Checkbox(value=send_state, description="send the TASK STATE block",
+        self.state_block = _classed(widgets.Checkbox(value=send_state, description=_("send the TASK STATE block"),
                                                     style=_STYLE, indent=False), f"{PREFIX}-send-state")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
         from agentloops.controller.plots import LiveContextChart
@@ -1108,10 +1168,9 @@ class ContextExplorer(_Panel):
         self._state = ContextState(settings, run, baseline)
         limit = run.task.budget.limit("context_tokens")
         self.status.value = (f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
-                             f"<div style='font-size:14px'>actions: {html.escape(' → '.join(run.actions))}</div>")
+                             f"<div style='font-size:14px'>{_actions_html(run)}</div>")
         self.chart.value = self._chart.update(run, baseline, limit)
-        self.table.value = html_table("Turn by turn", ["turn", "request tokens", "compaction", "action",
-                                                        "state delta"], self._state.rows())
+        self.table.value = html_table(_("Turn by turn"), _headers(CONTEXT_HEADERS), self._state.rows())
         return self._state
 
 
@@ -1128,7 +1187,8 @@ def context_explorer(offload_over_tokens: int | None = 150, compact_over_tokens:
 
 def _check(name: str, value: object, allowed: Sequence[Any]) -> None:
     if value not in allowed:
-        raise ConfigError(f"unknown {name} {value!r}; expected one of: {', '.join(map(str, allowed))}")
+        raise ConfigError(_("unknown {name} {value!r}; expected one of: {names}").format(
+            name=name, value=value, names=", ".join(map(str, allowed))))
 
 
 BUILDERS: dict[str, Callable[[], _Panel]] = {  # every one has a live chart, at .chart and ._chart
