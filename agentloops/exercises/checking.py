@@ -65,11 +65,13 @@ from agentloops.exercises.failures import (
     describe_exception,
     describe_raised,
     is_learner_frame,
+    raised_summary,
     raised_text,
     type_name,
 )
 from agentloops.exercises.outputs import JSON, WrongValue
-from agentloops.exercises.results import OUTPUT_LIMIT, CaseResult
+from agentloops.exercises.results import OUTPUT_LIMIT, CaseResult, more_characters
+from agentloops.i18n import _
 
 __all__ = ["MAX_TIMEOUTS", "MEMORY_LIMIT", "TIME_LIMIT_S", "TOTAL_LIMIT_S", "Case", "CaseTimeout", "LearnerError",
            "Mode", "Verdict", "default_mode", "describe_exception", "guarded_call", "is_learner_frame", "run_cases",
@@ -144,14 +146,14 @@ def judge_case(case: Case, output: JSON) -> CaseResult:
     """Turn one encoded output into a verdict (notebook side). A failure of the judge itself is ours."""
     kind = outputs.tag(output)
     if kind == "exit":
-        return CaseResult(case.name, "failed", f"your code called sys.exit({outputs.show_short(output.get('code'))}); "
-                                               "return a value instead")
+        return CaseResult(case.name, "failed", _("your code called sys.exit({code}); return a value instead").format(
+            code=outputs.show_short(output.get("code"))))
     if kind == "learner":
         return CaseResult(case.name, "failed", str(output.get("text")))
     if kind == "raised":
         if output.get("learner"):
-            return CaseResult(case.name, "failed", f"your code raised {raised_text(output)}")
-        return _checker_failed(case.name, str(output.get("text")))
+            return CaseResult(case.name, "failed", _("your code raised {error}").format(error=raised_text(output)))
+        return _checker_failed(case.name, raised_summary(output))
     if kind != "value":
         return _tampered(case.name)
     try:
@@ -165,30 +167,31 @@ def judge_case(case: Case, output: JSON) -> CaseResult:
 
 
 def _checker_failed(name: str, detail: str) -> CaseResult:
-    return CaseResult(name, "error", f"the checker itself failed ({detail}); this is not your fault — "
-                                     "please report it")
+    return CaseResult(name, "error", _("the checker itself failed ({detail}); this is not your fault — "
+                                       "please report it").format(detail=detail))
 
 
 def _tampered(name: str) -> CaseResult:
-    return CaseResult(name, "failed", "the checker's worker sent something it never sends (malformed, too large "
-                                      "or out of order) — does your code write to the checker's pipe? Return your "
-                                      "answer instead")
+    return CaseResult(name, "failed", _("the checker's worker sent something it never sends (malformed, too large "
+                                        "or out of order) — does your code write to the checker's pipe? Return "
+                                        "your answer instead"))
 
 
 def _timeout_result(name: str, limit: float) -> CaseResult:
-    return CaseResult(name, "timeout", f"did not finish within {limit:g} s and was stopped — an infinite loop? "
-                                       "Look for a loop whose condition never changes")
+    return CaseResult(name, "timeout", _("did not finish within {limit} s and was stopped — an infinite loop? "
+                                         "Look for a loop whose condition never changes").format(limit=f"{limit:g}"))
 
 
 def _skipped(cases: Sequence[Case], start: int, why: str) -> list[CaseResult]:
-    return [CaseResult(c.name, "skipped", f"not run: {why}") for c in cases[start:]]
+    return [CaseResult(c.name, "skipped", _("not run: {why}").format(why=why)) for c in cases[start:]]
 
 
-_TOO_MANY_TIMEOUTS = f"{MAX_TIMEOUTS} cases already ran out of time; fix the infinite loop first"
+def _too_many_timeouts() -> str:
+    return _("{count} cases already ran out of time; fix the infinite loop first").format(count=MAX_TIMEOUTS)
 
 
 def _out_of_total(total: float) -> str:
-    return f"the whole check ran out of its {total:g} s; make each case faster"
+    return _("the whole check ran out of its {total} s; make each case faster").format(total=f"{total:g}")
 
 
 def guarded_call(function: Callable[..., Any], *args: Any) -> Any:
@@ -253,7 +256,7 @@ def limit_memory(extra: int) -> None:
     used = address_space()
     if not used:
         return
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     soft = used + extra if hard == resource.RLIM_INFINITY else min(used + extra, hard)
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
@@ -316,7 +319,7 @@ class _Reader:
         """Read what is there within ``timeout``; False when nothing came."""
         if self.closed:
             return False
-        ready, _, _ = select.select([self.fd], [], [], max(timeout, 0))
+        ready, _writable, _errors = select.select([self.fd], [], [], max(timeout, 0))
         if not ready:
             return False
         chunk = os.read(self.fd, 65536)
@@ -372,7 +375,7 @@ def _end(pid: int) -> int:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     try:
-        _, status = os.waitpid(pid, 0)
+        _pid, status = os.waitpid(pid, 0)
     except ChildProcessError:
         return 0
     return status
@@ -380,8 +383,8 @@ def _end(pid: int) -> int:
 
 def _crash_result(name: str, status: int) -> CaseResult:
     code = os.waitstatus_to_exitcode(status) if status else 0
-    why = f"signal {-code}" if code < 0 else f"exit status {code}"
-    return CaseResult(name, "failed", f"your code crashed the checker's worker process ({why})")
+    why = _("signal {number}").format(number=-code) if code < 0 else _("exit status {code}").format(code=code)
+    return CaseResult(name, "failed", _("your code crashed the checker's worker process ({why})").format(why=why))
 
 
 @dataclass
@@ -430,7 +433,7 @@ def _one_worker(state: _Progress) -> None:
         if not crashed:
             final = reader.next(min(time.monotonic() + state.time_limit, state.total_deadline))
             if isinstance(final, dict) and set(final) == {"done"} and type(final["done"]) is int and final["done"]:
-                state.printed.append(f"\n… ({final['done']} more characters)")
+                state.printed.append(more_characters(final["done"]))
     finally:
         os.close(fd)
         status = _end(pid)
@@ -448,14 +451,14 @@ def _run_forked(cases: Sequence[Case], time_limit: float, total: float) -> tuple
         try:
             _one_worker(state)
         except OSError:  # no fork today (a process limit, say): run the rest here rather than fail
-            rest, _ = _run_in_process(cases[state.start:], time_limit, total)
+            rest, _printed = _run_in_process(cases[state.start:], time_limit, total)
             return state.results + rest, "".join(state.printed)
         except KeyboardInterrupt:  # the learner pressed stop: the worker is gone, report, no traceback
-            state.results += [CaseResult(c.name, "skipped", "not run: the check was interrupted")
+            state.results += [CaseResult(c.name, "skipped", _("not run: the check was interrupted"))
                               for c in cases[len(state.results):]]
             break
         if state.timeouts >= MAX_TIMEOUTS and state.start < len(cases):
-            state.results += _skipped(cases, state.start, _TOO_MANY_TIMEOUTS)
+            state.results += _skipped(cases, state.start, _too_many_timeouts())
             break
     return state.results, "".join(state.printed)
 
@@ -516,7 +519,7 @@ def _run_in_process(cases: Sequence[Case], time_limit: float, total: float) -> t
             timeouts += 1
         results.append(result)
         if timeouts >= MAX_TIMEOUTS and index + 1 < len(cases):
-            return results + _skipped(cases, index + 1, _TOO_MANY_TIMEOUTS), ""
+            return results + _skipped(cases, index + 1, _too_many_timeouts()), ""
     return results, ""
 
 

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, get_args
 
 from agentloops.controller.policy import DEFAULT_POLICY, Route, RouteContext, route, route_name
-from agentloops.controller.progress import ProgressMonitor, fingerprint
+from agentloops.controller.progress import ProgressMonitor, Repeat, fingerprint
 from agentloops.controller.state import Fact, TaskState
 from agentloops.controller.tools import TRANSIENT, ToolResult, ToolSpec, ToolStatus
 from agentloops.errors import UsageError
@@ -36,6 +37,8 @@ from agentloops.exercises import outputs
 from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_call
 from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.failures import raised_text
+from agentloops.exercises.results import case_label
+from agentloops.i18n import N_, _, language
 
 # --------------------------------------------------------------------------- q4: is this action a repeat?
 
@@ -58,7 +61,7 @@ class Action:
 
     def __str__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
-        return f"{self.tool}({args}) at v{self.state_version}"
+        return _("{tool}({args}) at v{version}").format(tool=self.tool, args=args, version=self.state_version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +81,9 @@ class Attempt:
     turn: int = 0
 
     def __str__(self) -> str:
-        news = "something new" if self.new_observation else "nothing new"
-        return f"turn {self.turn}: {self.action} → {self.status}, {news}"
+        news = _("something new") if self.new_observation else _("nothing new")
+        return _("turn {turn}: {action} → {status}, {news}").format(turn=self.turn, action=self.action,
+                                                                    status=self.status, news=news)
 
 
 def controller_repeat(action: Action, history: Sequence[Attempt]) -> tuple[bool, str]:
@@ -92,15 +96,31 @@ def controller_repeat(action: Action, history: Sequence[Attempt]) -> tuple[bool,
     fp = fingerprint(action.tool, action.args, action.state_version)
     verdict = monitor.check(fp)
     if verdict is not None:
-        return True, f"a repeat: {verdict.explain()}"
+        return True, _("a repeat: {why}").format(why=_explain(verdict))
     seen = monitor.sightings.get(fp)
     if seen is None:
-        return False, f"not a repeat: nothing was done with fingerprint {fp} before"
+        return False, _("not a repeat: nothing was done with fingerprint {fingerprint} before").format(fingerprint=fp)
     if seen.new_observation:
-        return False, f"not a repeat: the last attempt with {fp} (turn {seen.turn}) brought something new"
+        return False, _("not a repeat: the last attempt with {fingerprint} (turn {turn}) brought something new"
+                        ).format(fingerprint=fp, turn=seen.turn)
     assert seen.status in TRANSIENT
-    return False, (f"not a repeat: the last attempt with {fp} (turn {seen.turn}) ended in {seen.status}, so "
-                   "this is a retry — the retry budget, not the fingerprint, bounds it")
+    return False, _("not a repeat: the last attempt with {fingerprint} (turn {turn}) ended in {status}, so this is "
+                    "a retry — the retry budget, not the fingerprint, bounds it").format(
+                        fingerprint=fp, turn=seen.turn, status=seen.status)
+
+
+_NO_NEW_OBSERVATION = N_("no new observation")
+
+
+def _explain(verdict: Repeat) -> str:
+    """The controller's own sentence for a repeat (:meth:`Repeat.explain`, English), in the language in use."""
+    if language() == "en":
+        return verdict.explain()
+    fp = verdict.fingerprint
+    why = _(_NO_NEW_OBSERVATION) if verdict.why == _NO_NEW_OBSERVATION else verdict.why
+    return _("{tool}{args} was already done at turn {turn} with the same progress (v{version}) and brought no new "
+             "observation ({why}); nothing it depends on has changed since").format(
+                 tool=fp.tool, args=fp.args, turn=verdict.first_turn, version=fp.state_version, why=why)
 
 
 def _act(tool: str, version: int, **args: Any) -> Action:
@@ -111,22 +131,22 @@ _BJ = _act("get_weather", 2, city="Beijing")
 _SH = _act("get_weather", 1, city="Shanghai")
 
 REPEAT_CASES: tuple[tuple[str, Action, tuple[Attempt, ...]], ...] = (
-    ("first call", _BJ, ()),
-    ("asked again, nothing new", _BJ, (Attempt(_SH, "ok", True, 1), Attempt(_BJ, "ok", False, 2))),
-    ("same call, spaced differently", _act("get_weather", 2, city="  Beijing "),
+    (N_("first call"), _BJ, ()),
+    (N_("asked again, nothing new"), _BJ, (Attempt(_SH, "ok", True, 1), Attempt(_BJ, "ok", False, 2))),
+    (N_("same call, spaced differently"), _act("get_weather", 2, city="  Beijing "),
      (Attempt(_BJ, "ok", False, 2),)),
-    ("same call, arguments in another order", _act("get_weather", 2, units="c", city="Beijing"),
+    (N_("same call, arguments in another order"), _act("get_weather", 2, units="c", city="Beijing"),
      (Attempt(_act("get_weather", 2, city="Beijing", units="c"), "ok", False, 2),)),
-    ("the state moved on", _act("get_weather", 3, city="Beijing"), (Attempt(_BJ, "ok", False, 2),)),
-    ("retry after a timeout", _BJ, (Attempt(_BJ, "timeout", False, 2),)),
-    ("retry after a rate limit", _BJ, (Attempt(_BJ, "rate_limited", False, 2),)),
-    ("timeout, then a fruitless retry", _BJ, (Attempt(_BJ, "timeout", False, 2), Attempt(_BJ, "ok", False, 3))),
-    ("a second timeout", _BJ, (Attempt(_BJ, "timeout", False, 2), Attempt(_BJ, "timeout", False, 3))),
-    ("another tool, same arguments", _act("weather_backup", 2, city="Beijing"), (Attempt(_BJ, "ok", False, 2),)),
-    ("another city", _act("get_weather", 2, city="Shanghai"), (Attempt(_BJ, "ok", False, 2),)),
-    ("asked again after a denial", _BJ, (Attempt(_BJ, "permission_denied", False, 2),)),
-    ("asked again after an empty result", _BJ, (Attempt(_BJ, "empty", False, 2),)),
-    ("a repeat among other calls", _BJ, (Attempt(_SH, "ok", True, 1), Attempt(_BJ, "ok", False, 2),
+    (N_("the state moved on"), _act("get_weather", 3, city="Beijing"), (Attempt(_BJ, "ok", False, 2),)),
+    (N_("retry after a timeout"), _BJ, (Attempt(_BJ, "timeout", False, 2),)),
+    (N_("retry after a rate limit"), _BJ, (Attempt(_BJ, "rate_limited", False, 2),)),
+    (N_("timeout, then a fruitless retry"), _BJ, (Attempt(_BJ, "timeout", False, 2), Attempt(_BJ, "ok", False, 3))),
+    (N_("a second timeout"), _BJ, (Attempt(_BJ, "timeout", False, 2), Attempt(_BJ, "timeout", False, 3))),
+    (N_("another tool, same arguments"), _act("weather_backup", 2, city="Beijing"), (Attempt(_BJ, "ok", False, 2),)),
+    (N_("another city"), _act("get_weather", 2, city="Shanghai"), (Attempt(_BJ, "ok", False, 2),)),
+    (N_("asked again after a denial"), _BJ, (Attempt(_BJ, "permission_denied", False, 2),)),
+    (N_("asked again after an empty result"), _BJ, (Attempt(_BJ, "empty", False, 2),)),
+    (N_("a repeat among other calls"), _BJ, (Attempt(_SH, "ok", True, 1), Attempt(_BJ, "ok", False, 2),
                                          Attempt(_act("weather_backup", 2, city="Beijing"), "timeout", False, 3))),
 )
 """Named situations: (name, the action asked for, the attempts before it, oldest first)."""
@@ -166,25 +186,35 @@ def repeat_situations() -> list[tuple[str, Action, tuple[Attempt, ...]]]:
 
 
 def _history_text(history: Sequence[Attempt]) -> str:
-    return "; ".join(str(a) for a in history) or "nothing yet"
+    return "; ".join(str(a) for a in history) or _("nothing yet")
 
 
 def judge_repeat(raw: Any, action: Action, history: tuple[Attempt, ...]) -> Verdict:
     """Compare the learner's answer (as the worker sent it) with the controller's progress monitor."""
     expected, why = controller_repeat(action, history)
     if outputs.tag(raw) == "raised":
-        raise LearnerError(f"your function raised {raised_text(raw)} on {action} after: "
-                           f"{_history_text(history)}")
+        raise LearnerError(_("your function raised {error} on {action} after: {history}").format(
+            error=raised_text(raw), action=action, history=_history_text(history)))
     if type(raw) is not bool:
-        raise LearnerError(f"your function returned {outputs.show(raw)}; expected True (a repeat: stop before "
-                           "running it) or False (let it run)")
+        raise LearnerError(_("your function returned {value}; expected True (a repeat: stop before running it) or "
+                             "False (let it run)").format(value=outputs.show(raw)))
     if raw == expected:
-        return True, f"{raw} — {why}"
-    return False, f"you said {raw} for {action} after: {_history_text(history)}; expected {expected} — {why}"
+        return True, _("{answer} — {why}").format(answer=raw, why=why)
+    return False, _("you said {answer} for {action} after: {history}; expected {expected} — {why}").format(
+        answer=raw, action=action, history=_history_text(history), expected=expected, why=why)
+
+
+_RANDOM_NAME = re.compile(r"^random history (\d+)$")
+
+
+def _situation_name(name: str) -> str:
+    """A situation's name as the learner reads it (``random history 3`` is numbered, not looked up)."""
+    found = _RANDOM_NAME.match(name)
+    return _("random history {number}").format(number=found.group(1)) if found else case_label(name)
 
 
 def _repeat_cases(function: Callable[..., Any]) -> list[Case]:
-    return [Case(name, partial(guarded_call, function, action, list(history)),
+    return [Case(_situation_name(name), partial(guarded_call, function, action, list(history)),
                  partial(judge_repeat, action=action, history=history))
             for name, action, history in repeat_situations()]
 
@@ -193,18 +223,18 @@ q4 = Exercise(
     id="action-fingerprint",
     number=4,
     set_name="controlling",
-    title="catch a repeated action, let a retry through",
+    title=N_("catch a repeated action, let a retry through"),
     variable="is_repeat",
     arguments=("action", "history"),
     noun="situations",
     hints=(
-        "Two calls are 'the same action' when the tool, the arguments (however they are spelled) and the state "
-        "version all match. Then ask how the latest such attempt went.",
-        "fingerprint(tool, args, state_version) from agentloops.controller normalises the arguments for you "
+        N_("Two calls are 'the same action' when the tool, the arguments (however they are spelled) and the state "
+        "version all match. Then ask how the latest such attempt went."),
+        N_("fingerprint(tool, args, state_version) from agentloops.controller normalises the arguments for you "
         "(spacing, key order — whatever the controller treats as the same). Find the most recent attempt "
-        "in history with an equal fingerprint.",
-        "No such attempt → False. It brought something new → False. Its status is in TRANSIENT (timeout, "
-        "rate_limited) → False: that is a retry. Otherwise → True.",
+        "in history with an equal fingerprint."),
+        N_("No such attempt → False. It brought something new → False. Its status is in TRANSIENT (timeout, "
+        "rate_limited) → False: that is a retry. Otherwise → True."),
     ),
     build_cases=_repeat_cases,
 )
@@ -248,36 +278,36 @@ def _result(status: ToolStatus) -> ToolResult:
 
 ROUTING_CASES: tuple[tuple[str, ToolResult, RouteContext], ...] = (
     ("ok", _result("ok"), RouteContext(READ_TOOL, retries_left=3)),
-    ("empty · the task accepts 'not found'", _result("empty"),
+    (N_("empty · the task accepts 'not found'"), _result("empty"),
      RouteContext(READ_TOOL, retries_left=3, allows_not_found=True)),
-    ("empty · the task needs data, a fallback exists", _result("empty"),
+    (N_("empty · the task needs data, a fallback exists"), _result("empty"),
      RouteContext(READ_TOOL, retries_left=3, fallback=BACKUP_TOOL)),
-    ("empty · the task needs data, no fallback", _result("empty"), RouteContext(READ_TOOL, retries_left=3)),
-    ("invalid_arguments · the first time", _result("invalid_arguments"),
+    (N_("empty · the task needs data, no fallback"), _result("empty"), RouteContext(READ_TOOL, retries_left=3)),
+    (N_("invalid_arguments · the first time"), _result("invalid_arguments"),
      RouteContext(READ_TOOL, retries_left=3, repairs_used=0)),
-    ("invalid_arguments · after one repair", _result("invalid_arguments"),
+    (N_("invalid_arguments · after one repair"), _result("invalid_arguments"),
      RouteContext(READ_TOOL, retries_left=3, repairs_used=1)),
     ("missing_parameter", _result("missing_parameter"), RouteContext(READ_TOOL, retries_left=3)),
-    ("timeout · 1st attempt, retries left", _result("timeout"), RouteContext(READ_TOOL, 1, 3, BACKUP_TOOL)),
-    ("timeout · 2nd attempt, a fallback exists", _result("timeout"), RouteContext(READ_TOOL, 2, 2, BACKUP_TOOL)),
-    ("timeout · 2nd attempt, the fallback is on the same service", _result("timeout"),
+    (N_("timeout · 1st attempt, retries left"), _result("timeout"), RouteContext(READ_TOOL, 1, 3, BACKUP_TOOL)),
+    (N_("timeout · 2nd attempt, a fallback exists"), _result("timeout"), RouteContext(READ_TOOL, 2, 2, BACKUP_TOOL)),
+    (N_("timeout · 2nd attempt, the fallback is on the same service"), _result("timeout"),
      RouteContext(READ_TOOL, 2, 2, MIRROR_TOOL)),
-    ("timeout · the shared retry budget is spent", _result("timeout"), RouteContext(READ_TOOL, 1, 0, BACKUP_TOOL)),
-    ("timeout · the tool has side effects", _result("timeout"), RouteContext(WRITE_TOOL, 1, 3)),
-    ("rate_limited · 1st attempt, retries left", _result("rate_limited"), RouteContext(READ_TOOL, 1, 3)),
-    ("rate_limited · the shared retry budget is spent", _result("rate_limited"), RouteContext(READ_TOOL, 1, 0)),
+    (N_("timeout · the shared retry budget is spent"), _result("timeout"), RouteContext(READ_TOOL, 1, 0, BACKUP_TOOL)),
+    (N_("timeout · the tool has side effects"), _result("timeout"), RouteContext(WRITE_TOOL, 1, 3)),
+    (N_("rate_limited · 1st attempt, retries left"), _result("rate_limited"), RouteContext(READ_TOOL, 1, 3)),
+    (N_("rate_limited · the shared retry budget is spent"), _result("rate_limited"), RouteContext(READ_TOOL, 1, 0)),
     ("permission_denied", _result("permission_denied"), RouteContext(READ_TOOL, retries_left=3, fallback=BACKUP_TOOL)),
     ("not_found", _result("not_found"), RouteContext(READ_TOOL, retries_left=3, fallback=BACKUP_TOOL)),
-    ("permanent_error · a fallback exists", _result("permanent_error"),
+    (N_("permanent_error · a fallback exists"), _result("permanent_error"),
      RouteContext(READ_TOOL, retries_left=3, fallback=BACKUP_TOOL)),
-    ("permanent_error · no fallback", _result("permanent_error"), RouteContext(READ_TOOL, retries_left=3)),
-    ("permanent_error · a fallback exists, the retry budget is spent", _result("permanent_error"),
+    (N_("permanent_error · no fallback"), _result("permanent_error"), RouteContext(READ_TOOL, retries_left=3)),
+    (N_("permanent_error · a fallback exists, the retry budget is spent"), _result("permanent_error"),
      RouteContext(READ_TOOL, retries_left=0, fallback=BACKUP_TOOL)),
 )
 """Named situations: (name, the tool result, what else the router knows)."""
 
 
-ROUTING_RULES = (
+ROUTING_RULES = N_(
     "The rules, by status. ok → accept. empty → accept_not_found when ctx.allows_not_found; else fallback "
     "when a usable fallback exists (not None, not on the tool's own backend) and a retry is left; else degrade. "
     "invalid_arguments → repair the first time (ctx.repairs_used == 0), stop after. missing_parameter → "
@@ -305,17 +335,20 @@ def controller_move(result: ToolResult, ctx: RouteContext) -> tuple[str, str]:
 
 def describe_context(ctx: RouteContext) -> str:
     """What the router knew, in words: tool, attempts, retries left, fallback, repairs, 'not found' allowed."""
-    parts = [f"tool {ctx.spec.name}" + (" (side effects)" if ctx.spec.side_effects else "")]
-    parts.append(f"attempt {ctx.attempts_on_tool}")
-    parts.append("retries left: unlimited" if ctx.retries_left is None else f"retries left: {ctx.retries_left:g}")
+    parts = [_("tool {name} (side effects)").format(name=ctx.spec.name) if ctx.spec.side_effects
+             else _("tool {name}").format(name=ctx.spec.name)]
+    parts.append(_("attempt {count}").format(count=ctx.attempts_on_tool))
+    parts.append(_("retries left: unlimited") if ctx.retries_left is None
+                 else _("retries left: {count}").format(count=f"{ctx.retries_left:g}"))
     if ctx.fallback is not None:
-        same = " (same service)" if ctx.fallback.backend and ctx.fallback.backend == ctx.spec.backend else ""
-        parts.append(f"fallback {ctx.fallback.name}{same}")
+        same = ctx.fallback.backend and ctx.fallback.backend == ctx.spec.backend
+        parts.append(_("fallback {name} (same service)").format(name=ctx.fallback.name) if same
+                     else _("fallback {name}").format(name=ctx.fallback.name))
     if ctx.repairs_used:
-        parts.append(f"repairs used: {ctx.repairs_used}")
+        parts.append(_("repairs used: {count}").format(count=ctx.repairs_used))
     if ctx.allows_not_found:
-        parts.append("'not found' is an answer")
-    return ", ".join(parts)
+        parts.append(_("'not found' is an answer"))
+    return _(", ").join(parts)
 
 
 def move_outputs(function: Callable[[ToolResult, RouteContext], Any], result: ToolResult,
@@ -332,21 +365,25 @@ def judge_move(raw: Any, result: ToolResult, ctx: RouteContext) -> Verdict:
     """Compare the learner's move with the controller's route."""
     expected, why = controller_move(result, ctx)
     if outputs.tag(raw) == "raised":
-        raise LearnerError(f"your function raised {raised_text(raw)} on status {result.status} "
-                           f"({describe_context(ctx)})")
+        raise LearnerError(_("your function raised {error} on status {status} ({context})").format(
+            error=raised_text(raw), status=result.status, context=describe_context(ctx)))
     if type(raw) is not str:
-        raise LearnerError(f"your function returned {outputs.show(raw)}; expected one of: "
-                           f"{', '.join(map(repr, MOVES))}")
+        raise LearnerError(_("your function returned {value}; expected one of: {moves}").format(
+            value=outputs.show(raw), moves=", ".join(map(repr, MOVES))))
     if raw not in MOVES:
-        raise LearnerError(f"your function returned {raw!r}, which is not a move; expected one of: "
-                           f"{', '.join(map(repr, MOVES))}")
+        raise LearnerError(_("your function returned {value}, which is not a move; expected one of: {moves}").format(
+            value=repr(raw), moves=", ".join(map(repr, MOVES))))
     if raw == expected:
-        return True, f"{raw} — {why}"
-    return False, f"you said {raw!r} ({describe_context(ctx)}); the controller says {expected!r} — {why}"
+        return True, _("{answer} — {why}").format(answer=raw, why=why)
+    return False, _("you said {answer} ({context}); the controller says {expected} — {why}").format(
+        answer=repr(raw), context=describe_context(ctx), expected=repr(expected), why=why)
+
+
+_Q5_PROMPT = N_("Write next_move(result, ctx) returning one of: {moves}. {rules}")
 
 
 def _routing_cases(function: Callable[..., Any]) -> list[Case]:
-    return [Case(name, partial(guarded_call, partial(move_outputs, function), result, ctx),
+    return [Case(case_label(name), partial(guarded_call, partial(move_outputs, function), result, ctx),
                  partial(judge_move, result=result, ctx=ctx)) for name, result, ctx in ROUTING_CASES]
 
 
@@ -354,22 +391,24 @@ q5 = Exercise(
     id="error-routing",
     number=5,
     set_name="controlling",
-    title="route each tool result to the right move",
+    title=N_("route each tool result to the right move"),
     variable="next_move",
     arguments=("result", "ctx"),
     noun="situations",
-    prompt=("Write next_move(result, ctx) returning one of: " + ", ".join(MOVES) + ". " + ROUTING_RULES),
+    prompt=_Q5_PROMPT.format(moves=", ".join(MOVES), rules=ROUTING_RULES),
+    prompt_template=_Q5_PROMPT,
+    prompt_fields={"moves": ", ".join(MOVES), "rules": ROUTING_RULES},
     hints=(
-        "Whose fault is it, and can it recover? Only the user can supply a missing detail; the model may fix "
+        N_("Whose fault is it, and can it recover? Only the user can supply a missing detail; the model may fix "
         "its arguments once; a transient failure may be retried within the shared budget; a denial never goes "
-        "away by trying again; a missing resource does not appear by asking twice.",
-        "Start from result.status. Use ctx.retries_left (None = unlimited), ctx.attempts_on_tool, ctx.fallback "
+        "away by trying again; a missing resource does not appear by asking twice."),
+        N_("Start from result.status. Use ctx.retries_left (None = unlimited), ctx.attempts_on_tool, ctx.fallback "
         "(and its .backend: a fallback on the same service fails with it), ctx.spec.side_effects, "
-        "ctx.repairs_used and ctx.allows_not_found.",
-        "ok → accept; empty → accept_not_found if allowed, else fallback or degrade; invalid_arguments → repair "
+        "ctx.repairs_used and ctx.allows_not_found."),
+        N_("ok → accept; empty → accept_not_found if allowed, else fallback or degrade; invalid_arguments → repair "
         "once, then stop; missing_parameter → ask_user; timeout/rate_limited → stop if side effects or no "
         "retries left, fallback after 2 attempts, else retry; permission_denied → stop; not_found → degrade; "
-        "permanent_error → fallback if usable and retries left, else degrade.",
+        "permanent_error → fallback if usable and retries left, else degrade."),
     ),
     build_cases=_routing_cases,
 )
@@ -402,8 +441,8 @@ class PriceTaskSpec:
     @property
     def condition(self) -> str:
         """The completion condition in words."""
-        return (f"a price in {self.currency}, with its source, from at least {self.minimum} of the "
-                f"{len(self.shops)} shops")
+        return _("a price in {currency}, with its source, from at least {minimum} of the {shops} shops").format(
+            currency=self.currency, minimum=self.minimum, shops=len(self.shops))
 
     @property
     def items(self) -> tuple[str, ...]:
@@ -431,13 +470,15 @@ def price_state(prices: Mapping[str, PriceEntry], task: PriceTaskSpec = PRICE_TA
     state = TaskState(task.name, f"compare the price of {task.product}", (f"prices in {task.currency}",), task.items)
     for turn, (shop, value) in enumerate(prices.items(), 1):
         if shop not in task.shops:
-            raise UsageError(f"price_state: unknown shop {shop!r}; expected one of: {', '.join(task.shops)}")
+            raise UsageError(_("price_state: unknown shop {shop}; expected one of: {shops}").format(
+                shop=repr(shop), shops=", ".join(task.shops)))
         item = f"price:{shop}"
         if isinstance(value, str):
             state.mark_missing(item, value)
             continue
         if not (isinstance(value, tuple) and len(value) == 3):
-            raise UsageError(f"price_state: {shop}: expected (amount, currency, source) or a reason; got {value!r}")
+            raise UsageError(_("price_state: {shop}: expected (amount, currency, source) or a reason; got {value}")
+                             .format(shop=shop, value=repr(value)))
         amount, currency, source = value
         state.add_fact(Fact(item, {"amount": amount, "currency": currency}, f"{amount} {currency}", source, turn))
     return state
@@ -448,49 +489,53 @@ _B = (21.5, "EUR", "shop-b/prices#call_2")
 _C = (18.0, "EUR", "shop-c/prices#call_3")
 
 COMPLETION_CASES: tuple[tuple[str, dict[str, PriceEntry], Assessment, str], ...] = (
-    ("nothing found yet", {}, "incomplete", "no price yet, and all three shops are still open"),
-    ("one price", {"shop-a": _A}, "incomplete", "1 of the 2 prices needed; two shops are still open"),
-    ("two prices", {"shop-a": _A, "shop-b": _B}, "complete", "two sourced EUR prices: the condition holds"),
-    ("all three prices", {"shop-a": _A, "shop-b": _B, "shop-c": _C}, "complete", "three sourced EUR prices"),
-    ("two prices, one without a source", {"shop-a": _A, "shop-b": (21.5, "EUR", "")}, "incomplete",
-     "shop-b's price names no source, so it does not count; shop-c is still open"),
-    ("two prices, one in USD", {"shop-a": _A, "shop-b": (23.0, "USD", "shop-b/prices#call_2")}, "incomplete",
-     "a USD price does not answer a EUR question; shop-c is still open"),
-    ("two prices and a shop given up", {"shop-a": _A, "shop-b": _B, "shop-c": "timed out twice"}, "complete",
-     "two sourced EUR prices are enough; the third shop is not needed"),
-    ("one price, one shop given up, one open", {"shop-a": _A, "shop-b": "not found"}, "incomplete",
-     "shop-c is still open and could give the second price"),
-    ("one price, two shops given up", {"shop-a": _A, "shop-b": "not found", "shop-c": "permission denied"},
-     "impossible", "only 1 usable price and no shop left to ask"),
-    ("EUR, USD and a shop given up", {"shop-a": _A, "shop-b": (23.0, "USD", "shop-b/prices#call_2"),
+    (N_("nothing found yet"), {}, "incomplete", N_("no price yet, and all three shops are still open")),
+    (N_("one price"), {"shop-a": _A}, "incomplete", N_("1 of the 2 prices needed; two shops are still open")),
+    (N_("two prices"), {"shop-a": _A, "shop-b": _B}, "complete", N_("two sourced EUR prices: the condition holds")),
+    (N_("all three prices"), {"shop-a": _A, "shop-b": _B, "shop-c": _C}, "complete", N_("three sourced EUR prices")),
+    (N_("two prices, one without a source"), {"shop-a": _A, "shop-b": (21.5, "EUR", "")}, "incomplete",
+     N_("shop-b's price names no source, so it does not count; shop-c is still open")),
+    (N_("two prices, one in USD"), {"shop-a": _A, "shop-b": (23.0, "USD", "shop-b/prices#call_2")}, "incomplete",
+     N_("a USD price does not answer a EUR question; shop-c is still open")),
+    (N_("two prices and a shop given up"), {"shop-a": _A, "shop-b": _B, "shop-c": "timed out twice"}, "complete",
+     N_("two sourced EUR prices are enough; the third shop is not needed")),
+    (N_("one price, one shop given up, one open"), {"shop-a": _A, "shop-b": "not found"}, "incomplete",
+     N_("shop-c is still open and could give the second price")),
+    (N_("one price, two shops given up"), {"shop-a": _A, "shop-b": "not found", "shop-c": "permission denied"},
+     "impossible", N_("only 1 usable price and no shop left to ask")),
+    (N_("EUR, USD and a shop given up"), {"shop-a": _A, "shop-b": (23.0, "USD", "shop-b/prices#call_2"),
                                       "shop-c": "not found"}, "impossible",
-     "the USD price does not count and a settled item is not looked up again; nothing is left open"),
-    ("no price, two shops given up", {"shop-b": "not found", "shop-c": "not found"}, "impossible",
-     "even a price from shop-a would be only 1 of 2"),
-    ("a sourceless price, a shop given up", {"shop-a": (19.9, "EUR", ""), "shop-b": _B, "shop-c": "not found"},
-     "impossible", "only shop-b's price counts and no shop is left open"),
+     N_("the USD price does not count and a settled item is not looked up again; nothing is left open")),
+    (N_("no price, two shops given up"), {"shop-b": "not found", "shop-c": "not found"}, "impossible",
+     N_("even a price from shop-a would be only 1 of 2")),
+    (N_("a sourceless price, a shop given up"), {"shop-a": (19.9, "EUR", ""), "shop-b": _B, "shop-c": "not found"},
+     "impossible", N_("only shop-b's price counts and no shop is left open")),
 )
 """Named task states: (name, shop → price or reason, the expected assessment, why)."""
 
 
 def _entry_text(entry: PriceEntry) -> str:
     if isinstance(entry, str):
-        return f"given up ({entry})"
+        return _("given up ({reason})").format(reason=entry)
     amount, currency, source = entry
-    return f"{amount} {currency} from {source or 'no source'}"
+    return _("{amount} {currency} from {source}").format(amount=amount, currency=currency,
+                                                         source=source or _("no source"))
 
 
 def judge_completion(raw: Any, prices: Mapping[str, PriceEntry], expected: Assessment, why: str) -> Verdict:
     """Compare the learner's assessment of one task state with the expected one."""
-    shown = ", ".join(f"{shop}: {_entry_text(v)}" for shop, v in prices.items()) or "an empty state"
+    shown = _(", ").join(_("{shop}: {entry}").format(shop=shop, entry=_entry_text(v)) for shop, v in prices.items())
+    shown = shown or _("an empty state")
     if outputs.tag(raw) == "raised":
-        raise LearnerError(f"your function raised {raised_text(raw)} on the state {shown}")
+        raise LearnerError(_("your function raised {error} on the state {state}").format(error=raised_text(raw),
+                                                                                        state=shown))
     if type(raw) is not str or raw not in ASSESSMENTS:
-        raise LearnerError(f"your function returned {outputs.show(raw)}; expected one of "
-                           f"{', '.join(map(repr, ASSESSMENTS))}")
+        raise LearnerError(_("your function returned {value}; expected one of {assessments}").format(
+            value=outputs.show(raw), assessments=", ".join(map(repr, ASSESSMENTS))))
     if raw == expected:
-        return True, f"{raw} — {why}"
-    return False, f"you said {raw!r} for {shown}; expected {expected!r} — {why}"
+        return True, _("{answer} — {why}").format(answer=raw, why=_(why))
+    return False, _("you said {answer} for {state}; expected {expected} — {why}").format(
+        answer=repr(raw), state=shown, expected=repr(expected), why=_(why))
 
 
 def _state_call(function: Callable[[TaskState], Any], prices: Mapping[str, PriceEntry]) -> Any:
@@ -498,7 +543,7 @@ def _state_call(function: Callable[[TaskState], Any], prices: Mapping[str, Price
 
 
 def _completion_cases(function: Callable[..., Any]) -> list[Case]:
-    return [Case(name, partial(_state_call, function, prices),
+    return [Case(case_label(name), partial(_state_call, function, prices),
                  partial(judge_completion, prices=prices, expected=expected, why=why))
             for name, prices, expected, why in COMPLETION_CASES]
 
@@ -507,17 +552,17 @@ q6 = Exercise(
     id="completion-condition",
     number=6,
     set_name="controlling",
-    title="write the completion condition of a new task type",
+    title=N_("write the completion condition of a new task type"),
     variable="price_compare_done",
     arguments=("state",),
     noun="task states",
     hints=(
-        "A model that stops calling tools is a signal, not a success. Look only at the task state: which items "
-        "are done, with what evidence, and which are still open.",
-        "A fact counts only when it names its source (fact.source) and is in the task's currency "
-        "(fact.value['currency'] == PRICE_TASK.currency). Compare the count with PRICE_TASK.minimum.",
-        "complete when counted >= PRICE_TASK.minimum; impossible when counted + len(state.open_items()) < "
-        "PRICE_TASK.minimum (a done or given-up item is not looked up again); otherwise incomplete.",
+        N_("A model that stops calling tools is a signal, not a success. Look only at the task state: which items "
+        "are done, with what evidence, and which are still open."),
+        N_("A fact counts only when it names its source (fact.source) and is in the task's currency "
+        "(fact.value['currency'] == PRICE_TASK.currency). Compare the count with PRICE_TASK.minimum."),
+        N_("complete when counted >= PRICE_TASK.minimum; impossible when counted + len(state.open_items()) < "
+        "PRICE_TASK.minimum (a done or given-up item is not looked up again); otherwise incomplete."),
     ),
     build_cases=_completion_cases,
 )

@@ -23,7 +23,7 @@ import dis
 import importlib
 import inspect
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +31,21 @@ from agentloops.exercises import progress
 from agentloops.exercises.checking import TIME_LIMIT_S, TOTAL_LIMIT_S, Case, Mode, run_cases, type_name
 from agentloops.exercises.registry import register
 from agentloops.exercises.results import ExerciseResult, Note
+from agentloops.i18n import N_, _, ngettext
 
 _MISSING: Any = object()
+
+COUNTED: dict[str, str] = {
+    "scenarios": N_("{count} scenarios"),
+    "pairs of tests": N_("{count} pairs of tests"),
+    "runs": N_("{count} runs"),
+    "rounds": N_("{count} rounds"),
+    "failed runs": N_("{count} failed runs"),
+    "pairs of calls": N_("{count} pairs of calls"),
+    "situations": N_("{count} situations"),
+    "task states": N_("{count} task states"),
+}
+"""A number of cases, per :attr:`Exercise.noun` (``8 scenarios``): the counted form is what translates."""
 
 
 _STUB_OPS = frozenset({"RESUME", "NOP", "CACHE", "RETURN_VALUE"})
@@ -63,16 +76,19 @@ class Exercise:
         id: a short stable name (``stop-criterion``); notebook cells are tagged ``exercise:<id>``.
         number: its place in the workshop (1, 2, …); the notebook calls it ``q<number>``.
         set_name: the exercise set (one notebook) it belongs to.
-        title: one line for progress tables.
+        title: one line for progress tables (English, marked with ``N_``; shown translated).
         variable: the name of the function the learner defines.
         arguments: the parameters the learner's function is called with, for the shape check.
         noun: what the cases are (``scenarios``, ``situations``…), for messages.
-        hints: from vague to concrete.
+        hints: from vague to concrete. Title, noun, hints and prompt are English message ids (marked with
+            ``N_`` where they are defined) and are translated where they are shown.
         build_cases: the learner's function → the cases to run it on.
         time_limit: seconds each case may take.
         total_limit: seconds the whole check may take.
         prompt: the task with its rules, in full (``q.task()`` shows it); a notebook may say it in its own words.
         handle: the name the notebook gives the exercise object, when it is not ``q<number>`` (``q01_split``).
+        prompt_template: when the prompt is built from parts, its message id with ``{fields}``, and
+            prompt_fields: the parts (message ids too), so ``q.task()`` can show it translated.
     """
 
     id: str
@@ -88,6 +104,8 @@ class Exercise:
     total_limit: float = TOTAL_LIMIT_S
     prompt: str = ""
     handle: str = ""
+    prompt_template: str = ""
+    prompt_fields: Mapping[str, str] = field(default_factory=dict)
     _hints_shown: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -101,7 +119,7 @@ class Exercise:
     @property
     def label(self) -> str:
         """``q1 · write a stop criterion``."""
-        return f"{self.name} · {self.title}"
+        return f"{self.name} · {_(self.title)}"
 
     # ---- the learner's three calls
 
@@ -120,21 +138,25 @@ class Exercise:
 
     def task(self) -> Note:
         """The task and its rules, in full."""
-        return Note(f"Task {self.name}", self.prompt or self.title)
+        if self.prompt_template:
+            text = _(self.prompt_template).format(**{k: _(v) for k, v in self.prompt_fields.items()})
+        else:
+            text = _(self.prompt or self.title)
+        return Note(_("Task {name}").format(name=self.name), text)
 
     def hint(self) -> Note:
         """The next hint on the ladder (the last one repeats)."""
         if not self.hints:
-            return Note("Hint", "no hint for this one — re-read the task and the failing cases")
+            return Note(_("Hint"), _("no hint for this one — re-read the task and the failing cases"))
         index = min(self._hints_shown, len(self.hints) - 1)
         self._hints_shown += 1
-        return Note(f"Hint {index + 1}/{len(self.hints)}", self.hints[index])
+        return Note(_("Hint {n}/{total}").format(n=index + 1, total=len(self.hints)), _(self.hints[index]))
 
     def solution(self) -> Note:
         """The reference solution's source (the progress summary notes that it was viewed)."""
         progress.record_solution_viewed(self.id)
-        return Note(f"Solution to {self.name}", "one way to write it; yours may differ and still pass",
-                    self.solution_source())
+        return Note(_("Solution to {name}").format(name=self.name),
+                    _("one way to write it; yours may differ and still pass"), self.solution_source())
 
     # ---- for instructors, tests and the solutions command
 
@@ -153,41 +175,52 @@ class Exercise:
         try:
             return self._judge(answer, time_limit, mode)
         except Exception as exc:  # a checker bug must not become a traceback in the learner's notebook
-            return ExerciseResult(self.label, "incorrect", f"the checker itself failed ({type(exc).__name__}: {exc}); "
-                                                          "this is not your fault — please report it")
+            return ExerciseResult(self.label, "incorrect",
+                                  _("the checker itself failed ({error}: {exc}); this is not your fault — "
+                                    "please report it").format(error=type(exc).__name__, exc=exc))
 
     def _judge(self, answer: Any, time_limit: float | None, mode: Mode) -> ExerciseResult:
         if answer is _MISSING or answer is ... or answer is None or (callable(answer) and is_stub(answer)):
             return ExerciseResult(self.label, "not attempted",
-                                  f"write {self.variable}({', '.join(self.arguments)}) in the cell above, run it, "
-                                  f"then run this check again")
+                                  _("write {call} in the cell above, run it, then run this check again").format(
+                                      call=self._call()))
         problem = self._shape_problem(answer)
         if problem:
             return ExerciseResult(self.label, "incorrect", problem, hint=self._nudge())
         try:
             cases = self.build_cases(answer)
         except Exception as exc:  # building cases does not run learner code; a failure here is ours
-            return ExerciseResult(self.label, "incorrect", f"the checker could not prepare its cases "
-                                                          f"({type(exc).__name__}: {exc}); please report it")
+            return ExerciseResult(self.label, "incorrect",
+                                  _("the checker could not prepare its cases ({error}: {exc}); please report it")
+                                  .format(error=type(exc).__name__, exc=exc))
         results, printed = run_cases(cases, time_limit=time_limit or self.time_limit, total_limit=self.total_limit,
                                      mode=mode)
         failed = [r for r in results if not r.passed]
         if not failed:
-            return ExerciseResult(self.label, "correct", f"all {len(results)} {self.noun} pass.", tuple(results),
-                                  output=printed)
+            return ExerciseResult(self.label, "correct", _("all {counted} pass.").format(
+                counted=self.counted(len(results))), tuple(results), output=printed)
         first = failed[0]
-        message = (f"{len(results) - len(failed)} of {len(results)} {self.noun} pass; "
-                   f"first to fix: {first.name}.")
+        message = _("{passed} of {counted} pass; first to fix: {case}.").format(
+            passed=len(results) - len(failed), counted=self.counted(len(results)), case=first.name)
         return ExerciseResult(self.label, "incorrect", message, tuple(results), hint=self._nudge(), output=printed)
 
+    def counted(self, count: int) -> str:
+        """``8 scenarios``: a number of this exercise's cases, in the language in use."""
+        template = COUNTED.get(self.noun)
+        return _(template).format(count=count) if template else f"{count} {self.noun}"
+
     def _nudge(self) -> str:
-        return f"Stuck? {self.name}.hint() gives a hint; {self.name}.solution() shows one solution."
+        return _("Stuck? {name}.hint() gives a hint; {name}.solution() shows one solution.").format(name=self.name)
+
+    def _call(self) -> str:
+        return f"{self.variable}({', '.join(self.arguments)})"
 
     def _shape_problem(self, answer: Any) -> str:
         """Why ``answer`` cannot even be called the way the checker calls it ("" when it can)."""
-        expected = f"{self.variable}({', '.join(self.arguments)})"
+        expected = self._call()
         if not callable(answer):
-            return f"{self.variable} should be a function, {expected}; it is {type_name(answer)}"
+            return _("{variable} should be a function, {call}; it is {kind}").format(
+                variable=self.variable, call=expected, kind=type_name(answer))
         try:
             signature = inspect.signature(answer)
         except (TypeError, ValueError):
@@ -195,14 +228,17 @@ class Exercise:
         try:
             signature.bind(*self.arguments)
         except TypeError:
-            return (f"{self.variable} is called as {expected}, but yours takes "
-                    f"({', '.join(signature.parameters)}); give it exactly {len(self.arguments)} "
-                    f"parameter{'s' if len(self.arguments) != 1 else ''}")
+            return ngettext("{variable} is called as {call}, but yours takes ({parameters}); give it exactly "
+                            "{count} parameter",
+                            "{variable} is called as {call}, but yours takes ({parameters}); give it exactly "
+                            "{count} parameters", len(self.arguments)).format(
+                variable=self.variable, call=expected, parameters=", ".join(signature.parameters),
+                count=len(self.arguments))
         return ""
 
     def __repr__(self) -> str:
-        call = f"{self.variable}({', '.join(self.arguments)})"
-        return f"<Exercise {self.label}: define {call}, then {self.name}.check()>"
+        return _("<Exercise {label}: define {call}, then {name}.check()>").format(label=self.label, call=self._call(),
+                                                                                 name=self.name)
 
 
 def _lookup(name: str, namespace: dict[str, Any]) -> Any:

@@ -12,6 +12,10 @@ definition (the cell tagged ``self-check-definitions``), so the key is the
 code that grades. A banner on top says what the copy is. The learner
 notebooks are never modified, and existing files are not overwritten unless asked.
 
+Both editions: in Chinese (``set_language("zh")`` or ``AGENTLOOPS_LANG=zh``) the helpers look up the
+Chinese mirror under ``notebooks/zh/`` (same relative paths) and fall back, file by file, to the
+English notebook where a mirror does not exist yet; the banner is written in the language in use.
+
 Notebooks are plain JSON; this module reads and writes them with :mod:`json`
 so that rendering needs nothing beyond the package.
 """
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.errors import UsageError
+from agentloops.i18n import N_, _, language
 from agentloops.resources import notebooks_dir
 
 EXERCISE_TAG = "exercise:"
@@ -33,28 +38,47 @@ EXERCISE_TAG = "exercise:"
 QUIZ_TAG = "self-check-definitions"
 """Tag of the cell that defines a notebook's self-check questions (``q1 = Question(...)``)."""
 
-BANNER = (
+BANNER = N_(
     "> **Instructor copy — reference solutions and quiz answers filled in. Do not hand this out.**\n"
     "> Rendered by `agentloops solutions`; the learner's version is `notebooks/{name}`.\n"
     "> Every check below should say ✓ Correct. Each solution is one way to write it: a learner's may differ and "
     "still pass."
 )
+"""The instructor copy's banner (a message id: written in the language in use)."""
+
+ZH_DIR = "zh"
+"""The Chinese edition's folder under ``notebooks/``: a mirror of the English paths."""
+
+
+def edition_dir() -> Path:
+    """The notebooks folder of the language in use: ``notebooks/`` or its Chinese mirror ``notebooks/zh/``."""
+    return notebooks_dir() / ZH_DIR if language() == "zh" else notebooks_dir()
+
+
+def edition_of(path: Path) -> Path:
+    """The notebook at ``path`` (an English one) in the language in use: its mirror when that exists, else itself."""
+    mirror = edition_dir() / path.relative_to(notebooks_dir())
+    return mirror if mirror.is_file() else path
 
 
 def exercises_dir() -> Path:
-    """The folder of the learner exercise notebooks."""
-    return notebooks_dir() / "exercises"
+    """The folder of the learner exercise notebooks, in the language in use."""
+    return edition_dir() / "exercises"
+
+
+def _notebooks(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 
 
 def exercise_notebooks() -> list[Path]:
-    """The learner exercise notebooks, in order."""
-    return sorted(p for p in exercises_dir().glob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    """The learner exercise notebooks, in order: the Chinese ones in Chinese (each falls back to English)."""
+    return [edition_of(path) for path in _notebooks(notebooks_dir() / "exercises")]
 
 
 def lesson_notebooks() -> list[Path]:
     """The lessons with something to fill in: an embedded exercise or self-check questions."""
     found = []
-    for path in sorted(notebooks_dir().glob("*.ipynb")):
+    for path in (edition_of(p) for p in _notebooks(notebooks_dir())):
         notebook = json.loads(path.read_text(encoding="utf-8"))
         if answer_cells(notebook) or quiz_cell(notebook) is not None:
             found.append(path)
@@ -84,7 +108,8 @@ def quiz_answers(source: str, where: str = "notebook") -> dict[str, str]:
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        raise SolutionsError(f"{where}: the self-check definitions do not parse (line {exc.lineno})") from None
+        raise SolutionsError(_("{where}: the self-check definitions do not parse (line {line})").format(
+            where=where, line=exc.lineno)) from None
     answers = {}
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
@@ -94,7 +119,7 @@ def quiz_answers(source: str, where: str = "notebook") -> dict[str, str]:
         given = {k.arg: k.value for k in node.value.keywords}
         value = given.get("answer") or (node.value.args[1] if len(node.value.args) > 1 else None)
         if value is None:
-            raise SolutionsError(f"{where}: question {name} has no answer=")
+            raise SolutionsError(_("{where}: question {name} has no answer=").format(where=where, name=name))
         expression = value.body if isinstance(value, ast.Lambda) else value
         answers[name] = ast.get_source_segment(source, expression) or ast.unparse(expression)
     return answers
@@ -116,7 +141,8 @@ def fill_quiz(notebook: dict[str, Any], where: str = "notebook") -> list[str]:
         if found and found.group(1) in answers:
             name = found.group(1)
             rest = source.partition("\n")[2]
-            cell["source"] = _lines(f"{name}.check({answers[name]})  # answer key\n{rest}")
+            key = _("answer key")
+            cell["source"] = _lines(f"{name}.check({answers[name]})  # {key}\n{rest}")
             filled.append(name)
     return filled
 
@@ -162,7 +188,7 @@ def fill_solutions(notebook: dict[str, Any], name: str) -> tuple[dict[str, Any],
         filled.append(exercise_id)
     filled += fill_quiz(copy, name)
     banner = {"cell_type": "markdown", "metadata": {"tags": ["instructor-banner"]},
-              "source": _lines(BANNER.format(name=name))}
+              "source": _lines(_(BANNER).format(name=name))}
     if copy.get("nbformat", 4) >= 4 and copy.get("nbformat_minor", 0) >= 5:
         banner["id"] = "instructor-banner"
     copy["cells"].insert(0, banner)
@@ -185,25 +211,29 @@ def render_solutions(out_dir: Path, *, force: bool = False) -> list[Path]:
     """
     out_dir = Path(out_dir)
     source_dir = exercises_dir()
-    if out_dir.resolve() in (source_dir.resolve(), notebooks_dir().resolve()):
-        raise UsageError(f"{out_dir}: this is the learner notebooks' own folder; choose another one")
+    learner_dirs = {d.resolve() for d in (notebooks_dir(), notebooks_dir() / "exercises", notebooks_dir() / ZH_DIR,
+                                          notebooks_dir() / ZH_DIR / "exercises")}
+    if out_dir.resolve() in learner_dirs:
+        raise UsageError(_("{folder}: this is the learner notebooks' own folder; choose another one").format(
+            folder=out_dir))
     if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"{out_dir}: exists and is not a folder")
+        raise UsageError(_("{folder}: exists and is not a folder").format(folder=out_dir))
     sources = exercise_notebooks()
     if not sources:
-        raise UsageError(f"{source_dir}: no exercise notebooks found")
+        raise UsageError(_("{folder}: no exercise notebooks found").format(folder=source_dir))
     sources += lesson_notebooks()
     targets = [out_dir / path.name for path in sources]
     existing = [t for t in targets if t.exists()]
     if existing and not force:
-        raise UsageError(f"{existing[0]} already exists; pass --force to overwrite it, or choose another folder")
+        raise UsageError(_("{file} already exists; pass --force to overwrite it, or choose another folder").format(
+            file=existing[0]))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for path, target in zip(sources, targets):
             notebook = json.loads(path.read_text(encoding="utf-8"))
-            copy, _ = fill_solutions(notebook, str(path.relative_to(notebooks_dir())))
+            copy, _filled = fill_solutions(notebook, str(path.relative_to(notebooks_dir())))
             target.write_text(json.dumps(copy, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     except OSError as exc:
-        raise SolutionsError(f"solutions --out {out_dir}: cannot write there ({exc.strerror or exc}); "
-                             "expected a folder you can write into") from None
+        raise SolutionsError(_("solutions --out {folder}: cannot write there ({error}); expected a folder you can "
+                               "write into").format(folder=out_dir, error=exc.strerror or exc)) from None
     return targets

@@ -27,6 +27,8 @@ from typing import Any
 
 from agentloops.criteria import Abort, Continue, Decision, Finish
 from agentloops.errors import ERROR_CLASSES
+from agentloops.exercises.failures import raised_summary
+from agentloops.i18n import N_, _
 from agentloops.response import Response
 from agentloops.retry import Setup
 
@@ -38,6 +40,7 @@ MAX_DEPTH = 20
 
 _SCALARS = (type(None), bool, int, float, str)
 _BUILTIN_BASES = (bool, int, float, str, list, tuple, dict, set)
+_TOO_DEEP = N_("nested too deeply")
 
 
 TAGGED: dict[str, type] = {"Continue": Continue, "Finish": Finish, "Abort": Abort, "Setup": Setup}
@@ -59,7 +62,7 @@ def encode(value: Any, depth: int = 0) -> JSON:
     if kind in _SCALARS:
         return value
     if depth > MAX_DEPTH:
-        return {"$": "unsupported", "type": kind.__name__, "base": "", "why": "nested too deeply"}
+        return {"$": "unsupported", "type": kind.__name__, "base": "", "why": _TOO_DEEP}  # an id: see show()
     if kind is list or kind is tuple:
         return {"$": kind.__name__, "items": [encode(v, depth + 1) for v in value]}
     if kind is dict and all(type(k) is str for k in value):
@@ -101,10 +104,12 @@ def show(value: JSON) -> str:
     if kind == "unsupported":
         base = value.get("base") or ""
         if value.get("why"):
-            return f"{value.get('type')} ({value['why']})"
-        return f"{value.get('type')} (a subclass of {base})" if base else str(value.get("type"))
+            why = _(_TOO_DEEP) if value["why"] == _TOO_DEEP else str(value["why"])
+            return f"{value.get('type')} ({why})"
+        return (_("{kind} (a subclass of {base})").format(kind=value.get("type"), base=base) if base
+                else str(value.get("type")))
     if kind in ("list", "tuple", "dict"):
-        return f"{kind} of {len(value.get('items') or ())}"
+        return _("{kind} of {count}").format(kind=kind, count=len(value.get("items") or ()))
     if kind in TAGGED:
         values = list((value.get("fields") or {}).values())
         if kind in ("Finish", "Abort"):
@@ -113,7 +118,7 @@ def show(value: JSON) -> str:
             values = []
         return f"{kind}({', '.join(show_short(v) for v in values)})"
     if kind == "raised":
-        return f"an exception ({value.get('text')})"
+        return _("an exception ({error})").format(error=raised_summary(value))
     return kind
 
 
@@ -133,7 +138,7 @@ def exact(value: JSON, kind: type, expected: str) -> Any:
     """``value`` itself when it is exactly of ``kind`` (``bool`` is not an ``int``), else :class:`WrongValue`."""
     if type(value) is kind:
         return value
-    raise WrongValue(f"returned {show(value)}; expected {expected}")
+    raise WrongValue(_("returned {value}; expected {expected}").format(value=show(value), expected=expected))
 
 
 def decision(value: JSON, *, allow_bool: bool = True) -> Decision | bool:
@@ -141,26 +146,29 @@ def decision(value: JSON, *, allow_bool: bool = True) -> Decision | bool:
     if type(value) is bool and allow_bool:
         return bool(value)
     kind = tag(value)
-    what = ("True/False, or al.Continue(), al.Finish(answer), al.Abort(code, reason)" if allow_bool
-            else "al.Continue(), al.Finish(answer) or al.Abort(code, reason)")
+    what = (_("True/False, or al.Continue(), al.Finish(answer), al.Abort(code, reason)") if allow_bool
+            else _("al.Continue(), al.Finish(answer) or al.Abort(code, reason)"))
     if kind not in ("Continue", "Finish", "Abort"):
-        raise WrongValue(f"returned {show(value)}; return {what}")
+        raise WrongValue(_("returned {value}; return {what}").format(value=show(value), what=what))
     got = value.get("fields") or {}
     reason = got.get("reason", "")
     if type(reason) is not str:
-        raise WrongValue(f"returned {show(value)}: the reason must be text (a str); got {show(reason)}")
+        raise WrongValue(_("returned {value}: the reason must be text (a str); got {reason}").format(
+            value=show(value), reason=show(reason)))
     if kind == "Continue":
         return Continue(reason)
     if kind == "Finish":
         answer = got.get("answer")
         if answer is not None and type(answer) is not str:
-            raise WrongValue(f"returned {show(value)}: the answer of a Finish is the round's text (a str or None), "
-                             f"not {show(answer)} — write al.Finish(response.content)")
+            raise WrongValue(_("returned {value}: the answer of a Finish is the round's text (a str or None), "
+                               "not {answer} — write al.Finish(response.content)").format(value=show(value),
+                                                                                          answer=show(answer)))
         flags = {f.name: got[f.name] for f in fields(Finish) if type(got.get(f.name)) is bool}
         return Finish(answer, reason, **flags)
     code = got.get("code")
     if type(code) is not str or code not in ERROR_CLASSES:
-        raise WrongValue(f"aborted with code {show_short(code)}; the codes are: {', '.join(ERROR_CLASSES)}")
+        raise WrongValue(_("aborted with code {code}; the codes are: {codes}").format(
+            code=show_short(code), codes=", ".join(ERROR_CLASSES)))
     return Abort(code, reason)  # type: ignore[arg-type]  # checked against ERROR_CLASSES just above
 
 
@@ -168,22 +176,23 @@ def boolean(value: JSON) -> bool:
     """A True/False answer, exactly (``1`` and a subclass of ``bool`` are not)."""
     if type(value) is bool:
         return value
-    raise WrongValue(f"returned {show(value)}; return exactly True (stop: this is the answer) or False (go on)")
+    raise WrongValue(_("returned {value}; return exactly True (stop: this is the answer) or False (go on)").format(
+        value=show(value)))
 
 
 def response(value: JSON) -> Response:
     """Rebuild a :class:`Response` the learner returned (re-validated on this side)."""
     if tag(value) != "Response":
-        raise WrongValue(f"returned {show(value)}; expected an al.Response(content=…, tool_calls=…, "
-                         "finish_reason=…)")
+        raise WrongValue(_("returned {value}; expected an al.Response(content=…, tool_calls=…, "
+                           "finish_reason=…)").format(value=show(value)))
     return Response.model_validate(value.get("data"))
 
 
 def rebuild(value: JSON, tag_name: str, factory: Callable[..., Any], expected: str) -> Any:
     """Rebuild a tagged dataclass value (``Setup``…) whose fields are plain scalars."""
     if tag(value) != tag_name:
-        raise WrongValue(f"returned {show(value)}; expected {expected}")
+        raise WrongValue(_("returned {value}; expected {expected}").format(value=show(value), expected=expected))
     got = value.get("fields") or {}
     if any(isinstance(v, dict) for v in got.values()):
-        raise WrongValue(f"returned {show(value)}: its fields must be plain values")
+        raise WrongValue(_("returned {value}: its fields must be plain values").format(value=show(value)))
     return factory(**got)

@@ -46,12 +46,15 @@ from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_c
 from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.failures import raised_text
 from agentloops.exercises.outputs import JSON, Encoded, WrongValue
+from agentloops.exercises.results import case_label
 from agentloops.exercises.stopping import (
     CRAFTED_RUNS,
     criterion_outputs,
     describe_ending,
+    error_reason,
     replay_criterion,
 )
+from agentloops.i18n import N_, _, shown
 from agentloops.loop import run
 from agentloops.messages import Message
 from agentloops.record import RunRecord
@@ -71,8 +74,13 @@ def _kind(decision: Decision) -> str:
 
 
 def _said(name: str, decision: Decision) -> str:
-    verdict = "done" if isinstance(decision, Finish) else "go on" if isinstance(decision, Continue) else "abort"
-    return f"{name} says {verdict} ({decision.reason})"
+    if isinstance(decision, Finish):
+        text = _("{test} says done ({reason})")
+    elif isinstance(decision, Continue):
+        text = _("{test} says go on ({reason})")
+    else:
+        text = _("{test} says abort ({reason})")
+    return text.format(test=name, reason=shown(decision.reason))
 
 
 # --------------------------------------------------------------------------- 01: a round that splits two tests
@@ -81,19 +89,22 @@ def _said(name: str, decision: Decision) -> str:
 def judge_split(raw: JSON, done_test: str, going_test: str) -> Verdict:
     """Both named naive tests, run here on the learner's round: one must finish, the other go on."""
     if outputs.tag(raw) == "raised":
-        raise LearnerError(f"your function raised {raised_text(raw)}")
+        raise LearnerError(_("your function raised {error}").format(error=raised_text(raw)))
     round_ = outputs.response(raw)
     done, going = CRITERIA[done_test](round_), CRITERIA[going_test](round_)
     right = _kind(correct(round_))
     if isinstance(done, Finish) and isinstance(going, Continue):
-        return True, f"{_said(done_test, done)}; {_said(going_test, going)}; the correct loop: {right}"
-    return False, (f"on your round ({round_.summary()}) {_said(done_test, done)} and {_said(going_test, going)}; "
-                   f"expected {done_test} to say done and {going_test} to say go on")
+        return True, _("{done}; {going}; the correct loop: {decision}").format(
+            done=_said(done_test, done), going=_said(going_test, going), decision=right)
+    return False, _("on your round ({round}) {done} and {going}; expected {done_test} to say done and "
+                    "{going_test} to say go on").format(round=round_.summary(), done=_said(done_test, done),
+                                                        going=_said(going_test, going), done_test=done_test,
+                                                        going_test=going_test)
 
 
 def _split_cases(function: Callable[..., Any]) -> list[Case]:
     pairs = [(a, b) for a in NAIVE_TESTS for b in NAIVE_TESTS if a != b]
-    return [Case(f"{a} done, {b} goes on", partial(guarded_call, function, a, b),
+    return [Case(_("{a} done, {b} goes on").format(a=a, b=b), partial(guarded_call, function, a, b),
                  partial(judge_split, done_test=a, going_test=b)) for a, b in pairs]
 
 
@@ -102,11 +113,11 @@ q01_split = Exercise(
     number=1,
     set_name="part1",
     handle="q01_split",
-    title="build a round on which two naive stop tests disagree",
+    title=N_("build a round on which two naive stop tests disagree"),
     variable="splitting_round",
     arguments=("done_test", "going_test"),
     noun="pairs of tests",
-    prompt=(
+    prompt=N_(
         "On the normal run the three naive stop tests agree, so a happy-path test cannot tell them apart. "
         "Write splitting_round(done_test, going_test) that returns one al.Response on which the test named "
         "done_test says done and the test named going_test says go on. The names are 'content' (non-empty "
@@ -114,12 +125,12 @@ q01_split = Exercise(
         "means done). It is checked on all six ordered pairs; the tests themselves judge your round."
     ),
     hints=(
-        "Each naive test watches one field. Make the field done_test watches say 'done' and the field "
-        "going_test watches say 'go on'; the third field can stay as it is.",
-        "Done: content non-empty / finish_reason 'stop' / no tool calls. Go on: content None / finish_reason "
-        "'length' / a tool call such as al.ToolCall(id='call_1', name='read_file', arguments='{}').",
-        "Start from al.Response(content=None, tool_calls=[], finish_reason='stop') and change two fields, one "
-        "per test: look up what done_test needs for 'done' and what going_test needs for 'go on'.",
+        N_("Each naive test watches one field. Make the field done_test watches say 'done' and the field "
+        "going_test watches say 'go on'; the third field can stay as it is."),
+        N_("Done: content non-empty / finish_reason 'stop' / no tool calls. Go on: content None / finish_reason "
+        "'length' / a tool call such as al.ToolCall(id='call_1', name='read_file', arguments='{}')."),
+        N_("Start from al.Response(content=None, tool_calls=[], finish_reason='stop') and change two fields, one "
+        "per test: look up what done_test needs for 'done' and what going_test needs for 'go on'."),
     ),
     build_cases=_split_cases,
 )
@@ -142,14 +153,16 @@ def judge_stop_test(raw: JSON, scenario: str) -> Verdict:
         same = (got.outcome, got.answer, got.steps, got.tools_executed) == (
             expected.outcome, expected.answer, expected.steps, expected.tools_executed)
         if same:
-            return True, f"{describe_ending(got)}, like the correct loop"
-        return False, f"{describe_ending(got)}; expected: {describe_ending(expected)}"
+            return True, _("{ending}, like the correct loop").format(ending=describe_ending(got))
+        return False, _("{ending}; expected: {expected}").format(ending=describe_ending(got),
+                                                                 expected=describe_ending(expected))
     if got.error is not None:
-        return True, (f"{describe_ending(got)} — no answer reported, the best True/False can do here; "
-                      f"the correct loop {describe_ending(expected)} (notebook 04)")
-    reason = (expected.error_message or "").split(": ", 1)[-1]
-    return False, (f"{describe_ending(got)}; expected no answer at all — {reason}, so True here reports "
-                   "a broken round as the answer")
+        return True, _("{ending} — no answer reported, the best True/False can do here; the correct loop "
+                       "{expected} (notebook 04)").format(ending=describe_ending(got),
+                                                          expected=describe_ending(expected))
+    reason = error_reason(expected)
+    return False, _("{ending}; expected no answer at all — {reason}, so True here reports a broken round as the "
+                    "answer").format(ending=describe_ending(got), reason=reason)
 
 
 def _stop_test_cases(function: Callable[..., Any]) -> list[Case]:
@@ -162,11 +175,11 @@ q02_stop_test = Exercise(
     number=2,
     set_name="part1",
     handle="q02_stop_test",
-    title="write a True/False stop test that never stops early",
+    title=N_("write a True/False stop test that never stops early"),
     variable="my_stop_test",
     arguments=("response",),
     noun="scenarios",
-    prompt=(
+    prompt=N_(
         "Write my_stop_test(response) -> bool. True means: stop, and answer with this round's text; False "
         "means: go on (run the round's tool calls and ask the model again). It runs as the loop's criterion "
         "on normal, talk-and-call, truncated, talk-only and tool-call-with-stop, with a cap of 8 calls that "
@@ -175,10 +188,10 @@ q02_stop_test = Exercise(
         "(True/False cannot raise, so there the cap ends the run). Return exactly True or False."
     ),
     hints=(
-        "Two fields can each be wrong alone: text arrives alongside a tool call, and a tool call can arrive "
-        "with finish_reason 'stop'. Which combination really means the model is done?",
-        "Done means: no tool calls left to run, and the round ended normally (finish_reason 'stop').",
-        "return not response.tool_calls and response.finish_reason == 'stop'",
+        N_("Two fields can each be wrong alone: text arrives alongside a tool call, and a tool call can arrive "
+        "with finish_reason 'stop'. Which combination really means the model is done?"),
+        N_("Done means: no tool calls left to run, and the round ended normally (finish_reason 'stop')."),
+        N_("return not response.tool_calls and response.finish_reason == 'stop'"),
     ),
     build_cases=_stop_test_cases,
 )
@@ -241,26 +254,28 @@ def judge_log(raw: JSON, name: str) -> Verdict:
     """Compare the learner's counts with ``RunRecord.wasted_calls``."""
     records = _log_records(name)
     if type(raw) is not list or len(raw) > len(records) or not raw:
-        raise LearnerError("the checker's worker sent something it never sends; return your answer instead")
+        raise LearnerError(_("the checker's worker sent something it never sends; return your answer instead"))
     said = []
     for record, value in zip(records, raw):
         where = f"{record.scenario} × {record.criterion}" if len(records) > 1 else record.scenario
         if outputs.tag(value) == "raised":
-            raise LearnerError(f"on {where} your function raised {raised_text(value)}")
-        count = outputs.exact(value, int, "an int: the number of wasted calls")
+            raise LearnerError(_("on {run} your function raised {error}").format(run=where, error=raised_text(value)))
+        count = outputs.exact(value, int, _("an int: the number of wasted calls"))
         if count != record.wasted_calls:
-            repeats = [str(r.step) for r in record.rounds if r.repeated] or ["none"]
-            return False, (f"on {where} you counted {count}; {record.wasted_calls} calls were wasted "
-                           f"(calls: {', '.join(repeats)}, of {record.steps})")
+            repeats = [str(r.step) for r in record.rounds if r.repeated] or [_("none")]
+            return False, _("on {run} you counted {count}; {wasted} calls were wasted (calls: {calls}, of {steps})"
+                            ).format(run=where, count=count, wasted=record.wasted_calls, calls=", ".join(repeats),
+                                     steps=record.steps)
         said.append(f"{record.criterion} {count}" if len(records) > 1 else str(count))
     if len(said) < len(records):
-        raise LearnerError("the checker's worker sent too few counts; return your answer instead")
-    return True, "counted right: " + ", ".join(said)
+        raise LearnerError(_("the checker's worker sent too few counts; return your answer instead"))
+    return True, _("counted right: {counts}").format(counts=", ".join(said))
 
 
 def _log_cases(function: Callable[..., Any]) -> list[Case]:
     names = [s.name for s in list_scenarios(["article", "extra"])] + list(CRAFTED_RUNS)
-    return [Case(name, partial(log_outputs, function, name), partial(judge_log, name=name)) for name in names]
+    return [Case(case_label(name), partial(log_outputs, function, name), partial(judge_log, name=name))
+            for name in names]
 
 
 q03_wasted = Exercise(
@@ -268,11 +283,11 @@ q03_wasted = Exercise(
     number=3,
     set_name="part1",
     handle="q03_wasted",
-    title="count the wasted calls in a request log",
+    title=N_("count the wasted calls in a request log"),
     variable="wasted_calls",
     arguments=("log",),
     noun="runs",
-    prompt=(
+    prompt=N_(
         "Write wasted_calls(log) -> int. The log is a list with one dict per model call: 'call' (1, 2, …), "
         "'new_messages' (what this call sent that the previous call did not: the assistant's last reply and "
         "the tool results, each {'role', 'content'}, tool results also with 'name' and 'arguments') and "
@@ -283,11 +298,11 @@ q03_wasted = Exercise(
         "a polling run and a paging run."
     ),
     hints=(
-        "Walk the log in pairs (previous call, this call). Two things must both hold for a waste.",
-        "Same response: this['response'] == previous['response']. Something new: a tool message in "
-        "this['new_messages'] whose (name, arguments, content) was not in any earlier call's new_messages.",
-        "Keep a set `seen` of (name, arguments, content) tuples; for each call, compute `fresh` = its tool "
-        "results not in seen, add them to seen, and count the call when the response repeats and fresh is empty.",
+        N_("Walk the log in pairs (previous call, this call). Two things must both hold for a waste."),
+        N_("Same response: this['response'] == previous['response']. Something new: a tool message in "
+        "this['new_messages'] whose (name, arguments, content) was not in any earlier call's new_messages."),
+        N_("Keep a set `seen` of (name, arguments, content) tuples; for each call, compute `fresh` = its tool "
+        "results not in seen, add them to seen, and count the call when the response repeats and fresh is empty."),
     ),
     build_cases=_log_cases,
 )
@@ -301,21 +316,21 @@ def _call(arguments: str = '{"path": "notes.txt"}') -> ToolCall:
 
 
 CRAFTED_ROUNDS: dict[str, Response] = {
-    "tool calls with length": Response(content=None, tool_calls=(_call(),), finish_reason="length"),
-    "tool calls with stop": Response(content=None, tool_calls=(_call(),), finish_reason="stop"),
-    "talk and a tool call": Response(content="Let me look.", tool_calls=(_call(),), finish_reason="tool_calls"),
+    N_("tool calls with length"): Response(content=None, tool_calls=(_call(),), finish_reason="length"),
+    N_("tool calls with stop"): Response(content=None, tool_calls=(_call(),), finish_reason="stop"),
+    N_("talk and a tool call"): Response(content="Let me look.", tool_calls=(_call(),), finish_reason="tool_calls"),
     "pause": Response(content=None, finish_reason="pause"),
-    "a filtered round with a tool call": Response(content=None, tool_calls=(_call(),),
+    N_("a filtered round with a tool call"): Response(content=None, tool_calls=(_call(),),
                                                   finish_reason="content_filter"),
-    "a refusal": Response(content="I can't help with that.", finish_reason="refusal"),
-    "an unknown stop value": Response(content="?", finish_reason="unknown", raw_finish_reason="END_OF_WORLD"),
-    "finish_reason tool_calls, no call": Response(content=None, finish_reason="tool_calls"),
-    "arguments cut off, with stop": Response(content=None, tool_calls=(_call('{"path": "no'),),
+    N_("a refusal"): Response(content="I can't help with that.", finish_reason="refusal"),
+    N_("an unknown stop value"): Response(content="?", finish_reason="unknown", raw_finish_reason="END_OF_WORLD"),
+    N_("finish_reason tool_calls, no call"): Response(content=None, finish_reason="tool_calls"),
+    N_("arguments cut off, with stop"): Response(content=None, tool_calls=(_call('{"path": "no'),),
                                             finish_reason="stop"),
-    "arguments that are not JSON": Response(content=None, tool_calls=(_call("path=notes.txt"),),
+    N_("arguments that are not JSON"): Response(content=None, tool_calls=(_call("path=notes.txt"),),
                                            finish_reason="tool_calls"),
-    "an empty stop": Response(content="", finish_reason="stop"),
-    "text with length": Response(content="The file has", finish_reason="length"),
+    N_("an empty stop"): Response(content="", finish_reason="stop"),
+    N_("text with length"): Response(content="The file has", finish_reason="length"),
 }
 """Rounds the scenarios do not show directly."""
 
@@ -323,12 +338,13 @@ CRAFTED_ROUNDS: dict[str, Response] = {
 def decide_rounds() -> list[tuple[str, Response]]:
     """Every round ``q04`` is checked on: the crafted ones, then each distinct response of a shipped scenario."""
     found = list(CRAFTED_ROUNDS.items())
-    seen = {r.summary() for _, r in found}
+    seen = {r.summary() for _name, r in found}
     for scenario in list_scenarios():
         for index, response in enumerate(load_scenario(scenario).responses, 1):
             if response.summary() not in seen:
                 seen.add(response.summary())
-                found.append((f"{scenario.name} · response {index}", response))
+                found.append((_("{scenario} · response {index}").format(scenario=scenario.name, index=index),
+                              response))
     return found
 
 
@@ -336,19 +352,22 @@ def judge_decide(raw: JSON, response: Response) -> Verdict:
     """Compare the learner's decision with :func:`agentloops.criteria.correct` on the same round."""
     expected = correct(response)
     if outputs.tag(raw) == "raised":
-        raise LearnerError(f"on {response.summary()} your function raised {raised_text(raw)}")
+        raise LearnerError(_("on {round} your function raised {error}").format(round=response.summary(),
+                                                                              error=raised_text(raw)))
     try:
         got = outputs.decision(raw, allow_bool=False)
     except WrongValue as exc:
-        raise LearnerError(f"on {response.summary()} your function {exc}") from None
+        raise LearnerError(_("on {round} your function {problem}").format(round=response.summary(),
+                                                                         problem=exc)) from None
     assert not isinstance(got, bool)
     same = type(got) is type(expected) and (
         not isinstance(expected, Abort) or getattr(got, "code", None) == expected.code) and (
         not isinstance(expected, Finish) or (getattr(got, "answer", None) or "") == (expected.answer or ""))
     want = _shown(expected)
     if same:
-        return True, f"{want} — {expected.reason}"
-    return False, f"you said {_shown(got)} on {response.summary()}; the correct loop says {want} — {expected.reason}"
+        return True, _("{decision} — {reason}").format(decision=want, reason=shown(expected.reason))
+    return False, _("you said {said} on {round}; the correct loop says {decision} — {reason}").format(
+        said=_shown(got), round=response.summary(), decision=want, reason=shown(expected.reason))
 
 
 def _shown(decision: Decision) -> str:
@@ -360,7 +379,7 @@ def _shown(decision: Decision) -> str:
 
 
 def _decide_cases(function: Callable[..., Any]) -> list[Case]:
-    return [Case(name, partial(guarded_call, function, response), partial(judge_decide, response=response))
+    return [Case(case_label(name), partial(guarded_call, function, response), partial(judge_decide, response=response))
             for name, response in decide_rounds()]
 
 
@@ -369,11 +388,11 @@ q04_decide = Exercise(
     number=4,
     set_name="part1",
     handle="q04_decide",
-    title="decide each round as the correct loop does",
+    title=N_("decide each round as the correct loop does"),
     variable="my_decide",
     arguments=("response",),
     noun="rounds",
-    prompt=(
+    prompt=N_(
         "Write my_decide(response) that returns al.Continue(), al.Finish(answer) or al.Abort(code, reason) — "
         "never True/False. The order of the checks is the lesson. First, how did the round end: an abnormal "
         "end aborts before anything runs, whatever tool calls the round carries. agentloops.stops.ABORT_CODES "
@@ -387,14 +406,14 @@ q04_decide = Exercise(
         "al.criteria.correct on every round of every shipped scenario and on crafted ones."
     ),
     hints=(
-        "Ask 'how did it end?' before 'is there work left?'. A round cut off by the token limit may carry "
-        "tool calls — they are not safe to run.",
-        "from agentloops.stops import ABORT_CODES; if response.finish_reason in ABORT_CODES: return "
+        N_("Ask 'how did it end?' before 'is there work left?'. A round cut off by the token limit may carry "
+        "tool calls — they are not safe to run."),
+        N_("from agentloops.stops import ABORT_CODES; if response.finish_reason in ABORT_CODES: return "
         "al.Abort(ABORT_CODES[response.finish_reason], …). Then check each call.parsed_arguments (None: it "
-        "cannot run; call.is_cut_off says whether it was cut off).",
-        "After the abnormal ends and the broken calls: if response.tool_calls: return al.Continue(); then 'pause' "
+        "cannot run; call.is_cut_off says whether it was cut off)."),
+        N_("After the abnormal ends and the broken calls: if response.tool_calls: return al.Continue(); then 'pause' "
         "→ Continue, 'tool_calls' with no text → Abort('malformed_tool_call', …), else "
-        "al.Finish(response.content).",
+        "al.Finish(response.content)."),
     ),
     build_cases=_decide_cases,
 )
@@ -408,7 +427,7 @@ def _long_chain_failure() -> tuple[RunRecord, Setup]:
     return record, Setup(max_tokens=256, prompt=load_scenario("long-chain").prompt)
 
 
-RESPOND_SITUATIONS: tuple[str, ...] = ("truncated", "content_filter", "failing_tool", "a chain longer than the cap")
+RESPOND_SITUATIONS: tuple[str, ...] = ("truncated", "content_filter", "failing_tool", N_("a chain longer than the cap"))
 """The failed runs ``q05`` shows: the three stops of notebook 05, and a cap reached with no tool failing."""
 
 
@@ -428,22 +447,24 @@ def respond_call(function: Callable[[RunRecord, Setup], Any], name: str) -> Any:
 def _setup_of(raw: JSON) -> Setup | None:
     if raw is None:
         return None
-    setup = outputs.rebuild(raw, "Setup", Setup, "a Setup (dataclasses.replace(setup, …)) or None")
+    setup = outputs.rebuild(raw, "Setup", Setup, _("a Setup (dataclasses.replace(setup, …)) or None"))
     for field, kind in (("max_tokens", int), ("prompt", str), ("tool_fixed", bool)):
-        outputs.exact(getattr(setup, field), kind, f"{field} to be a {kind.__name__} in the Setup you returned")
+        outputs.exact(getattr(setup, field), kind, _("{field} to be a {kind} in the Setup you returned").format(
+            field=field, kind=kind.__name__))
     return setup
 
 
 def _knob_problem(name: str, setup: Setup, new: Setup) -> str:
     """Why ``new`` is the wrong response to the stop of situation ``name`` ("" when it is the right kind)."""
     if new == setup:
-        return "that is the same request again — a blind retry pays the whole bill again for the same stop"
+        return _("that is the same request again — a blind retry pays the whole bill again for the same stop")
     if name == "truncated" and not (new.max_tokens > setup.max_tokens and new.prompt == setup.prompt):
-        return "a cut-off calls for a higher max_tokens, with the same prompt"
+        return _("a cut-off calls for a higher max_tokens, with the same prompt")
     if name == "content_filter" and not (new.prompt != setup.prompt and new.max_tokens == setup.max_tokens):
-        return "a filtered reply calls for another input (prompt), with the same max_tokens"
+        return _("a filtered reply calls for another input (prompt), with the same max_tokens")
     if name == "failing_tool" and not (new.tool_fixed and new.prompt == setup.prompt):
-        return "the tool keeps failing: fix the tool (tool_fixed=True); the prompt and the limit are not the problem"
+        return _("the tool keeps failing: fix the tool (tool_fixed=True); the prompt and the limit are not the "
+                 "problem")
     return ""
 
 
@@ -451,32 +472,39 @@ def judge_respond(raw: JSON, name: str) -> Verdict:
     """Check the learner's next setup: the right knob for the stop, and the next attempt must answer."""
     record, setup = _situation(name)
     if outputs.tag(raw) == "raised":
-        raise LearnerError(f"your function raised {raised_text(raw)} on a run that ended with {record.error}")
+        raise LearnerError(_("your function raised {error} on a run that ended with {stop}").format(
+            error=raised_text(raw), stop=record.error))
     new = _setup_of(raw)
     if name not in CASES:
         if new is None:
-            return True, "None — no tool failed: the task needs more steps or a split, a person decides on purpose"
-        return False, (f"you returned {new.describe()}; expected None — the run raised max_steps with no tool "
-                       "failing, so nothing automatic helps: raising the cap is a decision, not a retry")
+            return True, _("None — no tool failed: the task needs more steps or a split, a person decides on "
+                           "purpose")
+        return False, _("you returned {setup}; expected None — the run raised max_steps with no tool failing, so "
+                        "nothing automatic helps: raising the cap is a decision, not a retry").format(
+                            setup=new.describe())
     if new is None:
-        return False, f"you returned None; a run that ended with {record.error} has a response: {_advice(name)}"
+        return False, _("you returned None; a run that ended with {stop} has a response: {advice}").format(
+            stop=record.error, advice=_(ADVICE[name]))
     problem = _knob_problem(name, setup, new)
     if problem:
-        return False, f"you returned {new.describe()} after {record.error}; {problem}"
+        return False, _("you returned {setup} after {stop}; {problem}").format(setup=new.describe(),
+                                                                               stop=record.error, problem=problem)
     after = attempt(CASES[name], new)
     if not after.succeeded:
-        return False, (f"you returned {new.describe()}: the right kind of change, but the next attempt still "
-                       f"ended with {after.error or after.outcome}; change it more")
-    return True, f"{new.describe()} — the next attempt answered in {after.steps} calls"
+        return False, _("you returned {setup}: the right kind of change, but the next attempt still ended with "
+                        "{ending}; change it more").format(setup=new.describe(),
+                                                           ending=after.error or after.outcome)
+    return True, _("{setup} — the next attempt answered in {steps} calls").format(setup=new.describe(),
+                                                                                  steps=after.steps)
 
 
-def _advice(name: str) -> str:
-    return {"truncated": "raise max_tokens", "content_filter": "change the prompt",
-            "failing_tool": "fix the tool"}[name]
+ADVICE: dict[str, str] = {"truncated": N_("raise max_tokens"), "content_filter": N_("change the prompt"),
+                          "failing_tool": N_("fix the tool")}
+"""What each retryable stop calls for, in a few words (translated where it is shown)."""
 
 
 def _respond_cases(function: Callable[..., Any]) -> list[Case]:
-    return [Case(name, partial(respond_call, function, name), partial(judge_respond, name=name))
+    return [Case(case_label(name), partial(respond_call, function, name), partial(judge_respond, name=name))
             for name in RESPOND_SITUATIONS]
 
 
@@ -485,11 +513,11 @@ q05_respond = Exercise(
     number=5,
     set_name="part1",
     handle="q05_respond",
-    title="answer each stop with its own response, never a blind retry",
+    title=N_("answer each stop with its own response, never a blind retry"),
     variable="respond",
     arguments=("record", "setup"),
     noun="failed runs",
-    prompt=(
+    prompt=N_(
         "Write respond(record, setup) -> Setup | None. record is a failed run (record.error says how it ended: "
         "'truncated', 'content_filter' or 'max_steps'); setup is what it ran with (max_tokens, prompt, "
         "tool_fixed). Return the setup of the next attempt — dataclasses.replace(setup, …) — or None when "
@@ -501,12 +529,12 @@ q05_respond = Exercise(
         "Each answer is then run: the next attempt must answer."
     ),
     hints=(
-        "A retry helps a dropped connection. These stops come back identically: the same limit cuts the same "
-        "answer off, the same input is filtered again, the same broken tool fails again.",
-        "Branch on record.error. 'truncated' → replace(setup, max_tokens=setup.max_tokens * 2). "
-        "'content_filter' → replace(setup, prompt=...). 'max_steps' → failing_tools(record).",
-        "if record.error == 'max_steps': return replace(setup, tool_fixed=True) if failing_tools(record) "
-        "else None. For the filter: replace(setup, prompt='List the action items in notes.txt and who owns each.')",
+        N_("A retry helps a dropped connection. These stops come back identically: the same limit cuts the same "
+        "answer off, the same input is filtered again, the same broken tool fails again."),
+        N_("Branch on record.error. 'truncated' → replace(setup, max_tokens=setup.max_tokens * 2). "
+        "'content_filter' → replace(setup, prompt=...). 'max_steps' → failing_tools(record)."),
+        N_("if record.error == 'max_steps': return replace(setup, tool_fixed=True) if failing_tools(record) "
+        "else None. For the filter: replace(setup, prompt='List the action items in notes.txt and who owns each.')"),
     ),
     build_cases=_respond_cases,
 )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentloops.exercises.results import BADGES, Status
+from agentloops.i18n import N_, _
 from agentloops.tables import text_table
 
 if TYPE_CHECKING:
@@ -72,14 +73,27 @@ def reset() -> None:
     _redraw()
 
 
-def _state(item: Entry) -> str:
+STATES: dict[str, str] = {
+    "passed earlier": N_("passed earlier; the latest check did not"),
+    "passed": N_("passed"),
+    "not yet": N_("not yet"),
+    "to do": N_("to do"),
+}
+"""An exercise's state in the summary, by key; the label is translated where it is shown."""
+
+
+def _state_key(item: Entry) -> str:
     if item.passed and item.last != "correct":
-        return "passed earlier; the latest check did not"
+        return "passed earlier"
     if item.passed:
         return "passed"
     if item.last == "incorrect":
         return "not yet"
     return "to do"
+
+
+def _state(item: Entry) -> str:
+    return _(STATES[_state_key(item)])
 
 
 def rows(set_name: str | None = None) -> list[list[Any]]:
@@ -89,12 +103,18 @@ def rows(set_name: str | None = None) -> list[list[Any]]:
     table = []
     for exercise in all_exercises(set_name):
         item = entry(exercise.id)
-        table.append([exercise.name, exercise.title, _state(item), item.checks,
-                      "yes" if item.solution_viewed else ""])
+        table.append([exercise.name, _(exercise.title), _state(item), item.checks,
+                      _("yes") if item.solution_viewed else ""])
     return table
 
 
-HEADERS = ("", "exercise", "state", "checks", "solution viewed")
+HEADERS = ("", N_("exercise"), N_("state"), N_("checks"), N_("solution viewed"))
+"""The summary's column headers (translated where they are shown)."""
+
+
+def headers() -> tuple[str, ...]:
+    """:data:`HEADERS` in the language in use."""
+    return tuple(_(h) for h in HEADERS)
 
 
 def counts(set_name: str | None = None) -> tuple[int, int]:
@@ -109,8 +129,15 @@ def progress_text(set_name: str | None = None) -> str:
     """The summary as plain text: a headline and one row per exercise."""
     done, total = counts(set_name)
     remaining = [e.name for e in _remaining(set_name)]
-    tail = f"remaining: {', '.join(remaining)}" if remaining else "all done"
-    return f"Progress this session: {done} of {total} passed ({tail})\n{text_table(HEADERS, rows(set_name))}"
+    tail = _("remaining: {names}").format(names=", ".join(remaining)) if remaining else _("all done")
+    head = _("Progress this session: {done} of {total} passed ({tail})").format(done=done, total=total, tail=tail)
+    return f"{head}\n{text_table(headers(), rows(set_name))}"
+
+
+def _all(set_name: str | None) -> list[Exercise]:
+    from agentloops.exercises.registry import all_exercises
+
+    return all_exercises(set_name)
 
 
 def _remaining(set_name: str | None) -> list[Exercise]:
@@ -127,17 +154,19 @@ def progress_html(set_name: str | None = None) -> str:
     """The summary as HTML: a headline, a bar and one coloured row per exercise."""
     done, total = counts(set_name)
     width = 0 if not total else round(100 * done / total)
-    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in HEADERS)
+    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in headers())
     body = []
-    for row in rows(set_name):
-        colour = _COLOURS.get(row[2], BADGES["incorrect"][1])
+    keys = [_state_key(entry(e.id)) for e in _all(set_name)]
+    for key, row in zip(keys, rows(set_name)):
+        colour = _COLOURS.get(key, BADGES["incorrect"][1])
         cells = [f"<b>{html.escape(row[0])}</b>", html.escape(row[1]),
                  f"<span style='color:{colour};font-weight:bold'>{html.escape(row[2])}</span>",
                  str(row[3]), html.escape(row[4])]
         body.append("<tr>" + "".join(f"<td style='{_CELL}'>{c}</td>" for c in cells) + "</tr>")
     bar = (f"<div style='width:320px;height:10px;background:#eaeef2;border-radius:5px;margin:4px 0'>"
            f"<div style='width:{width}%;height:10px;background:{BADGES['correct'][1]};border-radius:5px'></div></div>")
-    return (f"<div><b>Progress this session: {done} of {total} passed</b>{bar}"
+    title = html.escape(_("Progress this session: {done} of {total} passed").format(done=done, total=total))
+    return (f"<div><b>{title}</b>{bar}"
             f"<table style='border-collapse:collapse'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentloops.errors import UsageError
+from agentloops.i18n import N_, _
 
 if TYPE_CHECKING:
     from agentloops.exercises.exercise import Exercise
@@ -24,7 +25,7 @@ class ExerciseSet:
 
     Attributes:
         name: the module under ``agentloops.exercises`` that defines them.
-        title: the notebook's title.
+        title: the notebook's title (an English message id: translate it where it is shown).
         notebook: where the exercises live, relative to ``notebooks/`` (a Part-1 set spans the lessons).
     """
 
@@ -36,11 +37,11 @@ class ExerciseSet:
 SETS: dict[str, ExerciseSet] = {
     s.name: s
     for s in (
-        ExerciseSet("part1", "Part 1: one short exercise per lesson",
+        ExerciseSet("part1", N_("Part 1: one short exercise per lesson"),
                     "01-normal-run.ipynb … 05-caps-are-not-retries.ipynb"),
-        ExerciseSet("stopping", "Stop the loop: the criterion, the cap, the wasted calls",
+        ExerciseSet("stopping", N_("Stop the loop: the criterion, the cap, the wasted calls"),
                     "exercises/01-stop-the-loop.ipynb"),
-        ExerciseSet("controlling", "Control the loop: repeats, error routes, completion",
+        ExerciseSet("controlling", N_("Control the loop: repeats, error routes, completion"),
                     "exercises/02-control-the-loop.ipynb"),
     )
 }
@@ -53,11 +54,11 @@ EXERCISES: dict[str, Exercise] = {}
 def register(exercise: Exercise) -> Exercise:
     """Add ``exercise`` to the registry (its id must be new and its set known)."""
     if exercise.set_name not in SETS:
-        raise UsageError(f"exercise {exercise.id!r}: unknown set {exercise.set_name!r}; expected one of: "
-                         f"{', '.join(SETS)}")
+        raise UsageError(_("exercise {id}: unknown set {set}; expected one of: {sets}").format(
+            id=repr(exercise.id), set=repr(exercise.set_name), sets=", ".join(SETS)))
     known = EXERCISES.get(exercise.id)
     if known is not None and known is not exercise:
-        raise UsageError(f"exercise id {exercise.id!r} is registered twice")
+        raise UsageError(_("exercise id {id} is registered twice").format(id=repr(exercise.id)))
     EXERCISES[exercise.id] = exercise
     return exercise
 
@@ -75,7 +76,8 @@ def all_exercises(set_name: str | None = None) -> list[Exercise]:
         UsageError: ``set_name`` is not a known set.
     """
     if set_name is not None and set_name not in SETS:
-        raise UsageError(f"unknown exercise set {set_name!r}; expected one of: {', '.join(SETS)}")
+        raise UsageError(_("unknown exercise set {set}; expected one of: {sets}").format(set=repr(set_name),
+                                                                                        sets=", ".join(SETS)))
     load_all()
     chosen = [e for e in EXERCISES.values() if set_name is None or e.set_name == set_name]
     order = list(SETS)
@@ -93,4 +95,5 @@ def get_exercise(exercise_id: str) -> Exercise:
         return EXERCISES[exercise_id]
     except KeyError:
         known = ", ".join(e.id for e in all_exercises())  # teaching order, whatever the import order was
-        raise UsageError(f"unknown exercise {exercise_id!r}; expected one of: {known}") from None
+        raise UsageError(_("unknown exercise {id}; expected one of: {known}").format(id=repr(exercise_id),
+                                                                                    known=known)) from None

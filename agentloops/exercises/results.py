@@ -15,6 +15,8 @@ import html
 from dataclasses import dataclass
 from typing import Literal
 
+from agentloops.i18n import N_, _
+
 Status = Literal["correct", "incorrect", "not attempted"]
 """The verdict on an exercise, as in Kaggle's learntools."""
 
@@ -28,10 +30,11 @@ CaseStatus = Literal["passed", "failed", "timeout", "error", "skipped"]
 """
 
 BADGES: dict[Status, tuple[str, str]] = {
-    "correct": ("✓ Correct", "#1a7f37"),
-    "incorrect": ("✗ Not yet", "#b35900"),
-    "not attempted": ("… Not attempted", "#57606a"),
+    "correct": (N_("✓ Correct"), "#1a7f37"),
+    "incorrect": (N_("✗ Not yet"), "#b35900"),
+    "not attempted": (N_("… Not attempted"), "#57606a"),
 }
+"""The verdict's badge (translated where it is shown) and colour."""
 
 CASE_MARKS: dict[CaseStatus, tuple[str, str]] = {
     "passed": ("✓", "#1a7f37"),
@@ -40,6 +43,12 @@ CASE_MARKS: dict[CaseStatus, tuple[str, str]] = {
     "error": ("!", "#cf222e"),
     "skipped": ("–", "#57606a"),
 }
+
+def case_label(name: str) -> str:
+    """A case's name as the learner reads it: a descriptive name is translated; a name that is a code or an
+    identifier (no space: ``ok``, ``pause``, a scenario name such as ``tool-call-with-stop``) stays as it is."""
+    return _(name) if " " in name else name
+
 
 OUTPUT_LIMIT = 2000
 """Characters of the learner's printed output shown under a verdict."""
@@ -70,7 +79,8 @@ class CaseResult:
 
     def line(self) -> str:
         """``✗ truncated: …`` — one line of the text form."""
-        return f"{CASE_MARKS[self.status][0]} {self.name}: {self.message}"
+        return _("{mark} {case}: {message}").format(mark=CASE_MARKS[self.status][0], case=self.name,
+                                                     message=self.message)
 
 
 @dataclass(frozen=True)
@@ -108,13 +118,15 @@ class ExerciseResult:
         for case in self.cases:
             if case.name == name:
                 return case
-        raise KeyError(f"no case named {name!r}; cases: {', '.join(c.name for c in self.cases)}")
+        raise KeyError(_("no case named {name}; cases: {cases}").format(name=repr(name),
+                                                                       cases=", ".join(c.name for c in self.cases)))
 
     def __str__(self) -> str:
-        lines = [f"{BADGES[self.status][0]} — {self.exercise}: {self.message}"]
+        lines = [_("{badge} — {exercise}: {message}").format(badge=_(BADGES[self.status][0]), exercise=self.exercise,
+                                                            message=self.message)]
         lines += [f"  {case.line()}" for case in self.cases]
         if self.output:
-            lines.append(f"Your code printed:\n{_trim(self.output)}")
+            lines.append(_("Your code printed:\n{output}").format(output=_trim(self.output)))
         if self.hint:
             lines.append(self.hint)
         return "\n".join(lines)
@@ -124,6 +136,7 @@ class ExerciseResult:
 
     def _repr_html_(self) -> str:
         label, colour = BADGES[self.status]
+        label = _(label)
         rows = "".join(
             f"<tr><td style='{_CELL};color:{CASE_MARKS[c.status][1]};font-weight:bold'>{CASE_MARKS[c.status][0]}</td>"
             f"<td style='{_CELL};white-space:nowrap'><code>{html.escape(c.name)}</code></td>"
@@ -131,13 +144,16 @@ class ExerciseResult:
             for c in self.cases
         )
         table = f"<table style='border-collapse:collapse;margin:4px 0'>{rows}</table>" if rows else ""
-        output = (f"<details><summary>Your code printed</summary><pre>{html.escape(_trim(self.output))}</pre>"
-                  "</details>" if self.output else "")
+        printed = html.escape(_("Your code printed"))
+        output = (f"<details><summary>{printed}</summary><pre>{html.escape(_trim(self.output))}</pre></details>"
+                  if self.output else "")
         hint = f"<div style='color:#57606a'>{html.escape(self.hint)}</div>" if self.hint else ""
         return (
             f"<div class='agentloops-check' style='border-left:4px solid {colour};padding:4px 8px'>"
-            f"<b style='color:{colour}'>{label}</b> — {html.escape(self.exercise)}: {html.escape(self.message)}"
-            f"{table}{output}{hint}</div>"
+            + _("{badge} — {exercise}: {message}").format(badge=f"<b style='color:{colour}'>{label}</b>",
+                                                          exercise=html.escape(self.exercise),
+                                                          message=html.escape(self.message))
+            + f"{table}{output}{hint}</div>"
         )
 
 
@@ -150,7 +166,8 @@ class Note:
     code: str = ""
 
     def __str__(self) -> str:
-        parts = [f"{self.title}: {self.text}" if self.text else f"{self.title}:"]
+        parts = [_("{title}: {text}").format(title=self.title, text=self.text) if self.text
+                 else _("{title}:").format(title=self.title)]
         if self.code:
             parts.append(self.code.rstrip())
         return "\n".join(parts)
@@ -159,12 +176,19 @@ class Note:
         return str(self)
 
     def _repr_html_(self) -> str:
-        text = f": {html.escape(self.text)}" if self.text else ""
+        title = f"<b>{html.escape(self.title)}</b>"
+        head = (_("{title}: {text}").format(title=title, text=html.escape(self.text)) if self.text
+                else title)
         code = f"<pre style='margin:4px 0'>{html.escape(self.code.rstrip())}</pre>" if self.code else ""
-        return f"<div class='agentloops-note'><b>{html.escape(self.title)}</b>{text}{code}</div>"
+        return f"<div class='agentloops-note'>{head}{code}</div>"
 
 
 def _trim(text: str) -> str:
     if len(text) <= OUTPUT_LIMIT:
         return text
-    return text[:OUTPUT_LIMIT] + f"\n… ({len(text) - OUTPUT_LIMIT} more characters)"
+    return text[:OUTPUT_LIMIT] + more_characters(len(text) - OUTPUT_LIMIT)
+
+
+def more_characters(count: int) -> str:
+    """``\n… (120 more characters)``: the note under output that was cut."""
+    return _("\n… ({count} more characters)").format(count=count)

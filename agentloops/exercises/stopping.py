@@ -26,13 +26,15 @@ from functools import partial
 from typing import Any
 
 from agentloops.comparison import cell
-from agentloops.criteria import CRITERION_NAMES, Criterion, by_tool_calls
+from agentloops.criteria import CRITERION_NAMES, Abort, Criterion, by_tool_calls
 from agentloops.errors import MaxStepsError, RunError
 from agentloops.exercises import outputs
 from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_call
 from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.failures import describe_raised, raised_text
 from agentloops.exercises.outputs import Encoded, WrongValue
+from agentloops.exercises.results import case_label
+from agentloops.i18n import N_, _, ngettext, shown
 from agentloops.loop import Tools, execute, run, run_loop
 from agentloops.messages import Message
 from agentloops.record import OUTCOME_LABELS, RunRecord
@@ -77,15 +79,29 @@ def tool_results(messages: Sequence[Message]) -> list[tuple[str, str, str | None
 # --------------------------------------------------------------------------- q1: a stop criterion
 
 
+OUTCOMES: dict[str, str] = {
+    "answer": N_("answer"),
+    "empty_answer": N_("empty answer reported as success"),
+    "premature_answer": N_("premature answer (tool results never seen)"),
+    "abnormal_answer": N_("answer from an abnormal round"),
+    "hit_cap": N_("hit the cap, returned last text"),
+    "raised": N_("raised"),
+}
+""":data:`agentloops.record.OUTCOME_LABELS`, marked for this catalog (a test keeps the two equal)."""
+
+
 def describe_ending(record: RunRecord) -> str:
     """How a run ended, in the words of a verdict: ``raised truncated at call 1``, ``answered "…" at call 3``."""
     if record.error == "max_steps" and record.wasted_calls:
-        return f"spun to the cap and raised max_steps at call {record.steps} ({record.wasted_calls} calls wasted)"
+        return _("spun to the cap and raised max_steps at call {step} ({wasted} calls wasted)").format(
+            step=record.steps, wasted=record.wasted_calls)
     if record.error:
-        return f"raised {record.error} at call {record.steps}"
+        return _("raised {error} at call {step}").format(error=record.error, step=record.steps)
     if record.outcome == "answer":
-        return f"answered {show_content(record.answer, 40)} at call {record.steps}"
-    return f"{OUTCOME_LABELS[record.outcome]} at call {record.steps} (returned {show_content(record.answer, 40)})"
+        return _("answered {answer} at call {step}").format(answer=show_content(record.answer, 40), step=record.steps)
+    label = OUTCOMES.get(record.outcome, _(OUTCOME_LABELS[record.outcome]))
+    return _("{outcome} at call {step} (returned {answer})").format(outcome=_(label), step=record.steps,
+                                                                    answer=show_content(record.answer, 40))
 
 
 def tool_list(names: Sequence[str]) -> str:
@@ -96,7 +112,7 @@ def tool_list(names: Sequence[str]) -> str:
             groups[-1][1] += 1
         else:
             groups.append([name, 1])
-    return ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in groups) or "no tool"
+    return ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in groups) or _("no tool")
 
 
 def plural(count: int, noun: str) -> str:
@@ -104,22 +120,36 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+def model_calls(count: int) -> str:
+    """``1 model call``, ``3 model calls``, in the language in use."""
+    return ngettext("{count} model call", "{count} model calls", count).format(count=count)
+
+
+def error_reason(record: RunRecord) -> str:
+    """Why the run raised, without its ``call N:`` prefix, in the language in use (an abort's own reason)."""
+    last = record.rounds[-1].decision if record.rounds else None
+    if isinstance(last, Abort):
+        return shown(last.reason)
+    return (record.shown_error() or "").split(": ", 1)[-1]
+
+
 def _why(got: RunRecord, expected: RunRecord) -> str:
     """Why the learner's ending is wrong, in one clause."""
     if expected.error:
-        reason = (expected.error_message or "").split(": ", 1)[-1]
-        return reason
+        return error_reason(expected)
     if got.error == "max_steps":
-        return f"{got.wasted_calls} of the {got.steps} calls repeated the same response until the cap"
+        return _("{wasted} of the {steps} calls repeated the same response until the cap").format(
+            wasted=got.wasted_calls, steps=got.steps)
     if got.error:
-        return f"that round was fine to act on ({(got.error_message or '').split(': ', 1)[-1]})"
+        return _("that round was fine to act on ({error})").format(error=error_reason(got))
     if got.outcome == "premature_answer":
-        return f"{got.wasted_tool_runs} tool result(s) ran but never reached the model"
+        return _("{count} tool result(s) ran but never reached the model").format(count=got.wasted_tool_runs)
     if got.outcome == "empty_answer":
-        return "an empty round is not an answer"
+        return _("an empty round is not an answer")
     if got.outcome == "abnormal_answer":
-        return f"the round ended with finish_reason {got.rounds[-1].response.finish_reason}, not a normal stop"
-    return "the run should take the same path as the correct loop"
+        return _("the round ended with finish_reason {reason}, not a normal stop").format(
+            reason=got.rounds[-1].response.finish_reason)
+    return _("the run should take the same path as the correct loop")
 
 
 class _Stopped(Exception):
@@ -159,22 +189,23 @@ def replay_criterion(raw: Any, scenario: Scenario | str, *, read: Callable[[Any]
         LearnerError: a call's output is an exception or not a decision; the message names the call.
     """
     if type(raw) is not list:
-        raise LearnerError("the checker's worker sent something it never sends; return your answer instead")
+        raise LearnerError(_("the checker's worker sent something it never sends; return your answer instead"))
     items = iter(raw)
     calls = [0]
 
     def replayed(response: Response) -> Any:
         calls[0] += 1
-        where = f"on call {calls[0]} ({response.summary()})"
+        where = _("on call {step} ({round})").format(step=calls[0], round=response.summary())
         value = next(items, _NOTHING)
         if value is _NOTHING:
-            raise LearnerError(f"{where} the checker's worker sent no answer for this call")
+            raise LearnerError(_("{where} the checker's worker sent no answer for this call").format(where=where))
         if outputs.tag(value) == "raised":
-            raise LearnerError(f"{where} your function raised {raised_text(value)}")
+            raise LearnerError(_("{where} your function raised {error}").format(where=where,
+                                                                                error=raised_text(value)))
         try:
             return read(value)
         except WrongValue as exc:
-            raise LearnerError(f"{where} your function {exc}") from None
+            raise LearnerError(_("{where} your function {problem}").format(where=where, problem=exc)) from None
 
     return run(scenario, Criterion(name, replayed, "raise", "yours"))
 
@@ -189,8 +220,10 @@ def judge_criterion(raw: Any, scenario: Scenario) -> Verdict:
     same = (got.outcome, got.error, got.steps, got.answer, got.tools_executed) == (
         expected.outcome, expected.error, expected.steps, expected.answer, expected.tools_executed)
     if same:
-        return True, f"{describe_ending(got)} after running {tool_list(got.tools_executed)}, like the correct loop"
-    return False, f"{describe_ending(got)}; expected: {describe_ending(expected)} — {_why(got, expected)}"
+        return True, _("{ending} after running {tools}, like the correct loop").format(
+            ending=describe_ending(got), tools=tool_list(got.tools_executed))
+    return False, _("{ending}; expected: {expected} — {why}").format(
+        ending=describe_ending(got), expected=describe_ending(expected), why=_why(got, expected))
 
 
 def _criterion_cases(function: Callable[..., Any]) -> list[Case]:
@@ -202,19 +235,19 @@ q1 = Exercise(
     id="stop-criterion",
     number=1,
     set_name="stopping",
-    title="write a stop criterion that ends every scenario correctly",
+    title=N_("write a stop criterion that ends every scenario correctly"),
     variable="stop_criterion",
     arguments=("response",),
     noun="scenarios",
     hints=(
-        "Ask two questions, separately: how did the round end (finish_reason), and is there work left "
-        "(the tool calls)? True/False cannot say 'this round ended badly' — some rounds need a third answer.",
-        "Return al.Abort(code, reason) when the round ended abnormally, al.Continue() while there are tool "
+        N_("Ask two questions, separately: how did the round end (finish_reason), and is there work left "
+        "(the tool calls)? True/False cannot say 'this round ended badly' — some rounds need a third answer."),
+        N_("Return al.Abort(code, reason) when the round ended abnormally, al.Continue() while there are tool "
         "calls, and al.Finish(response.content) otherwise. The codes: 'truncated', 'content_filter', "
-        "'refusal', 'malformed_tool_call', 'unknown_stop'.",
-        "if response.finish_reason == 'length': return al.Abort('truncated', 'cut off by the token limit'); "
+        "'refusal', 'malformed_tool_call', 'unknown_stop'."),
+        N_("if response.finish_reason == 'length': return al.Abort('truncated', 'cut off by the token limit'); "
         "the same for 'content_filter'. Then: if response.tool_calls: return al.Continue(); "
-        "else: return al.Finish(response.content). Look at the failing scenario's finish_reason.",
+        "else: return al.Finish(response.content). Look at the failing scenario's finish_reason."),
     ),
     build_cases=_criterion_cases,
 )
@@ -247,7 +280,7 @@ class CountingModel:
 
 STUCK = Scenario(
     name="stuck",
-    title="the same tool call forever",
+    title=N_("the same tool call forever"),
     teaches="The model asks for the same file again and again; only the cap can end the run.",
     tools={"read_file": "(notes.txt)"},
     responses=(Response(content=None, tool_calls=(ToolCall(id="call_1", name="read_file",
@@ -290,7 +323,7 @@ def _field(raw: Any, key: str, kind: type) -> Any:
     """``raw[key]`` when ``raw`` is a dict and the value has exactly type ``kind``, else the learner is told."""
     value = raw.get(key) if type(raw) is dict else None
     if type(value) is not kind:
-        raise LearnerError("the checker's worker sent something it never sends; return your answer instead")
+        raise LearnerError(_("the checker's worker sent something it never sends; return your answer instead"))
     return value
 
 
@@ -299,39 +332,45 @@ def judge_loop(raw: Any, scenario: Scenario | str, max_steps: int) -> Verdict:
     expected = expected_loop_run(load_scenario(scenario), max_steps)
     calls, ending = _field(raw, "calls", int), _field(raw, "ending", str)
     should_raise = expected.error == "max_steps"
-    want = (f"raise al.MaxStepsError after {max_steps} model calls" if should_raise
-            else f"return {show_content(expected.answer, 40)} after {plural(expected.steps, 'model call')}")
+    want = (_("raise al.MaxStepsError after {count} model calls").format(count=max_steps) if should_raise
+            else _("return {answer} after {calls}").format(answer=show_content(expected.answer, 40),
+                                                           calls=model_calls(expected.steps)))
     if ending == "too_many_calls":
-        return False, (f"kept calling the model: stopped at {calls} calls with max_steps={max_steps} — "
-                       f"the loop has no working cap; expected to {want}")
+        return False, _("kept calling the model: stopped at {calls} calls with max_steps={cap} — the loop has no "
+                        "working cap; expected to {want}").format(calls=calls, cap=max_steps, want=want)
     if ending == "raised":
         return _judge_raised(raw, calls, max_steps, should_raise, want)
     value = raw.get("value")
     if should_raise:
-        return False, (f"returned {outputs.show(value)} after {calls} model calls; expected to {want} — a loop "
-                       "that ran out of steps has no answer, and returning its last text lets a spin pass silently")
+        return False, _("returned {value} after {calls} model calls; expected to {want} — a loop that ran out of "
+                        "steps has no answer, and returning its last text lets a spin pass silently").format(
+                            value=outputs.show(value), calls=calls, want=want)
     if type(value) is not str:
-        return False, f"returned {outputs.show(value)}; expected the answer text (a str): {want}"
+        return False, _("returned {value}; expected the answer text (a str): {want}").format(
+            value=outputs.show(value), want=want)
     if (value, calls) != (expected.answer, expected.steps):
-        return False, f"returned {show_content(value, 40)} after {plural(calls, 'model call')}; expected to {want}"
-    return True, f"returned {show_content(value, 40)} after {plural(calls, 'model call')}"
+        return False, _("returned {answer} after {calls}; expected to {want}").format(
+            answer=show_content(value, 40), calls=model_calls(calls), want=want)
+    return True, _("returned {answer} after {calls}").format(answer=show_content(value, 40), calls=model_calls(calls))
 
 
 def _judge_raised(raw: dict[str, Any], calls: int, max_steps: int, should_raise: bool, want: str) -> Verdict:
     raised = _field(raw, "raised", dict)
     if _field(raw, "max_steps_error", bool):
         if not should_raise:
-            off = " — the last allowed call must still run" if calls == max_steps - 1 else ""
-            return False, f"raised MaxStepsError after {plural(calls, 'model call')}; expected to {want}{off}"
+            off = _(" — the last allowed call must still run") if calls == max_steps - 1 else ""
+            return False, _("raised MaxStepsError after {calls}; expected to {want}{off}").format(
+                calls=model_calls(calls), want=want, off=off)
         if calls != max_steps:
-            return False, (f"raised MaxStepsError after {calls} model calls; max_steps={max_steps} allows exactly "
-                           f"{max_steps}{' — off by one' if abs(calls - max_steps) == 1 else ''}")
-        return True, f"raised MaxStepsError after {calls} model calls"
-    hint = (" — raise al.MaxStepsError: it is the RunError (code 'max_steps') callers catch for "
-            "'did not converge', apart from bugs"
+            return False, _("raised MaxStepsError after {calls} model calls; max_steps={cap} allows exactly "
+                            "{cap}{off}").format(calls=calls, cap=max_steps,
+                                                 off=_(" — off by one") if abs(calls - max_steps) == 1 else "")
+        return True, _("raised MaxStepsError after {calls} model calls").format(calls=calls)
+    hint = (_(" — raise al.MaxStepsError: it is the RunError (code 'max_steps') callers catch for "
+              "'did not converge', apart from bugs")
             if should_raise and not raw.get("run_error") and not raised.get("hint") else "")
-    return False, (f"raised {raised_text(raised)} after {plural(calls, 'model call')}; "
-                   f"expected to {want}{hint}")
+    return False, _("raised {error} after {calls}; expected to {want}{hint}").format(
+        error=raised_text(raised), calls=model_calls(calls), want=want, hint=hint)
 
 
 def _loop_cases(function: Callable[..., Any]) -> list[Case]:
@@ -344,16 +383,16 @@ q2 = Exercise(
     id="raise-at-cap",
     number=2,
     set_name="stopping",
-    title="make a naive loop raise at the cap",
+    title=N_("make a naive loop raise at the cap"),
     variable="capped_loop",
     arguments=("model", "tools", "max_steps"),
     noun="runs",
     hints=(
-        "Look at what the loop does after its last allowed call: it hands back whatever text it has. "
-        "A loop that ran out of steps did not converge; it has no answer.",
-        "Replace the final `return last_text` with raising al.MaxStepsError — keep the loop itself as it is, "
-        "so an answer on the very last allowed call still comes back.",
-        "raise al.MaxStepsError(f'reached max_steps={max_steps} without a final answer')",
+        N_("Look at what the loop does after its last allowed call: it hands back whatever text it has. "
+        "A loop that ran out of steps did not converge; it has no answer."),
+        N_("Replace the final `return last_text` with raising al.MaxStepsError — keep the loop itself as it is, "
+        "so an answer on the very last allowed call still comes back."),
+        N_("raise al.MaxStepsError(f'reached max_steps={max_steps} without a final answer')"),
     ),
     build_cases=_loop_cases,
 )
@@ -383,15 +422,17 @@ def _paging_run() -> RunRecord:
 
 
 CRAFTED_RUNS: dict[str, Callable[[], RunRecord]] = {
-    "polling (new status each time)": _polling_run,
-    "paging (same text, another page)": _paging_run,
+    N_("polling (new status each time)"): _polling_run,
+    N_("paging (same text, another page)"): _paging_run,
 }
 """Runs where 'the same response' is not enough to call a call wasted."""
 
 
 def _repeats(record: RunRecord) -> str:
     steps = [str(r.step) for r in record.rounds if r.repeated]
-    return f"call{'s' if len(steps) != 1 else ''} {', '.join(steps)}" if steps else "none"
+    if not steps:
+        return _("none")
+    return ngettext("call {steps}", "calls {steps}", len(steps)).format(steps=", ".join(steps))
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,28 +480,30 @@ def judge_wasted(raw: Any, name: str) -> Verdict:
     """Compare the learner's count with ``RunRecord.wasted_calls`` on each run of one case."""
     records = _wasted_records(name)
     if type(raw) is not list or not raw:
-        raise LearnerError("the checker's worker sent something it never sends; return your answer instead")
+        raise LearnerError(_("the checker's worker sent something it never sends; return your answer instead"))
     counts = []
     for record, value in zip(records, raw):
         where = f"{record.scenario} × {record.criterion}" if len(records) > 1 else record.scenario
         if outputs.tag(value) == "raised":
-            raise LearnerError(f"on {where} your function raised {raised_text(value)}")
+            raise LearnerError(_("on {run} your function raised {error}").format(run=where, error=raised_text(value)))
         if type(value) is not int:
-            raise LearnerError(f"on {where} your function returned {outputs.show(value)}; "
-                               "expected an int: the number of wasted calls")
+            raise LearnerError(_("on {run} your function returned {value}; expected an int: the number of wasted "
+                                 "calls").format(run=where, value=outputs.show(value)))
         if value != record.wasted_calls:
-            return False, (f"under {record.criterion}: you counted {value}; RunRecord.wasted_calls is "
-                           f"{record.wasted_calls} (repeats: {_repeats(record)}; {record.steps} calls in all, "
-                           f"{cell(record)})")
+            return False, _("under {criterion}: you counted {count}; RunRecord.wasted_calls is {wasted} (repeats: "
+                            "{repeats}; {steps} calls in all, {cell})").format(
+                                criterion=record.criterion, count=value, wasted=record.wasted_calls,
+                                repeats=_repeats(record), steps=record.steps, cell=cell(record))
         counts.append(f"{record.criterion} {value}")
     if len(counts) < len(records):
-        raise LearnerError("the checker's worker sent too few counts; return your answer instead")
-    return True, "matches RunRecord.wasted_calls: " + ", ".join(counts)
+        raise LearnerError(_("the checker's worker sent too few counts; return your answer instead"))
+    return True, _("matches RunRecord.wasted_calls: {counts}").format(counts=", ".join(counts))
 
 
 def _wasted_cases(function: Callable[..., Any]) -> list[Case]:
     names = [s.name for s in list_scenarios(list(SCENARIO_GROUPS))] + list(CRAFTED_RUNS)
-    return [Case(name, partial(wasted_outputs, function, name), partial(judge_wasted, name=name)) for name in names]
+    return [Case(case_label(name), partial(wasted_outputs, function, name), partial(judge_wasted, name=name))
+            for name in names]
 
 
 # --------------------------------------------------------------------------- q2b: one wasted call
@@ -483,13 +526,13 @@ def _rephrasing_run() -> RunRecord:
 def _pair_records() -> dict[str, RunRecord]:
     records = {f"{s} × {c}": run(s, c) for s, c in PAIR_RUNS}
     crafted = {name: make() for name, make in CRAFTED_RUNS.items()}
-    return records | crafted | {"rephrasing (new words, nothing new learned)": _rephrasing_run()}
+    return records | crafted | {N_("rephrasing (new words, nothing new learned)"): _rephrasing_run()}
 
 
 def call_pairs() -> list[tuple[str, str, int]]:
     """Every case of ``q2b``: (case name, run, index of the later call), one per pair of consecutive calls."""
-    return [(f"{name} · call {r.step}", name, r.step - 1) for name, record in _pair_records().items()
-            for r in record.rounds[1:]]
+    return [(_("{run} · call {step}").format(run=case_label(name), step=r.step), name, r.step - 1)
+            for name, record in _pair_records().items() for r in record.rounds[1:]]
 
 
 def _pair(name: str, index: int) -> tuple[RunRecord, LoggedCall, LoggedCall]:
@@ -500,7 +543,7 @@ def _pair(name: str, index: int) -> tuple[RunRecord, LoggedCall, LoggedCall]:
 
 def pair_outputs(function: Callable[[LoggedCall, LoggedCall], Any], name: str, index: int) -> Any:
     """Worker side: the learner's verdict on one pair of consecutive calls."""
-    _, before, now = _pair(name, index)
+    _record, before, now = _pair(name, index)
     return guarded_call(function, before, now)
 
 
@@ -509,14 +552,17 @@ def judge_pair(raw: Any, name: str, index: int) -> Verdict:
     record, before, now = _pair(name, index)
     expected = record.rounds[index].repeated
     if outputs.tag(raw) == "raised":
-        raise LearnerError(f"your function raised {raised_text(raw)} on calls {before.step} and {now.step}")
-    value = outputs.exact(raw, bool, "True (wasted) or False")
+        raise LearnerError(_("your function raised {error} on calls {before} and {now}").format(
+            error=raised_text(raw), before=before.step, now=now.step))
+    value = outputs.exact(raw, bool, _("True (wasted) or False"))
     same = now.response.same_as(before.response)
-    why = ("the same response, and nothing new was sent in between" if expected else
-           "a different response" if not same else "the same response, but a tool result it had not seen was sent")
+    why = (_("the same response, and nothing new was sent in between") if expected else
+           _("a different response") if not same else
+           _("the same response, but a tool result it had not seen was sent"))
     if value == expected:
-        return True, f"{value} — {why}"
-    return False, f"you said {value} for call {now.step}; expected {expected} — {why}"
+        return True, _("{answer} — {why}").format(answer=value, why=why)
+    return False, _("you said {answer} for call {step}; expected {expected} — {why}").format(
+        answer=value, step=now.step, expected=expected, why=why)
 
 
 def _pair_cases(function: Callable[..., Any]) -> list[Case]:
@@ -529,11 +575,11 @@ q2b = Exercise(
     number=2,
     set_name="stopping",
     handle="q2b",
-    title="spot one wasted call",
+    title=N_("spot one wasted call"),
     variable="is_wasted",
     arguments=("before", "now"),
     noun="pairs of calls",
-    prompt=(
+    prompt=N_(
         "Write is_wasted(before, now) -> bool for two consecutive calls of a run (LoggedCall: .response, "
         ".request, .new_from). Return True when now's response says the same as before's "
         "(now.response.same_as(before.response)) and nothing new was sent in between: no tool result in "
@@ -541,10 +587,10 @@ q2b = Exercise(
         "text (tool_results(messages) lists them as (tool, arguments, text)). Exercise 3 then only counts."
     ),
     hints=(
-        "Two conditions, both needed: the same response, and no news. A poll that brings a new status is news.",
-        "Same: now.response.same_as(before.response). Sent in between: now.request[now.new_from:].",
-        "new = set(tool_results(now.request[now.new_from:])) - set(tool_results(before.request)); "
-        "return same and not new",
+        N_("Two conditions, both needed: the same response, and no news. A poll that brings a new status is news."),
+        N_("Same: now.response.same_as(before.response). Sent in between: now.request[now.new_from:]."),
+        N_("new = set(tool_results(now.request[now.new_from:])) - set(tool_results(before.request)); "
+        "return same and not new"),
     ),
     build_cases=_pair_cases,
 )
@@ -554,18 +600,18 @@ q3 = Exercise(
     id="wasted-calls",
     number=3,
     set_name="stopping",
-    title="write the wasted-call detector",
+    title=N_("write the wasted-call detector"),
     variable="count_wasted",
     arguments=("rounds",),
     noun="runs",
     hints=(
-        "A call is wasted when two things hold: its response says the same as the previous call's, and "
-        "nothing new was sent to the model in between. The first call is never wasted.",
-        "Walk pairs: for before, now in zip(rounds, rounds[1:]). 'Same' is now.response.same_as(before.response). "
-        "What was sent in between is now.request[now.new_from:]; only tool results can be new there.",
-        "new = set(tool_results(now.request[now.new_from:])) - set(tool_results(before.request)) — a result is "
+        N_("A call is wasted when two things hold: its response says the same as the previous call's, and "
+        "nothing new was sent to the model in between. The first call is never wasted."),
+        N_("Walk pairs: for before, now in zip(rounds, rounds[1:]). 'Same' is now.response.same_as(before.response). "
+        "What was sent in between is now.request[now.new_from:]; only tool results can be new there."),
+        N_("new = set(tool_results(now.request[now.new_from:])) - set(tool_results(before.request)) — a result is "
         "new when that tool never returned that text for those arguments before. Count the pairs with "
-        "same_as and no new result.",
+        "same_as and no new result."),
     ),
     build_cases=_wasted_cases,
 )
