@@ -5,13 +5,16 @@ answer — "set a maximum number of steps" — names the fuse and stops there.
 This module holds the drill, in our own words:
 
 - :data:`THIRTY_SECONDS` (at most 80 words) and :data:`TWO_MINUTES` (250–320
-  words), and :func:`word_count` that checks both;
+  words), and :func:`word_count` that checks both; their Chinese editions
+  :data:`THIRTY_SECONDS_ZH` and :data:`TWO_MINUTES_ZH`, sized in characters at
+  :data:`SPEAKING_PACE_CPM`, and :func:`script` that returns either by language;
 - :data:`FOLLOW_UPS`: six follow-ups, each answered by runs — :func:`follow_up`
   runs them through ``agentloops.controller``'s public API and checks the claim;
 - :data:`EVIDENCE`: the six pieces of evidence, each linked to the cell that shows it;
 - :data:`FRAMEWORK_FUSES`: how LangGraph, the OpenAI Agents SDK and Pydantic AI
   name the same fuse, with the released version and the source lines it was read from;
-- :func:`grade`: the practice grader — sentences, not tokens (see its docstring);
+- :func:`grade`: the practice grader — sentences, not tokens (see its docstring); a Chinese
+  answer, Simplified or Traditional, gets its advice in Chinese from the ``interview`` catalog;
 - :func:`practice` and :func:`speaking_timer`: the two widgets (ipywidgets is
   imported only when one is built, so the grader stays light).
 """
@@ -22,11 +25,14 @@ import html
 import re
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
+from agentloops import i18n
 from agentloops.errors import UsageError
+from agentloops.i18n import N_, _, translate
 
 
 class DrillError(UsageError, ValueError):
@@ -76,6 +82,83 @@ SCRIPTS: dict[str, tuple[str, float]] = {
 SPEAKING_PACE_WPM = (130, 160)
 """A comfortable interview pace, in words a minute: what the targets above are sized for."""
 
+THIRTY_SECONDS_ZH = (
+    "步数上限只是保险丝，能止损，但解释不了循环为什么不停。不停多半是因为没人检查什么算完成、工具结果分不清、"
+    "做过的事被忘了、什么错都重试。所以我在对话之外维护任务状态，按任务检查完成条件；错误按类型分流，"
+    "耗时、Token 和重试按任务类型设预算；重复动作尽早拦下，最后以明确的停止状态结束。"
+)
+"""The 30-second answer in spoken Chinese (at most 30 s at the fast end of :data:`SPEAKING_PACE_CPM`)."""
+
+TWO_MINUTES_ZH = (
+    "工具调用循环停不下来，问题很少出在 while 本身，而是缺了让它收敛的东西：一个能检查的目标、能区分开的工具结果、"
+    "对做过的事的记忆，或者不止“重试”一条路的错误策略。步数上限我会留着，也会去看撞上上限的运行，"
+    "但它只是保险丝，不是修复。\n\n"
+    "我把循环控制分成三层。第一层是业务状态。每种任务把目标拆成具体事项和完成条件，任务状态在对话之外单独维护，"
+    "每轮都发给模型。模型不再调用工具只是一个声明：完成条件成立才算成功，否则就告诉模型还缺什么。\n\n"
+    "第二层是预算。步数、耗时、模型调用、工具调用、Token 和重试各有上限，按任务类型从实测运行里定出来。"
+    "重试预算整个任务共用一份，换备用工具也从里面扣，这样换工具就藏不住重试风暴。\n\n"
+    "第三层是进展。我用工具名、规范化参数和任务的进展版本给每个动作生成指纹；失败不算进展，进展版本保持原样。"
+    "同一个指纹又出现、却没有新信息，就在撞上上限之前以无进展停止；如果上一次是超时，就是重试，由重试预算来管。\n\n"
+    "错误按含义分流：超时在预算内重试，参数错误修正一次，缺参数就问用户，权限被拒就停止。\n\n"
+    "每次运行都以明确的停止状态结束，比如等待用户或部分完成，这样用户知道下一步该做什么。"
+    "对用户说清做完了什么、还缺什么，对系统留下结构化记录。每轮写一行轨迹，所以复盘时我先读轨迹、修根因，"
+    "再用同一条轨迹回放，并重跑故障注入回归。"
+)
+"""The 2-minute answer in spoken Chinese: the same three layers, error routing, statuses, traces and replay."""
+
+SCRIPTS_ZH: dict[str, tuple[str, float]] = {
+    "30-second answer": (THIRTY_SECONDS_ZH, 30.0),
+    "2-minute answer": (TWO_MINUTES_ZH, 120.0),
+}
+"""The Chinese scripts under the same names (the names are ids; :func:`script_title` shows them translated)."""
+
+SPEAKING_PACE_CPM = (200, 250)
+"""A comfortable pace for spoken Mandarin in an interview, in Chinese characters a minute (a Latin word such as
+``Token`` counts as one): the figure usually given for ordinary speech, below a newsreader's 250–300. The Chinese
+scripts are sized for it as the English ones are for :data:`SPEAKING_PACE_WPM`."""
+
+_SCRIPT_TITLES = {"30-second answer": N_("30-second answer"), "2-minute answer": N_("2-minute answer")}
+
+
+def _drill_language(language: str | None, where: str) -> i18n.Language:
+    """``language`` (``"en"``, ``"zh"`` or a locale such as ``zh_TW``), or the package's language when ``None``."""
+    if language is None:
+        return i18n.language()
+    chosen = i18n.normalize(str(language))
+    if chosen is None:
+        raise DrillError(f"{where}: language {language!r} is unknown; expected one of: {', '.join(i18n.LANGUAGES)}")
+    return chosen
+
+
+def script(name: str = "30-second answer", *, language: str | None = None) -> str:
+    """The script ``name`` (``"30-second answer"`` or ``"2-minute answer"``) in ``language``.
+
+    ``language`` defaults to the package's (:func:`agentloops.i18n.language`), so the Chinese notebook shows
+    the Chinese answer. Raises :class:`DrillError` for an unknown name or language.
+    """
+    scripts = SCRIPTS_ZH if _drill_language(language, "script") == "zh" else SCRIPTS
+    if name not in scripts:
+        raise DrillError(f"script: {name!r} is unknown; expected one of: {', '.join(scripts)}")
+    return scripts[name][0]
+
+
+def script_title(name: str, *, language: str | None = None) -> str:
+    """A script's name as a learner reads it ("2-minute answer", "两分钟回答")."""
+    return translate(_SCRIPT_TITLES.get(name, name), _drill_language(language, "script_title"))
+
+
+def speaking_pace(language: str | None = None) -> tuple[int, int]:
+    """The pace the scripts in ``language`` are sized for: words a minute in English, characters in Chinese."""
+    return SPEAKING_PACE_CPM if _drill_language(language, "speaking_pace") == "zh" else SPEAKING_PACE_WPM
+
+
+def speaking_seconds(text: str, *, language: str | None = None) -> tuple[float, float]:
+    """How long ``text`` takes at the fast and at the slow end of :func:`speaking_pace`, in seconds."""
+    low, high = speaking_pace(language)
+    units = word_count(text)
+    return units * 60 / high, units * 60 / low
+
+
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’_\-][A-Za-z0-9]+)*")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -97,14 +180,29 @@ class Check:
     """One claim of a follow-up's answer, checked against a run.
 
     Attributes:
-        claim: what the answer says.
+        claim: what the answer says, in English (tests and the English drill read it).
         holds: whether the run shows it.
-        seen: what the run showed (status, code, actions…).
+        seen: what the run showed (status, code, actions…) — data, never translated.
+        template: the catalog message ``claim`` was formatted from (empty: ``claim`` is the message).
+        values: the values it was formatted with.
     """
 
     claim: str
     holds: bool
     seen: str
+    template: str = ""
+    values: tuple[tuple[str, Any], ...] = ()
+
+    def said(self, language: i18n.Language = "en") -> str:
+        """The claim as a learner reads it in ``language``."""
+        if language == "en":
+            return self.claim
+        return translate(self.template or self.claim, language).format(**dict(self.values))
+
+
+def _check(template: str, holds: bool, seen: str, **values: Any) -> Check:
+    """A :class:`Check` whose claim is the catalog message ``template`` filled with ``values``."""
+    return Check(template.format(**values), holds, seen, template, tuple(values.items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +216,7 @@ class FollowUp:
         scenarios: the shipped controller scenarios it runs.
         evidence: the controller evidence function that shows the same thing as a table.
         checks: turns the runs (by scenario name) into checked claims.
+        answer_zh: the same answer in spoken Chinese (our own words too, not a rendering of ``answer``).
     """
 
     question: str
@@ -126,6 +225,16 @@ class FollowUp:
     scenarios: tuple[str, ...]
     evidence: str
     checks: Callable[[Mapping[str, Any]], list[Check]]
+    answer_zh: str = ""
+
+    def question_in(self, language: str | None = None) -> str:
+        """The question in ``language`` (default: the package's language)."""
+        return self.question_zh if _drill_language(language, "question_in") == "zh" else self.question
+
+    def answer_in(self, language: str | None = None) -> str:
+        """The spoken answer in ``language`` (default: the package's language)."""
+        chinese = _drill_language(language, "answer_in") == "zh" and self.answer_zh
+        return self.answer_zh if chinese else self.answer
 
 
 @dataclass(frozen=True)
@@ -136,6 +245,8 @@ class FollowUpRun:
     follow_up: FollowUp
     runs: Mapping[str, Any]
     checks: tuple[Check, ...]
+    language: i18n.Language = "en"
+    """The language it renders in: the question, the answer and the claims (what the runs show stays as data)."""
 
     @property
     def holds(self) -> bool:
@@ -147,23 +258,36 @@ class FollowUpRun:
         return [check for check in self.checks if not check.holds]
 
     def __str__(self) -> str:
-        lines = [f"Follow-up {self.number}: {self.follow_up.question} / {self.follow_up.question_zh}",
-                 f"→ {self.follow_up.answer}", "Shown by runs:"]
-        lines += [f" {'✓' if c.holds else '✗'} {c.claim} — {c.seen}" for c in self.checks]
+        if self.language == "en":
+            lines = [f"Follow-up {self.number}: {self.follow_up.question} / {self.follow_up.question_zh}",
+                     f"→ {self.follow_up.answer}", "Shown by runs:"]
+        else:
+            lines = [self._say(N_("Follow-up {number}: {question}")).format(
+                         number=self.number, question=self.follow_up.question_in(self.language)),
+                     f"→ {self.follow_up.answer_in(self.language)}", self._say(N_("Shown by runs:"))]
+        lines += [f" {'✓' if c.holds else '✗'} {c.said(self.language)} — {c.seen}" for c in self.checks]
         return "\n".join(lines)
+
+    def _say(self, message: str) -> str:
+        return translate(message, self.language)
 
     def __repr__(self) -> str:
         return str(self)
 
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td style='color:{'#1a7f37' if c.holds else '#b35900'}'>{'✓' if c.holds else '✗'}</td>"
-                       f"<td style='text-align:left'>{html.escape(c.claim)}</td>"
+                       f"<td style='text-align:left'>{html.escape(c.said(self.language))}</td>"
                        f"<td style='text-align:left'><code>{html.escape(c.seen)}</code></td></tr>"
                        for c in self.checks)
-        return (f"<div><b>Follow-up {self.number}: {html.escape(self.follow_up.question)}</b> "
-                f"<span style='color:#555'>{html.escape(self.follow_up.question_zh)}</span>"
-                f"<p>→ {html.escape(self.follow_up.answer)}</p><table><tr><th></th><th>claim</th>"
-                f"<th>what the run shows</th></tr>{rows}</table></div>")
+        if self.language == "en":
+            head = (f"<b>Follow-up {self.number}: {html.escape(self.follow_up.question)}</b> "
+                    f"<span style='color:#555'>{html.escape(self.follow_up.question_zh)}</span>")
+        else:
+            head = "<b>{}</b>".format(html.escape(self._say(N_("Follow-up {number}: {question}")).format(
+                number=self.number, question=self.follow_up.question_in(self.language))))
+        claim, shows = self._say(N_("claim")), self._say(N_("what the run shows"))
+        return (f"<div>{head}<p>→ {html.escape(self.follow_up.answer_in(self.language))}</p><table><tr><th></th>"
+                f"<th>{html.escape(claim)}</th><th>{html.escape(shows)}</th></tr>{rows}</table></div>")
 
 
 def _record(run: Any) -> Mapping[str, Any]:
@@ -213,10 +337,12 @@ STATUS_SCENARIOS: dict[str, str] = {
 
 
 def _other_exits(runs: Mapping[str, Any]) -> list[Check]:
-    checks = [Check(f"a run can end as {status}", runs[name].status == status, f"{name}: {_ending(runs[name])}")
+    checks = [_check(N_("a run can end as {status}"), runs[name].status == status, f"{name}: {_ending(runs[name])}",
+                     status=status)
               for status, name in STATUS_SCENARIOS.items()]
     capped = [name for name, run in runs.items() if run.code == "budget:steps"]
-    checks.append(Check("none of these endings is the step cap", not capped, ", ".join(capped) or "no budget:steps"))
+    checks.append(_check(N_("none of these endings is the step cap"), not capped,
+                         ", ".join(capped) or "no budget:steps"))
     return checks
 
 
@@ -224,11 +350,12 @@ def _why_that_number(runs: Mapping[str, Any]) -> list[Check]:
     used, limit = _steps(runs["weather-normal"])
     recoverable = {name: _steps(runs[name])[0] for name in ("weather-timeout-once", "weather-format-change")}
     return [
-        Check(f"the happy path uses {used} of the {limit} steps", used < limit, f"weather-normal: {used}/{limit}"),
-        Check("a recoverable failure still succeeds inside the limit",
+        _check(N_("the happy path uses {used} of the {limit} steps"), used < limit, f"weather-normal: {used}/{limit}",
+               used=used, limit=limit),
+        _check(N_("a recoverable failure still succeeds inside the limit"),
               all(runs[n].status == "succeeded" and s < limit for n, s in recoverable.items()),
               ", ".join(f"{n}: {_ending(runs[n])}, {s}/{limit} steps" for n, s in recoverable.items())),
-        Check("the limit leaves room above every normal run", limit > max([used, *recoverable.values()]),
+        _check(N_("the limit leaves room above every normal run"), limit > max([used, *recoverable.values()]),
               f"largest normal run: {max([used, *recoverable.values()])} steps, limit {limit}"),
     ]
 
@@ -237,11 +364,11 @@ def _repeat_or_retry(runs: Mapping[str, Any]) -> list[Check]:
     reask, retried = runs["weather-reask"], runs["weather-timeout-once"]
     used, limit = _steps(reask)
     return [
-        Check("the same call that brought nothing new is stopped as no progress",
+        _check(N_("the same call that brought nothing new is stopped as no progress"),
               (reask.status, reask.code) == ("no_progress", "repeated_action")
               and any(a.startswith("blocked:") for a in reask.actions), f"weather-reask: {_ending(reask)}"),
-        Check("it stops before the step cap", used < limit, f"{used} of {limit} steps used"),
-        Check("the same call after a timeout is a retry, and the run succeeds",
+        _check(N_("it stops before the step cap"), used < limit, f"{used} of {limit} steps used"),
+        _check(N_("the same call after a timeout is a retry, and the run succeeds"),
               retried.status == "succeeded" and "retry:get_weather(city=Beijing)" in retried.actions,
               "weather-timeout-once: " + " → ".join(retried.actions)),
     ]
@@ -250,13 +377,13 @@ def _repeat_or_retry(runs: Mapping[str, Any]) -> list[Check]:
 def _claim_is_a_signal(runs: Mapping[str, Any]) -> list[Check]:
     claimed, normal = runs["weather-early-claim"], runs["weather-normal"]
     return [
-        Check("the model claimed it was done more than once", claimed.actions.count("answer") >= 2,
+        _check(N_("the model claimed it was done more than once"), claimed.actions.count("answer") >= 2,
               "weather-early-claim: " + " → ".join(claimed.actions)),
-        Check("the claim is not reported as success", claimed.status != "succeeded"
+        _check(N_("the claim is not reported as success"), claimed.status != "succeeded"
               and _record(claimed).get("verified") is False, f"weather-early-claim: {_ending(claimed)}"),
-        Check("the user is told what is missing", "Beijing" in _user_text(claimed),
+        _check(N_("the user is told what is missing"), "Beijing" in _user_text(claimed),
               next((line.strip() for line in _user_text(claimed).splitlines() if "Beijing" in line), "no Beijing")),
-        Check("a claim made when the condition holds succeeds", normal.status == "succeeded"
+        _check(N_("a claim made when the condition holds succeeds"), normal.status == "succeeded"
               and _record(normal).get("verified") is True, f"weather-normal: {_ending(normal)}"),
     ]
 
@@ -265,14 +392,14 @@ def _keeps_timing_out(runs: Mapping[str, Any]) -> list[Check]:
     timeout, refund = runs["weather-timeout-always"], runs["refund-handoff"]
     left = _record(timeout).get("budgets_left", {})
     return [
-        Check("retries stop when the shared retry budget is spent", timeout.code == "budget:retries"
+        _check(N_("retries stop when the shared retry budget is spent"), timeout.code == "budget:retries"
               and left.get("retries") == 0 and left.get("steps", 0) > 0,
               f"weather-timeout-always: {_ending(timeout)}, left: {dict(left)}"),
-        Check("the fallback tool spends the same budget",
+        _check(N_("the fallback tool spends the same budget"),
               any(a.startswith("fallback:") for a in timeout.actions), " → ".join(timeout.actions)),
-        Check("the verified result is kept for the user", "Shanghai" in _user_text(timeout),
+        _check(N_("the verified result is kept for the user"), "Shanghai" in _user_text(timeout),
               " | ".join(_user_text(timeout).splitlines()[:2])),
-        Check("a call with side effects goes to a person, not a retry",
+        _check(N_("a call with side effects goes to a person, not a retry"),
               refund.status == "handed_off" and not any(a.startswith("retry:") for a in refund.actions),
               f"refund-handoff: {_ending(refund)}, " + " → ".join(refund.actions)),
     ]
@@ -282,10 +409,10 @@ def _review_a_loop(runs: Mapping[str, Any]) -> list[Check]:
     looped, fixed = runs["weather-no-state"], runs["weather-normal"]
     repeat = _first_repeat(looped.actions)
     return [
-        Check("the trace shows where the loop began repeating", repeat is not None,
+        _check(N_("the trace shows where the loop began repeating"), repeat is not None,
               f"weather-no-state: action {repeat} repeats an earlier one: " + " → ".join(looped.actions)),
-        Check("the loop was stopped for no progress", looped.status == "no_progress", _ending(looped)),
-        Check("with the task state sent, the same task runs without a repeat",
+        _check(N_("the loop was stopped for no progress"), looped.status == "no_progress", _ending(looped)),
+        _check(N_("with the task state sent, the same task runs without a repeat"),
               _first_repeat(fixed.actions) is None and fixed.status == "succeeded",
               "weather-normal: " + " → ".join(fixed.actions)),
     ]
@@ -296,28 +423,42 @@ FOLLOW_UPS: tuple[FollowUp, ...] = (
              "The completion condition, a partial result, waiting for the user, an unrecoverable failure, a system "
              "failure, the other budgets, a repeat with no progress, cancellation and a hand-off to a person — "
              "each its own status.",
-             tuple(STATUS_SCENARIOS.values()), "stop_statuses", _other_exits),
+             tuple(STATUS_SCENARIOS.values()), "stop_statuses", _other_exits,
+             answer_zh="出口有很多种：完成条件成立就是成功；只拿到一部分结果算部分完成；缺信息就等待用户；另外还有"
+           "不可恢复的失败、系统故障、其他预算耗尽、重复动作无进展、用户取消和转人工。每一种都有自己的停止状态，"
+                       "因为用户和系统接下来要做的事各不相同。"),
     FollowUp("Why that number for the step budget?", "最大步数为什么这样设？",
              "From the task's structure: what the happy path needs, what a recoverable failure adds, checked against "
              "measured runs — and I read the runs that hit it instead of only counting them.",
-             ("weather-normal", "weather-timeout-once", "weather-format-change"), "budget_basis", _why_that_number),
+             ("weather-normal", "weather-timeout-once", "weather-format-change"), "budget_basis", _why_that_number,
+             answer_zh="看任务本身的结构：正常路径要几步，一次可恢复的失败会多出几步，再拿实测的运行来核对。"
+                       "撞上上限的运行，我会一条条去读，而不是只数有多少条。"),
     FollowUp("How do you tell a repeated call from a retry?", "怎样判断重复调用？",
              "Fingerprint the action: tool, normalised arguments, progress version — a failure is not progress, so "
              "it leaves the fingerprint as it was. The same fingerprint after a call that brought nothing new is "
              "a loop; after a timeout or a rate limit it is a retry, paid from the retry budget.",
-             ("weather-reask", "weather-timeout-once"), "repeated_call_trace", _repeat_or_retry),
+             ("weather-reask", "weather-timeout-once"), "repeated_call_trace", _repeat_or_retry,
+             answer_zh="给动作算指纹：工具名、规范化参数、进展版本。失败不算进展，所以指纹还是原来那个。"
+                       "上一次调用没带来任何新东西，接着又是同一个指纹，那就是在兜圈子；如果上一次是超时或限流，"
+                       "那就是重试，从重试预算里扣。"),
     FollowUp("The model says it is done. Why not stop?", "模型说完成了，为什么还不结束？",
              "Because saying so is a signal. The run succeeds when the task's condition holds over the state; "
              "otherwise the model hears what is missing, and the user gets a partial result, not a fake success.",
-             ("weather-early-claim", "weather-normal"), "completion_conditions", _claim_is_a_signal),
+             ("weather-early-claim", "weather-normal"), "completion_conditions", _claim_is_a_signal,
+             answer_zh="因为模型说做完了只是一个信号。要在任务状态上核对完成条件，成立了才算成功；不成立就告诉模型"
+                       "还缺什么，最后给用户的是部分结果，而不是一个假装成功的答案。"),
     FollowUp("The tool keeps timing out. Now what?", "工具一直超时怎么办？",
              "Retry with back-off inside one shared retry budget, try an independent fallback (which spends it too), "
              "then stop with what is verified. A call with side effects is never retried blindly: a person decides.",
-             ("weather-timeout-always", "refund-handoff"), "error_routing", _keeps_timing_out),
+             ("weather-timeout-always", "refund-handoff"), "error_routing", _keeps_timing_out,
+             answer_zh="先带退避地重试，但整个任务只有一份共用的重试预算；再换一个独立的备用工具，它也从这份预算里扣；"
+                       "预算耗尽就带着已经验证的结果停下。有副作用的调用绝不盲目重试，交给人来决定。"),
     FollowUp("How do you review a run that looped?", "怎么复盘一次死循环？",
              "Read the trace turn by turn: which actions repeated, which turns changed no state. Name the cause — "
              "goal, tool, state, policy or context — fix it, and replay the same inputs; then rerun the fault set.",
-             ("weather-no-state", "weather-normal"), "fault_regression", _review_a_loop),
+             ("weather-no-state", "weather-normal"), "fault_regression", _review_a_loop,
+             answer_zh="逐轮读轨迹：哪些动作在重复，哪些轮次没有改变任何状态。判断根因出在目标、工具、状态、错误策略"
+                       "还是上下文，修好以后用同样的输入回放，再把故障注入回归跑一遍。"),
 )
 """The six follow-up questions of the drill, in the source article's order."""
 
@@ -328,23 +469,26 @@ def _run_scenario(name: str) -> Any:
     return run_scenario(name)
 
 
-def follow_up(number: int, *, runner: Runner | None = None) -> FollowUpRun:
+def follow_up(number: int, *, runner: Runner | None = None, language: str | None = None) -> FollowUpRun:
     """Answer follow-up ``number`` (1–6) by running its scenarios and checking every claim.
 
     Args:
         number: which follow-up, 1 to 6.
         runner: runs a scenario by name (default ``agentloops.controller.run_scenario``);
             a test passes its own to see a wrong run fail a claim.
+        language: the language the answer and its claims are shown in (``"en"``, ``"zh"``);
+            default: the package's (:func:`agentloops.i18n.language`).
 
     Raises:
-        DrillError: ``number`` is not 1–6.
+        DrillError: ``number`` is not 1–6, or ``language`` is unknown.
     """
     if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(FOLLOW_UPS):
         raise DrillError(f"follow_up: number {number!r} is not a follow-up; expected 1 to {len(FOLLOW_UPS)}")
+    chosen = _drill_language(language, "follow_up")
     run = runner or _run_scenario
     item = FOLLOW_UPS[number - 1]
     runs = {name: run(name) for name in item.scenarios}
-    return FollowUpRun(number, item, runs, tuple(item.checks(runs)))
+    return FollowUpRun(number, item, runs, tuple(item.checks(runs)), chosen)
 
 
 def evidence_for(number: int) -> Any:
@@ -384,32 +528,40 @@ class Evidence:
         """The function name the cell calls."""
         return self.call.split("(", 1)[0]
 
-    def link(self) -> str:
-        """A Markdown link to the cell: ``[heading](notebook#anchor)``."""
-        return f"[{self.heading}]({self.notebook}#{self.anchor})"
+    def link(self, language: i18n.Language = "en") -> str:
+        """A Markdown link to the cell: ``[heading](notebook#anchor)``, the heading in ``language`` (the Chinese
+        notebooks keep the same file names and anchors)."""
+        return f"[{translate(self.heading, language)}]({self.notebook}#{self.anchor})"
 
 
 EVIDENCE: tuple[Evidence, ...] = (
     Evidence("business completion conditions per task type", "每种任务的业务完成条件", "completion_conditions()",
-             "11-when-is-it-done.ipynb", "evidence-completion-conditions", "Evidence 1: completion conditions"),
+             "11-when-is-it-done.ipynb", "evidence-completion-conditions", N_("Evidence 1: completion conditions")),
     Evidence("budgets with the basis of every number", "预算的配置依据", "budget_basis(measure=200)",
-             "13-budgets-and-no-progress.ipynb", "evidence-budget-basis", "Evidence 2: budgets and their basis"),
+             "13-budgets-and-no-progress.ipynb", "evidence-budget-basis", N_("Evidence 2: budgets and their basis")),
     Evidence("stop status definitions", "停止状态定义", "stop_statuses()",
-             "11-when-is-it-done.ipynb", "evidence-stop-statuses", "Evidence 3: stop statuses"),
+             "11-when-is-it-done.ipynb", "evidence-stop-statuses", N_("Evidence 3: stop statuses")),
     Evidence("a repeated-call trace showing why the state did not change", "一条重复调用 Trace",
              "repeated_call_trace()", "13-budgets-and-no-progress.ipynb", "evidence-repeated-call-trace",
-             "Evidence 4: a repeated-call trace"),
+             N_("Evidence 4: a repeated-call trace")),
     Evidence("routing of empty, timeout, permission and argument errors", "空结果、超时、权限和参数错误的分流",
-             "error_routing()", "12-tool-errors.ipynb", "evidence-error-routing", "Evidence 5: error routing"),
+             "error_routing()", "12-tool-errors.ipynb", "evidence-error-routing", N_("Evidence 5: error routing")),
     Evidence("fault-injection regression with before/after trajectory differences", "故障注入回归与前后轨迹差异",
              "fault_regression()", "14-traces-and-replay.ipynb", "evidence-fault-regression",
-             "Evidence 6: fault-injection regression"),
+             N_("Evidence 6: fault-injection regression")),
 )
 """The six pieces of evidence, in the source article's order."""
 
 
-def checklist_markdown() -> str:
-    """The six pieces of evidence as a Markdown checklist, each linked to the notebook cell that produces it."""
+def checklist_markdown(language: str | None = None) -> str:
+    """The six pieces of evidence as a Markdown checklist, each linked to the notebook cell that produces it.
+
+    In Chinese (``language="zh"``; default: the package's language) each item names the evidence and links
+    the Chinese notebook's heading.
+    """
+    if _drill_language(language, "checklist_markdown") == "zh":
+        return "\n".join(f"- [ ] **{i}. {e.name_zh}** — `{e.call}` → {e.link('zh')}"
+                         for i, e in enumerate(EVIDENCE, start=1))
     return "\n".join(f"- [ ] **{i}. {e.name}** ({e.name_zh}) — `{e.call}` → {e.link()}"
                      for i, e in enumerate(EVIDENCE, start=1))
 
@@ -490,18 +642,21 @@ class Concept:
     """One idea a point is made of, and the phrasings that count as stating it.
 
     Attributes:
-        name: the idea in a few words.
-        name_zh: the same in Chinese.
+        name: the idea in a few words, in English: its id, and the catalog message a learner reads.
         patterns: regular expressions, English (case-insensitive) and Simplified Chinese
-            (a Traditional answer is folded to Simplified before matching).
+            (a Traditional answer is converted to Simplified by :func:`to_simplified` before matching).
         negatable: ``False`` for a mention that counts even under a negation ("the cap
             does not explain *why it loops*" still points at the root cause).
     """
 
     name: str
-    name_zh: str
     patterns: tuple[str, ...]
     negatable: bool = True
+
+    @property
+    def name_zh(self) -> str:
+        """The name in (Simplified) Chinese, from the ``interview`` catalog."""
+        return translate(self.name, "zh")
 
 
 @dataclass(frozen=True, slots=True)
@@ -510,258 +665,286 @@ class Point:
 
     Attributes:
         key: identifier.
-        title: the point in English.
-        title_zh: the same in Chinese.
+        title: the point in English (the catalog message; :attr:`title_zh` is its translation).
         concepts: the ideas it is made of.
         need: how many different concepts make it complete.
-        advice: what to add while it is not covered.
-        advice_zh: the same in Chinese.
+        advice: what to add while it is not covered, in English (translated the same way).
         core: counts toward the score (bonus points do not).
     """
 
     key: str
     title: str
-    title_zh: str
     concepts: tuple[Concept, ...]
     need: int
     advice: str
-    advice_zh: str
     core: bool = True
 
+    @property
+    def title_zh(self) -> str:
+        """The title in (Simplified) Chinese, from the ``interview`` catalog."""
+        return translate(self.title, "zh")
 
-def _c(name: str, name_zh: str, *patterns: str, negatable: bool = True) -> Concept:
-    return Concept(name, name_zh, patterns, negatable)
+    @property
+    def advice_zh(self) -> str:
+        """The advice in (Simplified) Chinese, from the ``interview`` catalog."""
+        return translate(self.advice, "zh")
+
+
+def _c(name: str, *patterns: str, negatable: bool = True) -> Concept:
+    return Concept(name, patterns, negatable)
 
 
 POINTS: tuple[Point, ...] = (
-    Point("fuse", "A step cap is a fuse, not the fix", "最大步数只是保险丝", (
-        _c("names the step cap", "提到步数上限",
+    Point("fuse", N_("A step cap is a fuse, not the fix"), (
+        _c(N_("names the step cap"),
            r"\bmax(imum)?[ _-]?(number of )?(steps?|iterations?|turns?|loops?|rounds?|calls?)\b",
            r"\b(step|iteration|loop|turn|round)s? ?(cap|limit|count)s?\b", r"\bcaps?\b", r"\bmax_(steps|turns)\b",
            r"\brecursion[_ ]limit\b", r"\blimits? (on|to) (the )?(number of )?(steps|turns|iterations|rounds|calls)\b",
            r"\bhard (limit|stop)\b", "最大步数", "步数上限", "最大循环", "(循环|回圈)次数", "最大轮数", "上限",
            "步数限制",
+           "最大迭代", "迭代(次数|上限)", "(轮数|次数|调用)上限", "最多(调用|跑|执行|循环|迭代)",
            negatable=False),
-        _c("calls it a last resort", "说它只是止损",
+        _c(N_("calls it a last resort"),
            r"\bfuses?\b", r"\bsafety net\b", r"\blast (line|resort)\b", r"\bbackstop\b", r"\bcircuit[- ]breaker",
            r"\blimits? (the )?damage\b", r"\bnot (the|a) (fix|solution|cure)\b", r"\bemergency brake\b",
            r"\b(doesn't|does not|won't|will not) fix\b", r"\bsymptoms?\b", "保险丝", "止损", "兜底", "最后一道",
-           "治标", "不能解决"),
-        _c("looks for the root cause", "找根因",
+           "治标", "不能解决",
+           "安全网", "防线", "解决不了", "不解决(根本)?问题", "治不了本", "止血", "熔断", "只能(防止|限制|避免)"),
+        _c(N_("looks for the root cause"),
            r"\broot[- ]causes?\b", r"\bwhy (it|the agent|the loop|the model) (loops|keeps|runs|doesn|won|never)",
            r"\bdiagnos", r"\bunderlying\b", r"\bthe real (problem|cause|issue|reason)\b",
            r"\b(find|figure out|understand|ask) why\b", r"\bwhat caus(es|ed) (it|the loop)\b", "根因", "根本原因",
-           "为什么(会)?(一直|不停|停不下来|循环)", "找出原因", negatable=False),
-    ), 2, "Keep the cap, but call it what it is — a fuse that limits damage — and say the fix lies in the goal, "
-          "the tool feedback, the state and the error policy.",
-          "保留步数上限，但说清它只是止损的保险丝；真正要修的是目标、工具反馈、状态和错误策略。"),
-    Point("completion", "Business completion conditions; no tool calls is not success",
-          "业务完成条件，不调用工具≠成功", (
-        _c("a checkable completion condition", "可检查的完成条件",
+           "为什么(会)?(一直|不停|停不下来|循环)", "找出原因",
+           "为什么(会)?(停不了|不结束|不收敛|死循环|不会停|停不下)", "真正的原因", "问题的本质",
+           "(排查|定位|分析)(根本)?原因",
+           "原因在于", "病根",
+           negatable=False),
+    ), 2, N_("Keep the cap, but call it what it is — a fuse that limits damage — and say the fix lies in the goal, "
+          "the tool feedback, the state and the error policy.")),
+    Point("completion", N_("Business completion conditions; no tool calls is not success"), (
+        _c(N_("a checkable completion condition"),
            r"\bcompletion (condition|criteri|check|test)", r"\b(done|success|exit|termination|stopping|stop|finish) "
            r"(condition|criteri|check|test|rule)", r"\bdefinition of done\b",
            r"\bwhat (done|finished|success|complete) (means|looks like)\b", r"\bbusiness (condition|rule|success|goal)",
            r"\bacceptance (criteri|test)", r"\b(really|actually|truly) (done|finished|complete)\b",
            r"\bwhat counts as (done|finished|complete|success)\b", "完成条件", "成功条件", "业务完成", "业务成功",
-           "完成标准", "完成判断", "什么算完成", "真的完成", "是否完成"),
-        _c("no tool calls is only a claim", "不调用工具只是声明",
+           "完成标准", "完成判断", "什么算完成", "真的完成", "是否完成",
+           "(终止|结束|退出|停止)(条件|判据)", "完成的?(定义|标准|判据)", "验收(标准|条件)",
+           "(怎样|怎么|什么)(才)?算(完成|做完|成功|结束)", "目标(是否)?达成", "完成判据"),
+        _c(N_("no tool calls is only a claim"),
            r"\bno (more )?tool calls?\b", r"\bstops? (calling|using) tools\b", r"\bwithout (any )?tool calls?\b",
            r"\bclaims?\b", r"\b(says|said|thinks|declares?|believes) (that )?(it('s| is) )?(done|finished|complete)",
            r"\bsignal\b", r"\bopinion\b", r"\bnot proof\b", r"\btake (its|the model's) word\b", "不再?(返回|调用)工具",
            "没有(返回)?工具调用", "没有返回 ?tool_calls", "模型声明", "声称", "宣布完成", "说(它)?完成", "说做完",
-           "信号", "自认为"),
-        _c("verifies against evidence", "用证据验证",
+           "信号", "自认为",
+           "(不再|没有|不)调(用)?工具", "tool_calls ?(为空|是空的)", "自称",
+           "(模型|它)(自己)?(说|认为|觉得|宣称)(自己)?(已经)?(完成|做完|结束|好了)"),
+        _c(N_("verifies against evidence"),
            r"\bverif(y|ies|ied|ication)\b", r"\bvalidat", r"\bevidence\b",
            r"\bcheck(s|ed|ing)? (it |that |this )?(against|over)\b", r"\bsources?\b", r"\bconfirm", r"\bprove\b",
-           r"\bdouble[- ]check", r"\btests? pass", "验证", "校验", "证据", "来源", "确认", "核对", "核实"),
-    ), 2, "Define, per task type, a completion condition the system checks over state and evidence; treat a reply "
-          "without tool calls as a claim to verify.",
-          "为每种任务定义系统能检查的完成条件，用状态和证据核对；模型不再调用工具只是一个需要验证的声明。"),
-    Point("state", "Task state outside the transcript, changing every turn", "独立维护任务状态，每轮产生状态变化", (
-        _c("keeps task state", "维护任务状态",
+           r"\bdouble[- ]check", r"\btests? pass", "验证", "校验", "证据", "来源", "确认", "核对", "核实",
+           "检验", "测试通过", "检查结果", "对照"),
+    ), 2, N_("Define, per task type, a completion condition the system checks over state and evidence; treat a reply "
+          "without tool calls as a claim to verify.")),
+    Point("state", N_("Task state outside the transcript, changing every turn"), (
+        _c(N_("keeps task state"),
            r"\btask state\b", r"\bstate (object|store|machine|summary|tracking|block|record)\b",
            r"\btrack(s|ing)? (of )?(what|progress)",
            r"\bwhat('s| is| has been| was)? (already )?(done|finished|completed)\b",
            r"\bwhat('s| is) (still )?(missing|left|pending|open)\b",
            r"\b(running |separate )?(record|list|checklist|ledger|notes?) of (what|the work|progress|results)\b",
-           "任务状态", "状态摘要", "已完成", "还缺", "缺什么", "未完成事项", "做过什么", "查过什么", "进度"),
-        _c("outside the transcript, versioned", "独立于对话、带版本",
+           "任务状态", "状态摘要", "已完成", "还缺", "缺什么", "未完成事项", "做过什么", "查过什么", "进度",
+           "状态机", "待办", "已经(做|查|完成)", "剩下(什么|哪些|的)", "还差", "记(录)?下(哪些|什么)"),
+        _c(N_("outside the transcript, versioned"),
            r"\boutside (of )?(the )?(transcript|context|messages|prompt|conversation|chat)\b",
            r"\bseparate(ly)? (from |of )?(the )?(transcript|context|messages|chat|conversation)",
            r"\bstate versions?\b", r"\bversion(ed|s)?\b",
            r"\bnot (just |only )?(in|buried in) the (chat|transcript|history)",
-           "状态版本", "单独维护", "独立维护", "版本", "上下文之外", "对话之外"),
-        _c("each turn must change the state", "每轮要有状态变化",
+           "状态版本", "单独维护", "独立维护", "版本", "上下文之外", "对话之外",
+           "对话(历史|记录)?(之外|以外|外面)", "独立(存储|保存|记录)", "不依赖(对话|上下文|聊天记录)",
+           "单独(存|记录|保存)", "外部状态"),
+        _c(N_("each turn must change the state"),
            r"\bobservations?\b",
            r"\b(each|every) (turn|step|round|iteration)\b[^.]{0,60}\b(chang|updat|progress|new|add)",
            r"\bstate (change|delta|diff)", r"\bnew (information|facts?|data)\b",
            r"\b(adds?|brings?|learns?) (something|anything) new\b", r"\bnothing new\b", "状态变化", "状态差异",
-           "每轮", "新增信息", "没有新(信息|的?观察|变化)", "新信息", "有没有变化"),
-    ), 2, "Keep what is done and what is missing in a versioned task state outside the transcript, send it each "
-          "turn, and expect every useful turn to change it.",
-          "把已完成和还缺的内容放进独立于对话、带版本的任务状态，每轮都发给模型，并要求每一轮都让状态发生变化。"),
-    Point("errors", "Tool errors are classified and routed differently", "按错误语义分流：重试、澄清、停止、降级", (
-        _c("classifies tool results", "区分错误类别",
+           "每轮", "新增信息", "没有?新的?(信息|观察|变化|进展|东西|结果)", "新信息", "有没有变化",
+           "每一轮", "每一步", "每步", "新的?(观察|结果|进展|事实)"),
+    ), 2, N_("Keep what is done and what is missing in a versioned task state outside the transcript, send it each "
+          "turn, and expect every useful turn to change it.")),
+    Point("errors", N_("Tool errors are classified and routed differently"), (
+        _c(N_("classifies tool results"),
            r"\berror (types?|class(es)?|categor|semantic|kinds?|codes?)", r"\bstatus (codes?|class(es)?)\b",
            r"\bclassif", r"\b(kind|type|sort|cause) of (the )?(error|failure|problem)",
            r"\bwhy (it|the tool|the call) failed",
            r"\b(each|every|different) (error|failure)s?\b", "错误类型", "错误语义", "状态类别", "错误分类", "分流",
-           "区分错误", "错误原因", "哪种错误", "按错误"),
-        _c("retries transient failures", "短暂故障才重试",
+           "区分错误", "错误原因", "哪种错误", "按错误",
+           "错误(码|类别|种类)", "区分(不同的?)?(错误|失败)", "失败原因", "(不同|各种|各类)(的)?错误"),
+        _c(N_("retries transient failures"),
            r"\btime ?outs?\b", r"\btimed out\b", r"\btransient\b", r"\brate[- ]limit", r"\btemporar", r"\bflaky\b",
-           r"\b(try|tries|trying|tried) (it )?again\b", "超时", "限流", "短暂", "临时", "再试"),
-        _c("asks the user for a missing parameter", "缺参数就问用户",
+           r"\b(try|tries|trying|tried) (it )?again\b", "超时", "限流", "短暂", "临时", "再试",
+           "网络抖动", "瞬时", "偶发", "逾时", "暂时性"),
+        _c(N_("asks the user for a missing parameter"),
            r"\bmissing (parameters?|arguments?|inputs?|info|information|details?|fields?|values?)\b",
            r"\bask(s|ing)? (the )?(user|person|customer|human)\b", r"\bclarif", r"\bwaiting[ _]for[ _](the )?user\b",
            r"\b(order|account) (id|number)\b", "澄清", "询问用户", "问用户", "缺少参数", "参数缺失", "向用户确认",
-           "等待用户", "让用户(补充|确认|提供)", "缺少?(订单号|参数|信息)"),
-        _c("stops on a permission denial", "权限拒绝就停",
+           "等待用户", "让用户(补充|确认|提供)", "缺少?(订单号|参数|信息)",
+           "追问用户", "问一下用户", "请用户(补充|提供|确认)", "信息不足", "缺(少)?信息", "缺(少)?订单号", "反问用户"),
+        _c(N_("stops on a permission denial"),
            r"\bpermissions?\b", r"\bunauthori[sz]ed\b", r"\bforbidden\b", r"\baccess (is )?(denied|refused)\b",
            r"\bnot allowed\b", r"\bauthori[sz]ation\b", r"\bno (access|rights)\b", "权限(被)?拒绝?", "授权", "无权",
-           "拒绝访问"),
-        _c("treats an empty result with care", "谨慎对待空结果",
+           "拒绝访问",
+           "没有权限", "权限不足", "403"),
+        _c(N_("treats an empty result with care"),
            r"\bempty (results?|responses?|outputs?|lists?|answers?)\b", r"\bno results?\b", r"\bnot found\b",
            r"\bnone found\b", r"\bfound nothing\b", r"\bcomes? back empty\b", "空结果", "无结果", "未找到",
-           "没有结果", "找不到", "没找到", "返回空"),
-        _c("repairs invalid arguments once", "参数错误修正一次",
+           "没有结果", "找不到", "没找到", "返回空",
+           "结果为空", "空(的)?返回", "查不到", "搜不到"),
+        _c(N_("repairs invalid arguments once"),
            r"\binvalid (arguments?|parameters?|inputs?|args)\b",
            r"\b(bad|wrong) (arguments?|parameters?|inputs?|args)\b",
            r"\bschema\b", r"\b(argument|input) validation\b", r"\brepair", r"\bmalformed\b",
            r"\bfix(es|ed)? (the )?(arguments|parameters|input|call)\b", "参数错误", "参数格式", "校验器", "修正",
-           "格式错误", "参数不合法"),
-        _c("falls back or degrades", "换路或降级",
+           "格式错误", "参数不合法",
+           "参数(不合法|非法|校验|有误)", "schema", "修复参数", "改正参数"),
+        _c(N_("falls back or degrades"),
            r"\bfall ?backs?\b", r"\bdegrad", r"\bbackup (tool|service|provider|source)",
            r"\bswitch(es|ing)? (to )?(another|a different|the backup|an alternative|a second) "
            r"(tool|service|provider|source)",
            r"\bpartial (results?|answers?)\b", r"\banother (tool|source|service|route)\b", "降级", "换路", "备用",
-           "切换工具", "换工具", "换一个工具", "部分结果"),
-        _c("never retries side effects blindly", "有副作用不盲目重试",
+           "切换工具", "换工具", "换一个工具", "部分结果",
+           "备选", "替代(工具|方案|服务)", "兜底方案", "换(个|一个)(服务|接口|数据源)"),
+        _c(N_("never retries side effects blindly"),
            r"\bside[- ]effects?\b", r"\bidempoten", r"\bwrite (actions?|operations?)\b",
-           r"\b(charges?|pays?|refunds?) (someone |the customer )?twice\b", "副作用", "幂等", "写操作", "重复扣款"),
-    ), 3, "Give every tool result a status class and route each class its own way: retry transient errors within "
+           r"\b(charges?|pays?|refunds?) (someone |the customer )?twice\b", "副作用", "幂等", "写操作", "重复扣款",
+           "扣款", "退款", "下单", "支付", "不可逆"),
+    ), 3, N_("Give every tool result a status class and route each class its own way: retry transient errors within "
           "a budget, repair invalid arguments once, ask about missing parameters, stop on permission denials, "
-          "treat empty results per task, and never retry side effects blindly.",
-          "给每个工具结果一个状态类别，按类别分流：短暂故障在预算内重试，参数错误修正一次，缺参数就问用户，"
-          "权限拒绝就停止，空结果按任务判断，有副作用的动作绝不盲目重试。"),
-    Point("budgets", "Several budgets, sized per task type, one shared retry budget",
-          "多种预算按任务类型配置，重试预算统一核算", (
-        _c("budgets beyond steps", "步数之外的预算",
+          "treat empty results per task, and never retry side effects blindly.")),
+    Point("budgets", N_("Several budgets, sized per task type, one shared retry budget"), (
+        _c(N_("budgets beyond steps"),
            r"\b(time|token|cost|tool[- ]calls?|wall[- ]?clock|wall[- ]time|context|model[- ]calls?|latency|spend|money"
            r"|call) (budgets?|limits?|caps?|allowance)\b", r"\bbudgets\b", r"\bdeadlines?\b",
            r"\btotal (time|tokens|cost)\b",
            r"\b(limits?|caps?) (on|for) (time|tokens|cost|tool calls|calls|spend|money)",
            r"\bhow (long|much) it (may|can) (run|spend|take)\b", r"\btokens\b", "预算", "耗时", "token", "成本",
-           "调用次数", "时间限制", "花费", "费用"),
-        _c("one shared retry budget", "统一的重试预算",
+           "调用次数", "时间限制", "花费", "费用",
+           "时长", "(时间|时长|成本)(上限|限制|预算)", "超时预算"),
+        _c(N_("one shared retry budget"),
            r"\bretry budgets?\b", r"\b(shared|global|unified|task[- ]level|single|one|common|overall|total) (retry )?"
            r"(budget|allowance|limit|count)", r"\bretries\b[^.]{0,40}\b(budget|allowance|limit|cap)",
            r"\b(budget|allowance)\b[^.]{0,40}\bretr", r"\bback-?off\b", r"\bexponential\b",
            r"\b(a few|a couple of|two|three|limited) (retries|tries|attempts)\b", "重试预算", "统一预算", "统一核算",
-           "退避", "重试次数", "有限重试", "重试(上限|限制)"),
-        _c("sized per task type, with a basis", "按任务类型、有依据",
+           "退避", "重试次数", "有限重试", "重试(上限|限制)",
+           "重试总次数", "(统一|共享|共用|全局)(的)?(一份)?(重试)?(预算|上限|次数)", "有限次(重试)?", "最多重试",
+           r"重试\s*\d+\s*次",
+           "重试[^。，,；;]{0,6}(预算|上限)"),
+        _c(N_("sized per task type, with a basis"),
            r"\bper[- ](task|kind|type)\b", r"\btask types?\b", r"\b(each|every|different) (kind|type|sort) of "
            r"(task|job|request)", r"\b(p9[059]|percentiles?|distribution|baseline|happy path)\b",
            r"\bnormal (runs?|trajector(y|ies)|paths?|tasks?)\b",
            r"\bnot a (magic|fixed|universal|single|random) number\b",
            r"\b(measured|real|past|observed) (runs|tasks|traffic|data)\b", r"\bbasis\b",
            r"\b(based|derived) (on|from) (data|measure|what|real|how|runs)", "任务类型", "真实任务", "分布",
-           "正常轨迹", "基线", "固定数字", "按任务", "配置依据", "每种任务", "不同任务", "任务统计"),
-    ), 2, "Name the budgets (steps, time, tokens, tool calls, retries), size each per task type from measured runs, "
-          "and make retries one budget for the whole task so fallbacks cannot multiply them.",
-          "列出各项预算（步数、耗时、Token、工具调用、重试），按任务类型从实际运行数据确定，"
-          "并让重试在整个任务内统一核算，这样切换备用工具也无法放大重试次数。"),
-    Point("progress", "Repeat and no-progress detection by fingerprint", "用动作指纹检测重复与无进展", (
-        _c("detects repeats before the cap", "在上限前发现重复",
+           "正常轨迹", "基线", "固定数字", "按任务", "配置依据", "每种任务", "不同任务", "任务统计",
+           "任务(类别|种类)", "不同(类型的?)?任务", "按(任务|场景)", "历史数据", "统计数据", "P9[059]", "百分位",
+           "分位数", "实测"),
+    ), 2, N_("Name the budgets (steps, time, tokens, tool calls, retries), size each per task type from measured runs, "
+          "and make retries one budget for the whole task so fallbacks cannot multiply them.")),
+    Point("progress", N_("Repeat and no-progress detection by fingerprint"), (
+        _c(N_("detects repeats before the cap"),
            r"\brepeat(ed|s|ing)? (actions?|calls?|tool calls?|steps?|the same)\b",
            r"\bsame (tool|action|call|arguments|inputs|request|query|search)\b", r"\bduplicate (calls?|actions?)\b",
            r"\bloop detection\b", r"\bno[- ]progress\b", r"\bstuck\b", r"\bgoing in circles\b",
            r"\b(detect|notice|spot|catch)(s|es|ed|ing)? (loops?|repeats?|repetition|cycles?)", r"\brepetition\b",
-           r"\bnothing (has )?changed\b", "重复", "无进展", "没有进展", "原地打转", "兜圈子", "没有变化"),
-        _c("an action fingerprint", "动作指纹",
+           r"\bnothing (has )?changed\b", "重复", "无进展", "没有进展", "原地打转", "兜圈子", "没有变化",
+           "同样的(调用|请求|动作|参数)", "相同的?(调用|请求|动作)", "一样的(调用|参数|请求)", "打转"),
+        _c(N_("an action fingerprint"),
            r"\bfingerprints?\b", r"\bhash(es|ed|ing)?\b", r"\bnormali[sz]ed (arguments|args|parameters|params|inputs)",
            r"\btool name\b",
            r"\b(tool|name) (and|\+|,|with) (its |the )?(normali[sz]ed )?(arguments|args|parameters|inputs)",
            r"\bsame (inputs|arguments|parameters)\b", "指纹", "规范化参数", "参数规范化", "哈希", "工具名", "相同参数",
-           "同样的参数"),
-        _c("lets a legitimate retry through", "放行合理重试",
+           "同样的参数",
+           "签名", r"工具名?(称)?(和|加|\+|、|与)(规范化的?)?参数", "参数哈希", "去重键"),
+        _c(N_("lets a legitimate retry through"),
            r"\blegitimate retr", r"\breasonable retr", r"\bvalid retr", r"\bretryable\b",
            r"\b(a|one|first|second) (timeout|failure|try|attempt)\b[^.]{0,60}\b(succe|fine|ok|allowed|works)",
            r"\bnot every repeat\b", r"\bdistinguish\b[^.]{0,40}\bretr", r"\bretr(y|ies)\b[^.]{0,30}\bnot (a )?loops?",
            r"\b(second|another) (try|attempt) after a (timeout|failure)\b",
            r"\bretr(y|ies) after a (timeout|failure)\b",
-           "合理重试", "可重试", "误判", "超时后的?重试", "允许有限重试"),
-    ), 2, "Fingerprint each action (tool, normalised arguments, progress version) and stop when it repeats with no "
-          "new observation — while letting a retry after a transient failure through.",
-          "用工具名、规范化参数和进展版本为每个动作生成指纹，重复且没有新观察时提前停止；但短暂故障后的合理重试要放行。"),
-    Point("statuses", "Distinct stop statuses, for the user and for the system",
-          "区分停止状态，面向用户与系统两种表达", (
-        _c("names several endings", "区分多种结束状态",
+           "合理重试", "可重试", "误判", "超时后的?重试", "允许有限重试",
+           "正常(的)?重试", "允许(一次|少量|有限|几次)?重试", "超时(之)?后(再|的)?(试|重试)", "区分(重试|重复)"),
+    ), 2, N_("Fingerprint each action (tool, normalised arguments, progress version) and stop when it repeats with no "
+          "new observation — while letting a retry after a transient failure through.")),
+    Point("statuses", N_("Distinct stop statuses, for the user and for the system"), (
+        _c(N_("names several endings"),
            r"\bwaiting[ _]for[ _](the )?(user|input|an answer)\b", r"\bpartial(ly)?[ _]complet",
            r"\bpartial (results?|success|answers?)", r"\bhand(ed|s)?[ _-]?off\b",
            r"\bhand(ed|s)? (it )?(over|off) to\b", r"\b(to|for) a (human|person)\b",
            r"\bhuman[- ](in[- ]the[- ]loop|review|takeover|handoff)\b", r"\bescalat", r"\bcancel",
            r"\bbudget[ _]exhausted\b", r"\b(stop|exit|terminal|end(ing)?) (status(es)?|states?|reasons?)\b",
            r"\bunrecoverable\b", r"\bgive up\b|\bgave up\b", r"\bnamed status\b", "等待用户", "部分完成", "转人工",
-           "人工接管", "取消", "预算耗尽", "停止原因", "停止状态", "不可恢复", "交给人"),
-        _c("renders a stop for the user and for the system", "对用户和对系统两种表达",
+           "人工接管", "取消", "预算耗尽", "停止原因", "停止状态", "不可恢复", "交给人",
+           "人工介入", "人工处理", "交给人工", "(升级|上报)(给|到)人工?", "失败状态", "终止状态", "结束状态",
+           "退出状态", "状态码"),
+        _c(N_("renders a stop for the user and for the system"),
            r"\buser[- ]facing\b", r"\b(tell|tells|show|explain to|inform|give) the (user|person|customer)\b",
            r"\btold to the user\b", r"\buser messages?\b", r"\bstructured (records?|logs?|status|reasons?)\b",
            r"\bactionable\b", r"\bfor (ops|operators|engineers|the system|the user|the team|on-call)\b",
            r"\b(user|person) can act on\b", r"\bsystem can (count|store|replay)\b",
            r"\b(log|record)(s|ed)? the (reason|cause|status)\b",
            r"\bwhat (got|was|is) done and what('s| is)? (missing|left)\b", "面向用户", "告诉用户", "用户说明",
-           "结构化", "可统计", "系统记录", "给用户", "对用户", "对系统"),
-        _c("never dresses a stop up as success", "不把停止包装成成功",
+           "结构化", "可统计", "系统记录", "给用户", "对用户", "对系统",
+           "告知用户", "通知用户", "提示用户", "结构化(日志|记录|状态)", "用户(能|可以)?看(得)?懂"),
+        _c(N_("never dresses a stop up as success"),
            r"\b(not|never|don't|do not|no|won't|instead of|rather than)\b[^.]{0,50}\b(pretend|fake|dress|disguise|wrap"
            r"|pass\w* off|report|claim|present)\w*\b[^.]{0,30}\b(success|answer|done|succeeded|complete)",
            r"\b(fake|false|pretend(ed)?|dressed[- ]up) (success|answers?)\b", r"\bhonest", "伪成功",
-           "(不能|不要|别|不)[^。]{0,12}(包装成|假装|冒充|说成)", "如实"),
-    ), 2, "End every run in a named status — succeeded, partially completed, waiting for the user, failed, budget "
+           "(不能|不要|别|不)[^。]{0,12}(包装成|假装|冒充|说成)", "如实",
+           "假成功", "伪装成", "当(成|作)成功", "谎报", "装作成功"),
+    ), 2, N_("End every run in a named status — succeeded, partially completed, waiting for the user, failed, budget "
           "exhausted, no progress, cancelled, handed off — shown to the user as what is done and missing, and kept "
-          "for the system as a structured record; never as a dressed-up answer.",
-          "每次运行都以明确状态结束（成功、部分完成、等待用户、失败、预算耗尽、无进展、取消、转人工）："
-          "对用户说明完成了什么、还缺什么，对系统保留结构化记录；绝不包装成一个伪成功的答案。"),
-    Point("traces", "Structured traces, replay and fault-injection regression", "结构化 Trace、回放与故障注入回归", (
-        _c("a structured trace per turn", "每轮结构化记录",
+          "for the system as a structured record; never as a dressed-up answer.")),
+    Point("traces", N_("Structured traces, replay and fault-injection regression"), (
+        _c(N_("a structured trace per turn"),
            r"\btrac(e|es|ing)\b", r"\blog(s|ging)? (each|every) (turn|step|round)", r"\bstructured (logs?|logging)",
            r"\btrace[_ ]ids?\b", r"\baudit (log|trail)\b",
            r"\b(log|record)(s|ed|ing)? (every|each) (turn|step|round|call|action)",
-           "trace", "轨迹", "日志", "每轮记录", "记录每轮", "记下每"),
-        _c("replays the same trace", "回放同一轨迹",
+           "trace", "轨迹", "日志", "每轮记录", "记录每轮", "记下每",
+           "链路追踪", "埋点", "trace_id", "记录(下)?每(一)?(轮|步)"),
+        _c(N_("replays the same trace"),
            r"\breplay", r"\breproduc", r"\bre-?run (it |them )?(on|with|against) the same\b",
-           r"\bsame (inputs?|tool results?|trace)\b", r"\bplay (it )?back\b", "回放", "复现", "重放", "重跑"),
-        _c("fault injection and regression", "故障注入与回归",
+           r"\bsame (inputs?|tool results?|trace)\b", r"\bplay (it )?back\b", "回放", "复现", "重放", "重跑",
+           "重演", "重新运行", "再跑一遍", "重放"),
+        _c(N_("fault injection and regression"),
            r"\bfault[- ]injection\b", r"\binject(s|ed|ing)? (faults?|failures?|errors?|timeouts?)", r"\bchaos\b",
            r"\bregression", r"\bbefore and after\b", r"\bbefore/after\b", r"\bdiff(s|ing)?\b",
            r"\bsimulat\w* (failures|timeouts|errors|faults|outages)", r"\bfault set\b", "故障注入", "注入故障", "回归",
-           "修改前后", "前后对比", "轨迹差异", "模拟(故障|超时|错误)"),
-    ), 2, "Write a structured line per turn (state version, action, tool status, state delta, budgets, decision); "
+           "修改前后", "前后对比", "轨迹差异", "模拟(故障|超时|错误)",
+           "混沌", "回归测试", "故障演练", "模拟(故障|超时|错误|失败)"),
+    ), 2, N_("Write a structured line per turn (state version, action, tool status, state delta, budgets, decision); "
           "review a looping run from its trace, replay the same trace after the fix, and keep a fault-injection "
-          "regression set.",
-          "每轮写一行结构化 Trace（状态版本、动作、工具状态、状态差异、预算、决策）；用 Trace 分析死循环，"
-          "改好后用同一轨迹回放，并保留一组故障注入回归任务。"),
-    Point("context", "Context growth and safe compaction", "上下文膨胀与安全压缩", (
-        _c("controls the context", "控制上下文",
+          "regression set.")),
+    Point("context", N_("Context growth and safe compaction"), (
+        _c(N_("controls the context"),
            r"\bcontext (growth|window|bloat|size|length|budget)\b", r"\bcompact", r"\bsummari[sz]",
            r"\btrim(s|med|ming)?\b", r"\b(store|keep)s? (large|big) (outputs?|results?) (outside|externally)",
            r"\breferences?\b", "上下文", "压缩", "摘要", "裁剪", "外部存储"),
-        _c("keeps constraints through compaction", "压缩时保留约束",
+        _c(N_("keeps constraints through compaction"),
            r"\bhard constraints?\b", r"\bconstraints?\b", r"\bcompaction (check|drops?|loses?)", "硬约束", "约束",
            "不可违反"),
-    ), 1, "Bonus: say how you keep the context small (store big outputs outside, compact) and that a compaction "
-          "must keep the goal, hard constraints, facts with sources and open items.",
-          "加分项：说明如何控制上下文（大结果放外部存储、压缩），以及压缩必须保留目标、硬约束、带来源的事实和未完成事项。",
+    ), 1, N_("Bonus: say how you keep the context small (store big outputs outside, compact) and that a compaction "
+          "must keep the goal, hard constraints, facts with sources and open items."),
           core=False),
-    Point("parallel", "Parallel calls, late and duplicate results", "并行调用、迟到与重复结果", (
-        _c("handles parallel calls", "处理并行调用",
+    Point("parallel", N_("Parallel calls, late and duplicate results"), (
+        _c(N_("handles parallel calls"),
            r"\bparallel\b", r"\bconcurren", r"\bjoin (rule|node|point)\b", r"\bcall ids?\b", "并行", "并发", "汇合"),
-        _c("ignores late and duplicate results", "忽略迟到与重复结果",
+        _c(N_("ignores late and duplicate results"),
            r"\blate (results?|events?|arrivals?)\b", r"\barriv\w* late\b", r"\bduplicate (events?|deliver\w*|results?)",
            r"\bidempoten", r"\bcancel(s|led|ling)? (running|in-flight|the) calls?\b", "迟到", "重复投递", "幂等",
            "取消信号"),
-    ), 1, "Bonus: with parallel calls, give every call an id and a state, join by a rule, cancel what is still "
-          "running, and record late or duplicate results without applying them.",
-          "加分项：并行调用时给每个调用分配 ID 和状态，按规则汇合，取消仍在运行的调用，迟到或重复的结果只记录不采用。",
+    ), 1, N_("Bonus: with parallel calls, give every call an id and a state, join by a rule, cancel what is still "
+          "running, and record late or duplicate results without applying them."),
           core=False),
 )
 """The points of the 2-minute answer the grader looks for (the last two are bonus points)."""
@@ -782,8 +965,24 @@ points cap at named. Sound answers in our tests stay well below (see tests/test_
 ENUMERATION = 4
 """A sentence that names this many points at once is a list: its names count, its connective explains none."""
 
+_TAIWAN_WORDS = {"调用": "呼叫", "循环": "回圈", "声明": "宣告", "类型": "型别", "参数": "引数", "信息": "资讯",
+                 "用户": "使用者", "超时": "逾时", "检测": "侦测", "代码": "程式码", "程序": "程式", "数据": "资料",
+                 "默认": "预设", "运行": "执行"}
+"""Words Taiwan writes differently (after :func:`to_simplified`, which converts characters, not vocabulary):
+a Chinese pattern accepts both, so "詢問使用者" counts as "询问用户"."""
+_TAIWAN = re.compile("|".join(_TAIWAN_WORDS))
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    """A concept's pattern. An English one reads ``\\b`` and ``\\w`` as ASCII, so "用max_steps兜底" still
+    matches; a Chinese one also accepts Taiwan's words (:data:`_TAIWAN_WORDS`)."""
+    if not _CJK.search(pattern):
+        return re.compile(pattern, re.IGNORECASE | re.ASCII)
+    return re.compile(_TAIWAN.sub(lambda m: f"(?:{m[0]}|{_TAIWAN_WORDS[m[0]]})", pattern), re.IGNORECASE)
+
+
 _COMPILED: dict[str, list[tuple[Concept, list[re.Pattern[str]]]]] = {
-    point.key: [(c, [re.compile(p, re.IGNORECASE) for p in c.patterns]) for c in point.concepts] for point in POINTS
+    point.key: [(c, [_compile(p) for p in c.patterns]) for c in point.concepts] for point in POINTS
 }
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[。！？；;\n]+|(?<=[.!?])$")
@@ -795,10 +994,12 @@ _EN_SCOPE_END = re.compile(r"[,:()]|\b(but|however|instead(?! of)|rather(?! than
                            r"although|though|yet|unless|if|when)\b", re.IGNORECASE)
 _EN_DIAGNOSIS = re.compile(r"\b(because|since|due to|caused by|comes? from|stems? from|results? from|lacks?|"
                            r"(usually|often|typically) (have|has))\b", re.IGNORECASE)
-_ZH_NEGATION = re.compile(r"不需要?|不要|不用|无需|无须|不必|没有?必要|用不着|别|从不|绝不|永远不|不会|不能|不应|不该|"
-                          r"不可|不设|不加|不做|不去|不考虑|不搞|不管|不使用|而不是|(?<!有)没有?|不(?=[^同断仅少久论停止结])")
-_ZH_SCOPE_END = re.compile(r"[，,；：:（）()]|但|而是|只|就|所以|因为|然后|再|否则|代替|替代|取代")
-_ZH_DIAGNOSIS = re.compile(r"因为|由于|来自|源于|常因|往往|通常|导致|缺少|缺乏|根因|原因是|问题是|出在")
+_ZH_NEGATION = re.compile(r"不需要?|不要|不用|无需|无须|不必|没有?必要|用不[着著]|别|从不|绝不|永远不|不会|不能|"
+                          r"不应|不该|"
+           r"不可|不设|不加|不做|不去|不考虑|不搞|不管|不使用|而不是|(?<!有)没有?|不(?=[^同断仅少久论停止结过但光])")
+_ZH_SCOPE_END = re.compile(r"[，,；：:（）()]|但|不过|而是|只|就|所以|因为|然后|再|否则|代替|替代|取代")
+_ZH_DIAGNOSIS = re.compile(r"因为|由于|来自|源于|常因|往往|通常|导致|缺少|缺乏|根因|原因是|问题是|出在|多半|大多|常常|"
+                           r"一般是|主要是|在于")
 _CLAUSE_MARK = re.compile(r"[,，;；:：]")
 _EN_WINDOW, _ZH_WINDOW = 7, 10
 """How far a negation reaches: words in English, characters in Chinese."""
@@ -822,7 +1023,7 @@ _EN_REASON = re.compile(
     r"whereas|as a result|given|which)\b", re.IGNORECASE)
 _ZH_VERBS = re.compile(
     r"是|要|会|能|应|该|需|用|让|把|给|做|看|查|问|停|试|换|记|写|读|算|设|加|保|存|留|判|检|验|区分|进入|返回|结束|"
-    r"继续|转|交|等|拒|允许|定义|维护|追踪|比较|发现|报|告诉|提示|说|标|控制|限制|拆|确认|调|执行|处理|有|拿|放|送|"
+    r"继续|转|交|等|拒|允许|呼叫|定义|维护|追踪|比较|发现|报|告诉|提示|说|标|控制|限制|拆|确认|调|执行|处理|有|拿|放|送|"
     r"跑|管|防|避免|识别|分|走|回|带|列|拦|阻止|切|计|消耗|花|扣|重置|保证|解释|汇总|修|改|定|取|达到|超过|得到|变|出")
 _ZH_REASON = re.compile(r"因为|由于|所以|因此|否则|不然|然后|如果|若|一旦|就|才|而是|以免|以便|这样|直到|只有|除非|"
                         r"再|从而|为了|则|时|之后|后|避免|防止|而不是|但|导致|于是|既然|只要|以防|当")
@@ -948,7 +1149,7 @@ def _hits(folded: str, original: str, start: int, end: int) -> list[Hit]:
     matches = [(point.key, concept, m) for point in POINTS for concept, patterns in _COMPILED[point.key]
                for pattern in patterns for m in pattern.finditer(sentence)]
     chars = list(sentence)
-    for _, _, m in matches:
+    for *_where, m in matches:
         chars[m.start():m.end()] = " " * (m.end() - m.start())
     blanked = "".join(chars)
     return [Hit(key, concept.name, start + m.start(), start + m.end(),
@@ -968,9 +1169,10 @@ def _rest(text: str, start: int, end: int, hits: Iterable[Hit]) -> str:
 _AUX_SET, _VERB_SET = frozenset(_EN_AUX.split()), frozenset(_EN_VERBS.split())
 
 
-_SUBJECT = re.compile(r"\b(i|we|you|it|they|the (system|agent|loop|controller|model|code|run))\b|我|你|它|系统|模型",
-                      re.IGNORECASE)
-"""A subject: with one, a key term may itself be the verb ("we *retry* timeouts", "我*回放*轨迹")."""
+_SUBJECT = re.compile(r"\b(i|we|you|it|they|the (system|agent|loop|controller|model|code|run))\b|我|你|它|咱|系统|模型|"
+                      r"agent|智能体|控制器|程序|代码|循环|工具|错误|用户", re.IGNORECASE)
+"""A subject: with one, a key term may itself be the verb ("we *retry* timeouts", "我*回放*轨迹", "错误按类型*分流*":
+Chinese often fronts the topic instead of naming who acts)."""
 
 
 def _has_verb(text: str) -> bool:
@@ -1234,7 +1436,9 @@ def grade(answer: Any) -> Grade:
     "因为", "否则", "然后"…); otherwise it is partly covered or only named. Repeated sentences and copies of
     the question are read once or not at all, an answer shorter than :data:`LENGTH_FLOOR` words caps every
     point at partly, and one whose key-term density passes :data:`DENSITY_CEILING` caps them at named.
-    Traditional Chinese is folded to Simplified before matching; the advice comes in the answer's language.
+    Traditional Chinese is converted to Simplified first (:func:`to_simplified`, OpenCC ``t2s``), so it grades
+    exactly as its Simplified equivalent; the advice comes in the answer's language, from the ``interview``
+    catalog (English byte for byte as written here; Chinese in the answer's script).
 
     Never raises: ``None``, bytes, numbers and lists are read as text; only the first :data:`MAX_CHARS`
     characters are read.
@@ -1280,92 +1484,118 @@ def _density(folded: str, sentences: Sequence[_Sentence]) -> float:
 
 # =========================================================================== the grader's words, in two languages
 
-MESSAGES: dict[str, dict[str, str]] = {
-    "en": {
-        "heading": "Practice check",
-        "not_attempted": "Not attempted: write your answer, then check it.",
-        "question_only": "This only repeats the question: answer it in your own words.",
-        "cap_only": "This answer names only the fuse (a step cap). An interviewer will ask: what number, why, and "
-                    "what does the user get when it is hit? Add the points below.",
-        "verdict": "{covered} of {total} points made with a reason, {partly} partly, {named} only named, {missed} "
-                   "missed — about {percent}%.",
-        "flag_question": "Sentences that repeat the question are not graded.",
-        "flag_keywords": "About {density}% of this answer is key terms: it reads like a keyword list. Make each "
-                         "point a sentence that says what you do and why.",
-        "flag_short": "Only {words} words (under {floor}): too short to give each point its reason.",
-        "flag_negated": "These parts argue against a point, so they do not count: {negated}.",
-        "flag_repeated": "Repeated sentences are read once.",
-        "flag_enumeration": "A sentence that lists many points names them but explains none: give the important "
-                            "ones a sentence of their own, with the reason.",
-        "found": "found", "negated": "negated", "add": "add", "bonus": "bonus", "note": "Note",
-        "heuristic_label": "This is a heuristic.",
-        "heuristic": "It reads sentences, not meaning: a concept counts where a sentence states it with a verb and "
-                     "outside a negation, and a point needs its reason. Careful wording can still fool it, and it "
-                     "misses ideas phrased in words it does not know. Use it to find what you forgot to say, then "
-                     "compare with the 2-minute answer.",
-    },
-    "zh": {
-        "heading": "练习检查",
-        "not_attempted": "尚未作答：写下你的回答，再检查。",
-        "question_only": "这只是重复了问题：请用自己的话回答。",
-        "cap_only": "这个回答只提到了保险丝（步数上限）。面试官会追问：设多少？为什么？到上限后给用户什么？"
-                    "请补上下面的要点。",
-        "verdict": "{total} 个要点中，{covered} 个讲清了理由，{partly} 个讲了一部分，{named} 个只提到名词，"
-                   "{missed} 个没有提到——约 {percent}%。",
-        "flag_question": "重复问题的句子不计分。",
-        "flag_keywords": "这个回答约 {density}% 是关键词，读起来像一串关键词。把每个要点写成一句话：做什么、为什么。",
-        "flag_short": "只有约 {words} 个词（少于 {floor}）：太短，讲不清每个要点的理由。",
-        "flag_negated": "这些地方否定了要点，因此不计分：{negated}。",
-        "flag_repeated": "重复的句子只计一次。",
-        "flag_enumeration": "一句话罗列很多要点，只算提到名词、不算讲清理由：把重要的要点单独成句，并说明原因。",
-        "found": "找到", "negated": "被否定", "add": "补充", "bonus": "加分项", "note": "说明",
-        "heuristic_label": "这是启发式检查。",
-        "heuristic": "它读的是句子，不是意思：概念要出现在有动词、没有被否定的句子里才算，每个要点还要有理由。"
-                     "精心的措辞仍可能骗过它，它也会漏掉用陌生说法表达的想法。用它找出你忘了说的内容，再对照两分钟回答。",
-    },
+_GRADER_SAYS: dict[str, str] = {
+    "heading": N_("Practice check"),
+    "not_attempted": N_("Not attempted: write your answer, then check it."),
+    "question_only": N_("This only repeats the question: answer it in your own words."),
+    "cap_only": N_("This answer names only the fuse (a step cap). An interviewer will ask: what number, why, and "
+                   "what does the user get when it is hit? Add the points below."),
+    "verdict": N_("{covered} of {total} points made with a reason, {partly} partly, {named} only named, {missed} "
+                  "missed — about {percent}%."),
+    "flag_question": N_("Sentences that repeat the question are not graded."),
+    "flag_keywords": N_("About {density}% of this answer is key terms: it reads like a keyword list. Make each "
+                        "point a sentence that says what you do and why."),
+    "flag_short": N_("Only {words} words (under {floor}): too short to give each point its reason."),
+    "flag_negated": N_("These parts argue against a point, so they do not count: {negated}."),
+    "flag_repeated": N_("Repeated sentences are read once."),
+    "flag_enumeration": N_("A sentence that lists many points names them but explains none: give the important "
+                           "ones a sentence of their own, with the reason."),
+    "found": N_("found"), "negated": N_("negated"), "add": N_("add"), "bonus": N_("bonus"), "note": N_("Note"),
+    "heuristic_label": N_("This is a heuristic."),
+    "heuristic": N_("It reads sentences, not meaning: a concept counts where a sentence states it with a verb and "
+                    "outside a negation, and a point needs its reason. Careful wording can still fool it, and it "
+                    "misses ideas phrased in words it does not know. Use it to find what you forgot to say, then "
+                    "compare with the 2-minute answer."),
 }
-"""Every sentence the grader says, in English and Simplified Chinese (Traditional is converted from it)."""
+"""Every sentence the grader says, in English: each a message of the ``interview`` catalog, looked up in the
+answer's language when it is said (:func:`_say`)."""
+
+
+class _Catalog(Mapping[str, str]):
+    """The grader's sentences in one language, looked up in the catalog on every read."""
+
+    def __init__(self, language: i18n.Language) -> None:
+        self._language = language
+
+    def __getitem__(self, key: str) -> str:
+        return translate(_GRADER_SAYS[key], self._language)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_GRADER_SAYS)
+
+    def __len__(self) -> int:
+        return len(_GRADER_SAYS)
+
+
+MESSAGES: dict[str, Mapping[str, str]] = {"en": _GRADER_SAYS, "zh": _Catalog("zh")}
+"""Every sentence the grader says, by key: English as written, Simplified Chinese from the catalog."""
 
 HEURISTIC_NOTE = MESSAGES["en"]["heuristic"]
 """Shown with every grade: what the grader can and cannot judge."""
 
 
 def _say(language: str, key: str, **values: Any) -> str:
+    """One of the grader's sentences in the answer's language, its placeholders filled (English byte for byte)."""
     if not _is_zh(language):
-        return MESSAGES["en"][key].format(**values)
-    return _script(MESSAGES["zh"][key].format(**values), language)
+        return _GRADER_SAYS[key].format(**values)
+    return _script(translate(_GRADER_SAYS[key], "zh"), language).format(**values)
 
 
-def _fold(text: str) -> str:
-    """Traditional characters to Simplified, curly apostrophes to straight — same length, so offsets hold."""
-    return text.translate(_FOLD)
+@cache
+def _opencc(config: str) -> Any:
+    import opencc  # opencc-python-reimplemented, a dependency: loaded when Chinese is first read or said
+
+    return opencc.OpenCC(config)
+
+
+def to_simplified(text: str) -> str:
+    """Traditional Chinese to Simplified (OpenCC ``t2s``), curly apostrophes to straight: the one conversion
+    the grader applies before matching, so a Traditional answer grades as its Simplified equivalent.
+
+    The result has the length of ``text``, so offsets found in it point at the learner's own words (should a
+    phrase ever convert to another length, each character is converted on its own instead).
+    """
+    text = text.replace("’", "'").replace("‘", "'")
+    if not _CJK.search(text):
+        return text
+    converted = _opencc("t2s").convert(text)
+    if len(converted) == len(text):
+        return converted
+    return "".join(c if len(c := _opencc("t2s").convert(ch)) == 1 else ch for ch in text)
+
+
+_fold = to_simplified
+"""The grader's older name for :func:`to_simplified`."""
 
 
 def _script(text: str, language: str) -> str:
-    """Simplified text in the answer's script (Traditional for a ``zh-Hant`` answer)."""
-    return text.translate(_TO_HANT) if language == "zh-Hant" else text
+    """Simplified text in the answer's script: OpenCC ``s2tw`` for a ``zh-Hant`` answer, else unchanged."""
+    return _opencc("s2tw").convert(text) if language == "zh-Hant" else text
 
 
 # =========================================================================== the two widgets
 
 
 class Practice:
-    """The practice box: write an answer, press the button, read the checklist (a heuristic, and it says so)."""
+    """The practice box: write an answer, press the button, read the checklist (a heuristic, and it says so).
+
+    Its labels are in the package's language; the checklist is in the language of the answer.
+    """
 
     def __init__(self, answer: str = "") -> None:
         import ipywidgets as w
 
         self.question = w.HTML(f"<div style='font-size:16px'><b>{html.escape(QUESTION)}</b><br>"
                                f"<span style='color:#555'>{html.escape(QUESTION_ZH)}</span></div>")
-        self.answer = w.Textarea(value=answer, placeholder="Your answer, in English or Chinese…",
+        self.answer = w.Textarea(value=answer, placeholder=_("Your answer, in English or Chinese…"),
                                  layout=w.Layout(width="100%", height="180px"))
-        self.button = w.Button(description="Check my answer", button_style="primary")
+        self.button = w.Button(description=_("Check my answer"), button_style="primary")
         self.result = w.HTML()
         for widget, name in ((self.answer, "answer"), (self.button, "check"), (self.result, "result")):
             widget.add_class(f"agentloops-practice-{name}")
         self.box = w.VBox([self.question, self.answer, self.button, self.result])
         self.box.add_class("agentloops-practice")
-        self.button.on_click(lambda _: self.refresh())
+        self.button.on_click(lambda _button: self.refresh())
         self.state = self.refresh()
 
     def check(self, text: str | None = None) -> Grade:
@@ -1394,18 +1624,20 @@ class Pace:
     """One spoken attempt measured against its target.
 
     Attributes:
-        words: spoken words in the script.
+        words: spoken words in the script (Chinese characters for a Chinese script: see :func:`word_count`).
         seconds: how long it took.
         target_s: the target length in seconds.
+        language: the script's language: it sets the pace to compare with and the verdict's words.
     """
 
     words: int
     seconds: float
     target_s: float
+    language: i18n.Language = "en"
 
     @property
     def wpm(self) -> float:
-        """Words a minute."""
+        """Words (in Chinese: characters) a minute."""
         return self.words * 60 / self.seconds if self.seconds > 0 else 0.0
 
     @property
@@ -1419,77 +1651,109 @@ class Pace:
 
     def verdict(self) -> str:
         """One sentence: the time, the pace, and what to change."""
-        said = f"{self.seconds:.0f} s for {self.words} words ({self.wpm:.0f} words a minute)"
-        high = SPEAKING_PACE_WPM[1]
+        if self.language == "en":
+            said = f"{self.seconds:.0f} s for {self.words} words ({self.wpm:.0f} words a minute)"
+            high = SPEAKING_PACE_WPM[1]
+            if self.within:
+                hint = " — fast: slow down so the interviewer can follow." if self.wpm > high + 30 else "."
+                return f"{said}: within the {self.target_s:.0f} s target{hint}"
+            return (f"{said}: {self.seconds - self.target_s:.0f} s over the {self.target_s:.0f} s target — cut about "
+                    f"{self.words_to_cut()} words, or speak nearer {high} words a minute.")
+        high = speaking_pace(self.language)[1]
+        values = {"seconds": f"{self.seconds:.0f}", "words": self.words, "rate": f"{self.wpm:.0f}",
+                  "target": f"{self.target_s:.0f}", "over": f"{self.seconds - self.target_s:.0f}",
+                  "cut": self.words_to_cut(), "high": high}
         if self.within:
-            hint = " — fast: slow down so the interviewer can follow." if self.wpm > high + 30 else "."
-            return f"{said}: within the {self.target_s:.0f} s target{hint}"
-        return (f"{said}: {self.seconds - self.target_s:.0f} s over the {self.target_s:.0f} s target — cut about "
-                f"{self.words_to_cut()} words, or speak nearer {high} words a minute.")
+            fast = self.wpm > high * 1.2
+            message = (N_("{seconds} s for {words} characters ({rate} a minute): within the {target} s target — fast: "
+                          "slow down so the interviewer can follow.") if fast else
+                       N_("{seconds} s for {words} characters ({rate} a minute): within the {target} s target."))
+            return translate(message, self.language).format(**values)
+        return translate(N_("{seconds} s for {words} characters ({rate} a minute): {over} s over the {target} s "
+                            "target — cut about {cut} characters, or speak nearer {high} a minute."),
+                         self.language).format(**values)
 
 
-def pace(words: int, seconds: float, target_s: float) -> Pace:
-    """Measure one attempt; raises :class:`DrillError` for a negative count or time, or a target not above 0."""
+def pace(words: int, seconds: float, target_s: float, *, language: str | None = None) -> Pace:
+    """Measure one attempt; raises :class:`DrillError` for a negative count or time, or a target not above 0.
+
+    ``language`` is the script's (default: the package's): English counts words, Chinese counts characters.
+    """
     if words < 0 or seconds < 0 or target_s <= 0:
         raise DrillError(f"pace: words={words!r}, seconds={seconds!r}, target_s={target_s!r}; expected words and "
                          "seconds of at least 0 and a target above 0")
-    return Pace(int(words), float(seconds), float(target_s))
+    return Pace(int(words), float(seconds), float(target_s), _drill_language(language, "pace"))
 
 
 OWN_WORDS = "my own answer"
-"""The timer's choice for the candidate's own text."""
+"""The timer's choice for the candidate's own text (an id: the dropdown shows it translated)."""
+
+_OWN_WORDS_TITLE = N_("my own answer")
 
 
 class SpeakingTimer:
     """A spoken-practice timer: pick a script, press Start, say it aloud, press Stop, read the pace.
 
-    The clock is injectable so tests can drive it without waiting; nothing runs until a button is pressed.
+    The scripts and the pace are in ``language`` (default: the package's): the Chinese timer offers the Chinese
+    scripts, counted in characters. The clock is injectable so tests can drive it without waiting; nothing runs
+    until a button is pressed.
     """
 
-    def __init__(self, script: str = "30-second answer", *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, script: str = "30-second answer", *, clock: Callable[[], float] = time.monotonic,
+                 language: str | None = None) -> None:
         import ipywidgets as w
 
         if script not in (*SCRIPTS, OWN_WORDS):
             raise DrillError(f"speaking_timer: script {script!r} is unknown; expected one of: "
                              f"{', '.join((*SCRIPTS, OWN_WORDS))}")
+        self.language = _drill_language(language, "speaking_timer")
+        self._scripts = SCRIPTS_ZH if self.language == "zh" else SCRIPTS
         self._clock = clock
         self._started: float | None = None
         self.last: Pace | None = None
-        self.script = w.Dropdown(options=[*SCRIPTS, OWN_WORDS], value=script, description="Say aloud")
-        self.own = w.Textarea(placeholder="Paste your own answer here, then press Start.",
+        say = self._say
+        self.script = w.Dropdown(options=[(say(_SCRIPT_TITLES[name]), name) for name in self._scripts]
+                                 + [(say(_OWN_WORDS_TITLE), OWN_WORDS)], value=script, description=say(N_("Say aloud")))
+        self.own = w.Textarea(placeholder=say(N_("Paste your own answer here, then press Start.")),
                               layout=w.Layout(width="100%", height="90px"))
-        self.start_button = w.Button(description="Start", button_style="primary")
-        self.stop_button = w.Button(description="Stop", disabled=True)
+        self.start_button = w.Button(description=say(N_("Start")), button_style="primary")
+        self.stop_button = w.Button(description=say(N_("Stop")), disabled=True)
         self.text = w.HTML()
         self.result = w.HTML()
-        self.start_button.on_click(lambda _: self.start())
-        self.stop_button.on_click(lambda _: self.stop())
-        self.script.observe(lambda _: self._draw(), names="value")
-        self.own.observe(lambda _: self._draw(), names="value")
+        self.start_button.on_click(lambda _button: self.start())
+        self.stop_button.on_click(lambda _button: self.stop())
+        self.script.observe(lambda _change: self._draw(), names="value")
+        self.own.observe(lambda _change: self._draw(), names="value")
         self.box = w.VBox([self.script, self.own, w.HBox([self.start_button, self.stop_button]), self.text,
                            self.result])
         self.box.add_class("agentloops-timer")
         self._draw()
 
+    def _say(self, message: str) -> str:
+        return translate(message, self.language)
+
     def target(self) -> tuple[str, float]:
-        """The text to say and its target in seconds (own words: 30 s up to 100 words, else 2 minutes)."""
+        """The text to say and its target in seconds (own words: 30 s up to 100 words, else 2 minutes; in
+        Chinese the same at the Chinese pace, 156 characters)."""
         if self.script.value == OWN_WORDS:
             text = str(self.own.value)
-            return text, 30.0 if word_count(text) <= 100 else 120.0
-        return SCRIPTS[self.script.value]
+            short = round(100 * speaking_pace(self.language)[1] / SPEAKING_PACE_WPM[1])
+            return text, 30.0 if word_count(text) <= short else 120.0
+        return self._scripts[self.script.value]
 
     def start(self) -> None:
         """Start timing."""
         self._started = self._clock()
         self.start_button.disabled, self.stop_button.disabled = True, False
-        self.result.value = "<i>Speaking… press Stop when you finish.</i>"
+        speaking = self._say(N_("Speaking… press Stop when you finish."))
+        self.result.value = f"<i>{html.escape(speaking)}</i>"
 
     def stop(self) -> Pace | None:
         """Stop timing and show the pace (``None`` if it was not started)."""
         if self._started is None:
             return None
         text, target = self.target()
-        self.last = pace(word_count(text), max(0.0, self._clock() - self._started), target)
+        self.last = pace(word_count(text), max(0.0, self._clock() - self._started), target, language=self.language)
         self._started = None
         self.start_button.disabled, self.stop_button.disabled = False, True
         color = "#1a7f37" if self.last.within else "#b35900"
@@ -1499,31 +1763,29 @@ class SpeakingTimer:
     def _draw(self) -> None:
         text, target = self.target()
         words = word_count(text)
-        low, high = SPEAKING_PACE_WPM
+        low, high = speaking_pace(self.language)
         self.own.layout.display = None if self.script.value == OWN_WORDS else "none"
-        self.text.value = (f"<div style='max-width:760px'>{html.escape(text)}</div><small>{words} words · target "
-                           f"{target:.0f} s · at {low}–{high} words a minute it takes {words * 60 / high:.0f}–"
-                           f"{words * 60 / low:.0f} s</small>")
+        if self.language == "en":
+            note = (f"{words} words · target {target:.0f} s · at {low}–{high} words a minute it takes "
+                    f"{words * 60 / high:.0f}–{words * 60 / low:.0f} s")
+        else:
+            note = self._say(N_("{words} characters · target {target} s · at {low}–{high} characters a minute it "
+                                "takes {fast}–{slow} s")).format(words=words, target=f"{target:.0f}", low=low,
+                                                                 high=high, fast=f"{words * 60 / high:.0f}",
+                                                                 slow=f"{words * 60 / low:.0f}")
+        self.text.value = f"<div style='max-width:760px'>{html.escape(text)}</div><small>{html.escape(note)}</small>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.box._repr_mimebundle_(**kwargs)
 
 
-def speaking_timer(script: str = "30-second answer", *, clock: Callable[[], float] = time.monotonic) -> SpeakingTimer:
+def speaking_timer(script: str = "30-second answer", *, clock: Callable[[], float] = time.monotonic,
+                   language: str | None = None) -> SpeakingTimer:
     """Build the spoken-practice timer (see :class:`SpeakingTimer`); it draws once and waits for Start."""
-    return SpeakingTimer(script, clock=clock)
+    return SpeakingTimer(script, clock=clock, language=language)
 
 
 # =========================================================================== Simplified and Traditional characters
-
-_TO_HANT_PAIRS = (
-    "与與业業丝絲两兩个個为為么麼义義习習于於产產从從会會伪偽储儲关關内內写寫决決则則别別务務动動区區单單压壓参參"
-    "发發变變后後启啟声聲处處备備复複实實对對尽盡带帶并並异異归歸录錄态態户戶护護损損换換据據数數断斷无無时時暂暫"
-    "权權条條来來构構标標样樣检檢汇匯没沒测測点點状狀独獨环環现現确確种種类類约約级級纹紋练練组組结結给給绝絕统統"
-    "维維缩縮罗羅胀脹范範补補装裝观觀规規计計让讓记記讲講设設证證词詞试試话話语語误誤说說请請读讀调調谨謹败敗轨軌"
-    "转轉轮輪辞辭达達过過运運还還这這进進迟遲迹跡采採里裡钟鐘错錯键鍵问問际際险險项項须須预預题題馈饋验驗骗騙"
-)
-"""Simplified → Traditional (Taiwan) for every character the grader says in Chinese, as pairs."""
 
 _FOLD_PAIRS = (
     "丟丢並并乹干亁干亂乱亝斋亞亚佔占併并來来侖仑侶侣俠侠俻备倆俩倉仓個个們们倫伦偉伟側侧偵侦偽伪傑杰傘伞備备傭佣"
@@ -1585,9 +1847,8 @@ _FOLD_PAIRS = (
     "鳥鸟鳳凤鳴鸣鴉鸦鴕鸵鴛鸳鴦鸯鴨鸭鴻鸿鴿鸽鵑鹃鵝鹅鵞鹅鵬鹏鵲鹊鵶鸦鶴鹤鷄鸡鷗鸥鷹鹰鹵卤鹹咸鹻碱鹼碱鹽盐麗丽麥麦"
     "麼么麽么黃黄點点黨党黴霉鼈鳖齊齐齋斋齒齿齡龄齧啮齲龋龍龙龐庞龔龚龜龟"
 )
-"""Traditional → Simplified for the common characters (GB 2312 level 1), as pairs; from zhconv's tables."""
+"""Traditional → Simplified for the common characters (GB 2312 level 1), as pairs, from zhconv's tables: used only
+to tell which script an answer is written in (the conversion itself is :func:`to_simplified`)."""
 
-_TO_HANT = str.maketrans(dict(zip(_TO_HANT_PAIRS[::2], _TO_HANT_PAIRS[1::2])))
-_FOLD = str.maketrans({**dict(zip(_FOLD_PAIRS[::2], _FOLD_PAIRS[1::2])), "’": "'", "‘": "'"})
 _HANT_ONLY = frozenset(_FOLD_PAIRS[::2]) - frozenset(_FOLD_PAIRS[1::2])
 _HANS_ONLY = frozenset(_FOLD_PAIRS[1::2]) - frozenset(_FOLD_PAIRS[::2])

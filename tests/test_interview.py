@@ -778,3 +778,328 @@ def test_the_drill_answers_each_follow_up_with_a_run_and_asserts_it() -> None:
     assert "interview.practice()" in code and "interview.speaking_timer()" in code
     assert "interview.framework_rows()" in code
     assert "agentloops.controller." not in code.replace("import agentloops.controller as ctl", "")
+
+
+# --------------------------------------------------------------------------- the drill in Chinese
+
+import opencc  # noqa: E402  (opencc-python-reimplemented: how the tests write Traditional text)
+
+from agentloops.i18n import set_language, translate  # noqa: E402
+
+RANK = {"missed": 0, "named": 1, "partly": 2, "covered": 3}
+ZH_SCRIPTS = {name: text for name, (text, _) in interview.SCRIPTS_ZH.items()}
+ZH_ANSWERS = {**ZH_SCRIPTS, **{f"follow-up {i}": f.answer_zh for i, f in enumerate(FOLLOW_UPS, start=1)}}
+EN_ANSWERS = {**{name: text for name, (text, _) in interview.SCRIPTS.items()},
+              **{f"follow-up {i}": f.answer for i, f in enumerate(FOLLOW_UPS, start=1)}}
+TO_HANT = [opencc.OpenCC(config) for config in ("s2t", "s2tw", "s2hk")]
+"""Three ways of writing Traditional: OpenCC's standard characters, Taiwan's and Hong Kong's."""
+
+
+@pytest.fixture
+def zh() -> Any:
+    """The package speaks Chinese for one test, then goes back to the environment's choice."""
+    set_language("zh")
+    yield
+    set_language(None)
+
+
+@pytest.mark.parametrize("name", list(ZH_SCRIPTS))
+def test_each_chinese_script_fits_its_target_at_the_stated_pace(name: str) -> None:
+    text, target = interview.SCRIPTS_ZH[name]
+    low, high = interview.SPEAKING_PACE_CPM
+    assert 150 <= low < high <= 300  # characters a minute: spoken Mandarin, not a newsreader's sprint
+    fast, slow = interview.speaking_seconds(text, language="zh")
+    assert (fast, slow) == (interview.word_count(text) * 60 / high, interview.word_count(text) * 60 / low)
+    assert fast <= target  # said briskly, it fits
+    if target >= 120:
+        assert slow >= target  # and said slowly it fills the two minutes: not a short answer stretched
+    else:
+        assert slow <= 1.25 * target  # the English 30-second answer is 29–36 s over its pace range: so is this
+
+
+@pytest.mark.parametrize("name", list(ZH_ANSWERS))
+def test_each_chinese_answer_scores_at_least_as_well_as_the_english_one(name: str) -> None:
+    chinese, english = grade(ZH_ANSWERS[name]), grade(EN_ANSWERS[name])
+    assert chinese.language == "zh-Hans" and chinese.score >= english.score, (chinese.percent, english.percent)
+    assert "keywords" not in chinese.flags and "negated" not in chinese.flags
+
+
+@pytest.mark.parametrize("name", list(ZH_SCRIPTS))
+def test_each_chinese_script_makes_every_point_the_english_one_makes(name: str) -> None:
+    chinese, english = grade(ZH_SCRIPTS[name]), grade(interview.SCRIPTS[name][0])
+    weaker = [(e.point.key, e.status, c.status) for e, c in zip(english.results, chinese.results)
+              if RANK[c.status] < RANK[e.status]]
+    assert weaker == []
+
+
+def test_the_chinese_two_minute_answer_covers_every_point() -> None:
+    result = grade(interview.TWO_MINUTES_ZH)
+    assert result.covered == CORE and result.flags == ()
+
+
+def test_a_script_in_each_language() -> None:
+    assert interview.script("2-minute answer", language="zh") == interview.TWO_MINUTES_ZH
+    assert interview.script("30-second answer", language="en") == THIRTY_SECONDS
+    assert interview.script(language="zh_TW") == interview.THIRTY_SECONDS_ZH  # a locale is a language too
+    assert interview.script_title("2-minute answer", language="zh") == "两分钟回答"
+    assert interview.speaking_pace("zh") == interview.SPEAKING_PACE_CPM
+    assert interview.speaking_pace("en") == interview.SPEAKING_PACE_WPM
+    with pytest.raises(DrillError, match="script: 'haiku' is unknown; expected one of: 30-second answer"):
+        interview.script("haiku")
+    with pytest.raises(DrillError, match="script: language 'fr' is unknown; expected one of: en, zh"):
+        interview.script(language="fr")
+
+
+@pytest.mark.usefixtures("zh")
+def test_the_language_defaults_to_the_packages() -> None:
+    assert interview.script() == interview.THIRTY_SECONDS_ZH
+    assert FOLLOW_UPS[3].answer_in() == FOLLOW_UPS[3].answer_zh and FOLLOW_UPS[3].question_in() == "模型说完成了，为什么还不结束？"
+    assert interview.follow_up(4).language == "zh" and interview.follow_up(4, language="en").language == "en"
+    assert interview.speaking_timer(clock=Clock()).target() == (interview.THIRTY_SECONDS_ZH, 30.0)
+
+
+@pytest.mark.parametrize("number", range(1, len(FOLLOW_UPS) + 1))
+def test_each_follow_up_is_shown_by_its_runs_in_chinese(number: int) -> None:
+    answered = interview.follow_up(number, language="zh")
+    text, page = str(answered), answered._repr_html_()
+    assert answered.holds and text.startswith(f"追问 {number}：{FOLLOW_UPS[number - 1].question_zh}")
+    assert FOLLOW_UPS[number - 1].answer_zh in text and "运行给出的证据：" in text and "说法" in page
+    for check in answered.checks:  # every claim in Chinese; what the run showed stays as data
+        assert check.said("zh") != check.claim and _cjk(check.said("zh")) and check.seen in text
+    english = interview.follow_up(number, language="en")
+    assert str(english).startswith(f"Follow-up {number}: ") and not _cjk(str(english).split(" / ", 1)[1][20:])
+
+
+def test_a_chinese_claim_keeps_its_values() -> None:
+    check = interview.follow_up(2, language="zh").checks[0]
+    used, limit = interview._steps(interview.follow_up(2).runs["weather-normal"])
+    assert check.claim == f"the happy path uses {used} of the {limit} steps"
+    assert check.said("zh") == f"正常路径只用了 {limit} 步中的 {used} 步"
+
+
+STATUS_PHRASES_ZH = {
+    "succeeded": "成功", "partially_completed": "部分完成", "waiting_for_user": "等待用户",
+    "failed_unrecoverable": "不可恢复的失败", "system_failure": "系统故障", "budget_exhausted": "预算耗尽",
+    "no_progress": "无进展", "cancelled": "取消", "handed_off": "转人工",
+}
+"""How the Chinese answer to follow-up 1 names each stop status (the glossary's terms)."""
+
+
+def test_follow_up_one_names_every_stop_status_in_chinese() -> None:
+    import agentloops.controller as ctl
+
+    assert set(STATUS_PHRASES_ZH) == set(ctl.STOP_STATUSES)
+    assert [s for s, phrase in STATUS_PHRASES_ZH.items() if phrase not in FOLLOW_UPS[0].answer_zh] == []
+
+
+def test_the_chinese_answers_say_which_version_a_fingerprint_uses() -> None:
+    for text in (interview.TWO_MINUTES_ZH, FOLLOW_UPS[2].answer_zh):
+        assert "进展版本" in text and "状态版本" not in text and "失败不算进展" in text, text
+    assert "超时" in FOLLOW_UPS[2].answer_zh and "重试预算" in FOLLOW_UPS[2].answer_zh
+
+
+def test_the_chinese_timer_offers_the_chinese_scripts_in_characters() -> None:
+    clock = Clock()
+    timer = interview.speaking_timer("2-minute answer", clock=clock, language="zh")
+    assert timer.target() == (interview.TWO_MINUTES_ZH, 120.0) and timer.script.value == "2-minute answer"
+    assert dict(timer.script.options)["两分钟回答"] == "2-minute answer" and timer.start_button.description == "开始"
+    assert f"{interview.word_count(interview.TWO_MINUTES_ZH)} 字" in timer.text.value and "每分钟 200–250 字" in timer.text.value
+    timer.start_button.click()
+    clock.now += 130
+    timer.stop_button.click()
+    assert timer.last == interview.pace(interview.word_count(interview.TWO_MINUTES_ZH), 130, 120, language="zh")
+    assert "超出 120 秒目标 10 秒" in timer.result.value and "字" in timer.result.value
+    timer.script.value = interview.OWN_WORDS
+    timer.own.value = "重" * 156
+    assert timer.target()[1] == 30.0
+    timer.own.value += "试"
+    assert timer.target()[1] == 120.0
+
+
+def test_the_chinese_pace_verdicts() -> None:
+    slow = interview.pace(125, 40, 30, language="zh")
+    assert slow.verdict() == "40 秒说了 125 字（每分钟 188 字）：超出 30 秒目标 10 秒——删掉约 31 字，或者把语速提到每分钟 250 字左右。"
+    assert interview.pace(125, 30, 30, language="zh").verdict().endswith("在 30 秒目标之内。")
+    assert "偏快" in interview.pace(125, 20, 30, language="zh").verdict()
+    assert interview.pace(80, 40, 30).verdict() == interview.pace(80, 40, 30, language="en").verdict()
+
+
+# --------------------------------------------------------------------------- the grader's words come from the catalog
+
+
+def _grader_texts() -> list[str]:
+    texts = list(interview.MESSAGES["en"].values())
+    texts += [p.title for p in POINTS] + [p.advice for p in POINTS] + [c.name for p in POINTS for c in p.concepts]
+    return texts
+
+
+def test_every_text_the_grader_says_has_a_chinese_translation_in_the_catalog() -> None:
+    untranslated = [text for text in _grader_texts() if not _cjk(translate(text, "zh"))]
+    assert untranslated == []
+    assert dict(interview.MESSAGES["zh"]) == {k: translate(v, "zh") for k, v in interview.MESSAGES["en"].items()}
+
+
+def test_english_answers_get_the_english_text_byte_for_byte() -> None:
+    result = grade(PLAIN_EN[1])
+    assert result.verdict() == interview.MESSAGES["en"]["verdict"].format(
+        covered=len(result.covered), total=len(CORE), partly=len(result.partly), named=len(result.named),
+        missed=len(result.missed), percent=result.percent)
+    for point in POINTS:
+        assert result.title(point) == point.title and result.advice(point) == point.advice
+    assert str(result).endswith(f"Note: {HEURISTIC_NOTE}") and not _cjk(str(result))
+
+
+def test_chinese_answers_get_the_catalogs_chinese(zh: None) -> None:
+    set_language("en")  # the advice follows the answer, not the package's language
+    result = grade(HANS[0][:100])
+    for point in POINTS:
+        assert result.title(point) == translate(point.title, "zh") and result.advice(point) == point.advice_zh
+    assert result.say("heuristic") == interview.MESSAGES["zh"]["heuristic"] and "补充" in str(result)
+
+
+# --------------------------------------------------------------------------- Traditional grades as Simplified
+
+
+HAND_WRITTEN_ZH = {
+    "good": ("光加最大迭代次数只能兜底，解决不了根本问题，所以我会先排查它为什么停不下来。每类任务都要定义什么算完成，"
+             "由系统核对结果，因为模型说好了不一定真的好了。任务进度单独维护，记录已经查过什么、还差什么，每一步都要有新结果，"
+             "否则就是在空转。工具报错分情况处理：网络超时有限次重试，缺少订单号就反问用户，没有权限就直接停下。"
+             "时间、Token 和调用次数按任务类型设预算，阈值根据历史数据来定。相同参数反复调用同一个工具而结果没变，就提前终止，"
+             "不过超时后的正常重试要允许。结束时告诉用户做完了哪些、还缺哪些，同时把停止原因结构化记录下来。每一轮都打日志，"
+             "出问题就拿同样的输入重新运行，对比修改前后的差异。"),
+    "good, spoken": ("步数上限是最后一道防线，不是解决办法，因为它没回答为什么会死循环。完成条件由系统检查，测试通过了才算完成；"
+                     "任务状态放在对话之外，每轮看有没有新进展，没有就停。错误要区分：超时重试，参数错了修正一次，缺信息问用户，"
+                     "权限不够直接停。重试次数整个任务统一算，这样换备用工具也不会无限重试。用工具名加参数做指纹，"
+                     "重复出现又没新信息就判定无进展，不过超时后的重试要放行。停下来时区分等待用户、部分完成和转人工，"
+                     "不要包装成成功。每轮记录轨迹，改完之后回放同一条轨迹，再跑一遍故障注入。"),
+    "partial": "我会设一个最大步数，比如 20 步，防止无限循环。另外工具调用加超时，超时就重试三次，还不行就报错给用户。",
+    "partial, reasoned": "步数上限只是保险丝。更重要的是定义完成条件，因为模型不调用工具不代表任务完成，系统要自己核对结果。",
+    "cap only": "设置最大循环次数就行了，比如 max_steps=10，到了就停。",
+    "negated": "不需要完成条件，也不用维护任务状态，更没必要做指纹和轨迹回放，直接把最大步数调大就好。",
+    "negated retries": "我不会区分错误类型，所有错误都重试，也不需要重试预算，不需要重试上限。",
+    "keywords": "最大步数、完成条件、任务状态、重试预算、指纹、轨迹、回放、等待用户、超时、权限拒绝、故障注入",
+    "question": "你的 Agent 如果一直调用工具不结束，怎么办？",
+}
+"""Answers written for these tests, in Simplified: good, partial and bad ones, with negations (不需要重试…)."""
+
+
+def _reading(result: interview.Grade) -> tuple[Any, ...]:
+    """Everything a grade decides, without the learner's own characters."""
+    points = tuple((r.point.key, r.score, r.status, tuple(n for n, _ in r.found), r.missing, len(r.negated),
+                    r.explained) for r in result.results)
+    return result.attempted, result.flags, result.score, result.words, round(result.density, 9), points
+
+
+@pytest.mark.parametrize("convert", TO_HANT, ids=["s2t", "s2tw", "s2hk"])
+@pytest.mark.parametrize("name", [*ZH_ANSWERS, *HAND_WRITTEN_ZH])
+def test_a_traditional_answer_grades_exactly_as_its_simplified_original(name: str, convert: Any) -> None:
+    simplified = {**ZH_ANSWERS, **HAND_WRITTEN_ZH}[name]
+    traditional = convert.convert(simplified)
+    assert traditional != simplified
+    hans, hant = grade(simplified), grade(traditional)
+    assert _reading(hant) == _reading(hans)
+    assert hant.language == "zh-Hant" and hans.language == "zh-Hans"
+    assert hant.verdict() == convert_script(hans.verdict()) and hant.cap_only == hans.cap_only
+
+
+def convert_script(text: str) -> str:
+    return opencc.OpenCC("s2tw").convert(text)
+
+
+def test_the_hand_written_answers_grade_as_written() -> None:
+    percent = {name: grade(text).percent for name, text in HAND_WRITTEN_ZH.items()}
+    assert percent["good"] >= WELL and percent["good, spoken"] >= WELL
+    assert all(percent[n] <= LOW for n in ("partial", "partial, reasoned", "cap only", "negated", "negated retries",
+                                          "keywords", "question")), percent
+    assert grade(HAND_WRITTEN_ZH["cap only"]).cap_only
+    denied = grade(HAND_WRITTEN_ZH["negated retries"])
+    assert not denied.get("budgets").found and {"重试预算", "重试上限"} <= set(denied.get("budgets").negated)
+
+
+_SENTENCES_ZH = [text for answer in HAND_WRITTEN_ZH.values() for text in re.split(r"(?<=[。；])", answer) if text]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(_SENTENCES_ZH), min_size=1, max_size=8), st.sampled_from(range(len(TO_HANT))))
+def test_any_mix_of_chinese_sentences_grades_the_same_in_either_script(parts: list[str], which: int) -> None:
+    simplified = "".join(parts)
+    assert _reading(grade(TO_HANT[which].convert(simplified))) == _reading(grade(simplified))
+
+
+def _chinese_patterns() -> list[str]:
+    patterns = [p for point in POINTS for c in point.concepts for p in c.patterns if _cjk(p)]
+    patterns += [r.pattern for r in (interview._ZH_NEGATION, interview._ZH_SCOPE_END, interview._ZH_DIAGNOSIS,
+                                     interview._ZH_VERBS, interview._ZH_REASON, interview._SUBJECT)]
+    return patterns
+
+
+_CLASS = re.compile(r"\[[^\]]*\]")
+
+
+def _accepts(pattern: str, back: str) -> bool:
+    """``pattern`` accepts whatever ``back`` (the pattern after a trip through Traditional) describes: the same
+    text outside character classes, and each class of ``back`` within the matching class of ``pattern``
+    (``用不[着著]`` comes back as ``用不[著著]``: Taiwan writes 著, and 著 is Simplified too)."""
+    if _CLASS.split(pattern) != _CLASS.split(back):
+        return False
+    return all(set(b) <= set(a) for a, b in zip(_CLASS.findall(pattern), _CLASS.findall(back)))
+
+
+@pytest.mark.parametrize("convert", TO_HANT, ids=["s2t", "s2tw", "s2hk"])
+def test_every_chinese_pattern_survives_the_round_trip_through_traditional(convert: Any) -> None:
+    """A pattern written in Simplified matches an answer written in Traditional once that is converted: each
+    pattern comes back unchanged from Traditional, and each plain phrase among them is found in its own
+    Traditional spelling."""
+    broken = [p for p in _chinese_patterns() if not _accepts(p, interview.to_simplified(convert.convert(p)))]
+    assert broken == []
+    plain = [p for point in POINTS for c in point.concepts for p in c.patterns if _cjk(p) and re.escape(p) == p]
+    assert len(plain) > 100
+    unmatched = [p for p in plain if not re.search(p, interview.to_simplified(convert.convert(f"我们{p}。")))]
+    assert unmatched == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet=st.sampled_from(sorted(interview._HANT_ONLY | interview._HANS_ONLY | set("，。’'a "))),
+               max_size=80))
+def test_conversion_keeps_the_length_so_offsets_hold(text: str) -> None:
+    assert len(interview.to_simplified(text)) == len(text)
+
+
+# --------------------------------------------------------------------------- the Chinese notebook
+
+DRILL_ZH = NOTEBOOKS / "zh" / "17-interview-drill.ipynb"
+
+
+def test_the_chinese_drill_shows_the_shipped_chinese_answers() -> None:
+    prose = "\n".join(_source(c) for c in _cells(DRILL_ZH) if c["cell_type"] == "markdown")
+    code = "\n".join(_source(c) for c in _cells(DRILL_ZH) if c["cell_type"] == "code")
+    assert interview.checklist_markdown("zh") in prose
+    if 'interview.script("30-second answer")' in code and 'interview.script("2-minute answer")' in code:
+        return  # the code prints them, in the notebook's language
+    # Until then the English code prints the English scripts, and the prose quotes the Chinese ones: verbatim.
+    quoted = re.sub(r"\n>\s?", "\n", prose)
+    assert interview.THIRTY_SECONDS_ZH in prose
+    assert all(paragraph in quoted for paragraph in interview.TWO_MINUTES_ZH.split("\n\n"))
+    for name, (text, _) in interview.SCRIPTS_ZH.items():  # the counts it quotes are the package's
+        fast, slow = interview.speaking_seconds(text, language="zh")
+        assert f"{interview.word_count(text)} 字" in prose and f"{fast:.0f}–{slow:.0f} 秒" in prose, name
+
+
+@pytest.mark.parametrize("evidence", EVIDENCE, ids=[e.anchor for e in EVIDENCE])
+def test_each_chinese_evidence_link_lands_on_the_chinese_heading(evidence: interview.Evidence) -> None:
+    cells = _cells(NOTEBOOKS / "zh" / evidence.notebook)
+    marker = f'<a id="{evidence.anchor}"></a>'
+    index = next(i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and marker in _source(c))
+    assert f"### {translate(evidence.heading, 'zh')}" in _source(cells[index])
+
+
+@pytest.mark.parametrize("name", ["2-minute answer", "good", "good, spoken"])
+def test_taiwan_vocabulary_still_grades_well(name: str) -> None:
+    """OpenCC ``s2twp`` also swaps words (调用 → 呼叫, 用户 → 使用者, 参数 → 引数): not the same grade to the point,
+    but a sound answer written the Taiwan way still scores well."""
+    simplified = {**ZH_SCRIPTS, **HAND_WRITTEN_ZH}[name]
+    taiwan = opencc.OpenCC("s2twp").convert(simplified)
+    assert "呼叫" in taiwan or "使用者" in taiwan or "資訊" in taiwan
+    result = grade(taiwan)
+    assert result.language == "zh-Hant" and result.percent >= WELL and result.percent >= grade(simplified).percent - 10
+    assert ("asks the user for a missing parameter", "詢問使用者") in grade("缺少參數時，我會詢問使用者。").get("errors").found
