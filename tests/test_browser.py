@@ -71,7 +71,7 @@ def _free_port() -> int:
 class Server:
     """A Voilà process serving the page, with its log collected by a reader thread."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, page: Path = PAGE) -> None:
         self.port = _free_port()
         self.token = secrets.token_hex(16)
         self.lines: list[str] = []
@@ -89,7 +89,7 @@ class Server:
             startup = home / "ipython" / "profile_default" / "startup"
             startup.mkdir(parents=True)
             (startup / "00-break-explorer-callback.py").write_text(BREAK_CALLBACK, encoding="utf-8")
-        command = [str(_voila()), str(PAGE), "--no-browser", f"--port={self.port}", "--Voila.ip=127.0.0.1",
+        command = [str(_voila()), str(page), "--no-browser", f"--port={self.port}", "--Voila.ip=127.0.0.1",
                    f"--token={self.token}", "--Voila.port_retries=0", "--show_tracebacks=True"]
         self.process = subprocess.Popen(command, env=env, cwd=home, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE,

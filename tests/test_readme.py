@@ -68,12 +68,32 @@ def test_the_stop_statuses_named_are_the_controllers():
     assert re.findall(r"`(\w+)`", listed) == list(STOP_STATUSES)
 
 
+def _shipped_notebooks(chinese: bool) -> list[str]:
+    return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").rglob("*.ipynb")
+                  if ".ipynb_checkpoints" not in p.parts and (p.parts[len(ROOT.parts) + 1] == "zh") == chinese)
+
+
 def test_every_notebook_is_listed():
     block = _block(README.read_text(encoding="utf-8"), "notebooks").group(2)
-    notebooks = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").rglob("*.ipynb")
-                       if ".ipynb_checkpoints" not in p.parts)
-    missing = [n for n in notebooks if n not in block]
+    missing = [n for n in _shipped_notebooks(chinese=False) if n not in block]
     assert not missing, f"README lists no line for {missing}"
+
+
+def test_every_chinese_notebook_is_listed_in_the_chinese_readme():
+    text = (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- notebooks-zh:start.*?-->(.*?)<!-- notebooks-zh:end -->", text, re.S).group(1)
+    chinese = _shipped_notebooks(chinese=True)
+    assert chinese and [n for n in chinese if n not in block] == []
+    listed = re.findall(r"\(notebooks/zh/([^)]+\.ipynb)\)", block)
+    assert sorted(f"notebooks/zh/{n}" for n in listed) == chinese, "a listed notebook does not exist"
+
+
+def test_both_readmes_say_how_to_open_the_chinese_edition():
+    english, chinese = README.read_text(encoding="utf-8"), (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    for text in (english, chinese):
+        assert "make lab-zh" in text and "agentloops lab --lang zh" in text and "agentloops app --lang zh" in text
+        assert "README.zh.md" in text or "README.md" in text
+    assert re.search(r"^lab-zh:", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
 
 
 def test_python_example_prints_what_it_says():
