@@ -27,9 +27,8 @@ from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.failures import describe_raised, raised_text
 from agentloops.exercises.registry import all_exercises
 from agentloops.exercises.results import ExerciseResult, case_label
-from agentloops.exercises.stopping import OUTCOMES, run_tool
+from agentloops.exercises.stopping import run_tool
 from agentloops.i18n import set_language
-from agentloops.record import OUTCOME_LABELS
 from agentloops.resources import notebooks_dir
 from agentloops.scenario import list_scenarios
 
@@ -237,10 +236,6 @@ def test_cases_are_counted_in_chinese_and_codes_and_scenario_names_stay_as_they_
     assert _chinese(case_label("retry after a timeout"))
     set_language("en")
     assert all(e.counted(3) == f"3 {e.noun}" for e in all_exercises())
-
-
-def test_the_outcome_labels_marked_here_are_the_records_own() -> None:
-    assert OUTCOMES == OUTCOME_LABELS
 
 
 def test_the_progress_summary_speaks_chinese_and_keeps_its_colours() -> None:

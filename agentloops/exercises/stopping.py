@@ -79,28 +79,17 @@ def tool_results(messages: Sequence[Message]) -> list[tuple[str, str, str | None
 # --------------------------------------------------------------------------- q1: a stop criterion
 
 
-OUTCOMES: dict[str, str] = {
-    "answer": N_("answer"),
-    "empty_answer": N_("empty answer reported as success"),
-    "premature_answer": N_("premature answer (tool results never seen)"),
-    "abnormal_answer": N_("answer from an abnormal round"),
-    "hit_cap": N_("hit the cap, returned last text"),
-    "raised": N_("raised"),
-}
-""":data:`agentloops.record.OUTCOME_LABELS`, marked for this catalog (a test keeps the two equal)."""
-
-
 def describe_ending(record: RunRecord) -> str:
     """How a run ended, in the words of a verdict: ``raised truncated at call 1``, ``answered "…" at call 3``."""
     if record.error == "max_steps" and record.wasted_calls:
         return _("spun to the cap and raised max_steps at call {step} ({wasted} calls wasted)").format(
             step=record.steps, wasted=record.wasted_calls)
     if record.error:
-        return _("raised {error} at call {step}").format(error=record.error, step=record.steps)
+        return record.ending()  # the call that failed, as the record counts it
     if record.outcome == "answer":
         return _("answered {answer} at call {step}").format(answer=show_content(record.answer, 40), step=record.steps)
-    label = OUTCOMES.get(record.outcome, _(OUTCOME_LABELS[record.outcome]))
-    return _("{outcome} at call {step} (returned {answer})").format(outcome=_(label), step=record.steps,
+    return _("{outcome} at call {step} (returned {answer})").format(outcome=_(OUTCOME_LABELS[record.outcome]),
+                                                                    step=record.steps,
                                                                     answer=show_content(record.answer, 40))
 
 
