@@ -67,7 +67,9 @@ def test_early_claim_keeps_verified_facts_and_lists_missing_items_with_reasons()
     assert [f.item for f in run.stop.facts] == ["weather:Shanghai"]
     assert run.stop.missing == (("weather:Beijing", "the model declared success without it"),)
     message = run.user_message()
-    assert "✓ weather:Shanghai" in message and "✗ weather:Beijing" in message and "What you can do" in message
+    assert "✓ Shanghai:" in message and "✗ Beijing:" in message and "What you can do" in message
+    assert "weather:" not in message, "the user reads the city, not the system's item id"
+    assert "weather:Beijing" in str(run.stop.system_record()), "the system record keeps the id"
 
 
 def test_permission_denied_never_reaches_the_tempting_tool():

@@ -56,6 +56,11 @@ SYSTEM_FAILURES: frozenset[str] = frozenset({"model_error", "provider_error", "t
 the others (a content filter, a refusal) say the request itself is against the rules (→ ``failed_unrecoverable``)."""
 
 
+def shown_item(item: str) -> str:
+    """An item as the user reads it: ``weather:Shanghai`` → ``Shanghai`` (the kind prefix is the system's id)."""
+    return item.split(":", 1)[-1]
+
+
 @dataclass(frozen=True, slots=True)
 class StatusDefinition:
     """What one stop status means, for people and for code.
@@ -253,12 +258,12 @@ class Stop:
         return STATUS_DEFINITIONS[self.status]
 
     def _done_lines(self) -> list[str]:
-        return [_("  ✓ {item}: {summary} (source: {source})").format(item=f.item, summary=f.summary, source=f.source)
-                for f in self.facts]
+        return [_("  ✓ {item}: {summary} (source: {source})").format(item=shown_item(f.item), summary=f.summary,
+                                                                     source=f.source) for f in self.facts]
 
     def _missing_lines(self) -> list[str]:
-        lines = [f"  ✗ {item}: {reason}" for item, reason in self.missing]
-        lines += [_("  … {item}: not done yet").format(item=item) for item in self.open_items]
+        lines = [f"  ✗ {shown_item(item)}: {reason}" for item, reason in self.missing]
+        lines += [_("  … {item}: not done yet").format(item=shown_item(item)) for item in self.open_items]
         return lines
 
     def user_message(self) -> str:
@@ -267,7 +272,8 @@ class Stop:
         s = self.status
         lines: list[str]
         if s == "succeeded":
-            lines = [self.answer or _("Done."), _("Sources:")] + [f"  {f.item}: {f.source}" for f in self.facts]
+            lines = [self.answer or _("Done."), _("Sources:")] + [f"  {shown_item(f.item)}: {f.source}"
+                                                                  for f in self.facts]
             return "\n".join(lines)
         if s == "waiting_for_user":
             lines = [_("I need one detail to continue: {question}").format(question=self.question)]
