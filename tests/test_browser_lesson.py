@@ -227,3 +227,35 @@ def test_the_explorer_chart_stays_in_view_while_a_round_is_edited_at_1440_by_900
         finally:
             page.screenshot(path=str(ARTIFACTS / "browser-lesson-06-explorer.png"), full_page=False)
             browser.close()
+
+
+def test_a_learner_walks_the_chinese_edition_of_the_same_lesson(lab: str) -> None:
+    """The same walk in ``zh/02``: the widgets, the checker's verdicts and its hints all speak Chinese."""
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        try:
+            _open_and_run_all(page, lab.format(notebook="zh/" + NOTEBOOK))
+            page.wait_for_selector(".agentloops-prediction", timeout=STEP_S * 1000)
+            _wait_idle(page)
+            untouched = _cell(page, "q02_stop_test.check()").locator(".jp-OutputArea-output").first
+            assert "还没作答" in untouched.inner_text()
+
+            prediction = page.locator(".agentloops-prediction").first
+            prediction.locator(".agentloops-prediction-choice button", has_text="content").first.click()
+            prediction.locator("button.agentloops-prediction-lock").click()
+            prediction.locator("button.agentloops-prediction-reveal").click()
+            result = prediction.locator(".agentloops-prediction-result")
+            result.get_by_text("正确").first.wait_for(timeout=STEP_S * 1000)
+            assert "你预测的是" in result.inner_text()
+
+            wrong = _write_and_check(page, WRONG)
+            assert "还不对" in wrong and "talk-and-call" in wrong, wrong
+            right = _write_and_check(page, RIGHT)
+            assert "正确" in right and "5 个场景全部通过" in right, right
+        finally:
+            page.screenshot(path=str(ARTIFACTS / "browser-lesson-zh-02.png"), full_page=False)
+            browser.close()
