@@ -21,7 +21,8 @@ and duplicate events are refused earlier, by the ledger in
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import json.encoder
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -323,8 +324,29 @@ class TaskState:
                 f"missing {list(self.missing_items())}{' finished ' + self.finished if self.finished else ''}>")
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(..., ensure_ascii=False)`` without building an encoder per call."""
+def acyclic_encoder(**options: Any) -> Callable[[Any], str]:
+    """``json.JSONEncoder(**options).encode`` for values built here, which cannot hold a cycle.
+
+    ``encode`` builds its C encoder anew on every call (most of the time a small value takes);
+    with no circular-reference check to keep per call, one C encoder serves every call — the
+    same text. Where the C encoder is missing (another Python), it is ``encode`` itself.
+    """
+    encoder = json.JSONEncoder(check_circular=False, **options)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython has it
+        return encoder.encode
+    strings = json.encoder.encode_basestring_ascii if encoder.ensure_ascii else json.encoder.encode_basestring
+    chunks = make(None, encoder.default, strings, None, encoder.key_separator, encoder.item_separator,
+                  encoder.sort_keys, encoder.skipkeys, encoder.allow_nan)
+
+    def encode(value: Any) -> str:
+        return strings(value) if isinstance(value, str) else "".join(chunks(value, 0))
+
+    return encode
+
+
+_ENCODE = acyclic_encoder(ensure_ascii=False)
+"""``json.dumps(..., ensure_ascii=False)`` of the state block (plain dicts, lists and strings), one encoder for all."""
 
 
 def _numbers(left: Mapping[str, float | None]) -> str:

@@ -70,7 +70,11 @@ def play(run: Run) -> Stop | None:
         t.decision = f"stop:{stop.status} ({stop.code})"
     t.ended = (run.trace_id, run.clock.now, delta, run.meter, dict(run.meter.used), dict(state.items))
     run.turns.append(t)
-    run.sink.write(t)  # a dict only when read, or at once when a file is open
+    sink = run.sink
+    if sink.writer is None:
+        sink.kept.append(t)  # kept as values: a dict only when the trace is read
+    else:
+        sink.write(t)  # a file is open: its line is written now
     return stop
 
 
