@@ -133,6 +133,7 @@ class TaskState:
         self._unchanged: list[str] = []
         self._progress = False
         self._view: tuple[int, str] | None = None
+        self._fixed: tuple[str, tuple[str, ...], str] | None = None
 
     @property
     def progress_version(self) -> int:
@@ -265,23 +266,25 @@ class TaskState:
         """The compact rendering sent to the model each turn (``TASK STATE`` + JSON).
 
         Every mutator bumps :attr:`version`, so the state's part is encoded once per version and
-        only the budgets (which change every turn) are encoded each time.
+        only the budgets (which change every turn) are encoded each time; the goal and the
+        constraints, which never change, are encoded once.
         """
         tail = "}" if budget_left is None else f', "budget_left": {_numbers(budget_left)}}}'
         view = self._view
         if view is not None and view[0] == self.version:
             return view[1] + tail
-        data: dict[str, Any] = {
-            "version": self.version,
-            "goal": self.goal,
-            "constraints": list(self.constraints),
+        fixed = self._fixed
+        if fixed is None or fixed[0] is not self.goal or fixed[1] is not self.constraints:  # written once per run
+            fixed = self._fixed = (self.goal, self.constraints,
+                                   _ENCODE({"goal": self.goal, "constraints": list(self.constraints)})[1:-1])
+        changing = _ENCODE({
             "done": {item: f"{fact.summary} [{fact.source}]" for item, fact in self.facts.items()},
             "open": self.open_items(),
             "missing": self.missing_items(),
             "inputs": dict(self.inputs),
             "tried": self.failure_summary(),
-        }
-        text = "TASK STATE\n" + _ENCODE(data)[:-1]
+        })
+        text = f'TASK STATE\n{{"version": {self.version}, {fixed[2]}, {changing[1:-1]}'  # as one dict's JSON writes it
         self._view = (self.version, text)  # without the budgets (always last) and the closing brace
         return text + tail
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields
+from operator import attrgetter
 
 from agentloops.controller.answers import contradiction
 from agentloops.controller.attempts import cancel_due, deliver, deliver_due
@@ -277,6 +278,10 @@ def next_step(run: Run) -> Stop | None:
     return None
 
 
+_BEFORE_STATE = attrgetter(*(f.name for f in fields(Stop)[:-1]))
+"""A stop's fields but its last one, ``state`` (the snapshot :func:`finish` adds), in order."""
+
+
 def finish(run: Run, stop: Stop) -> Stop:
     """Freeze the task, write the stop line, then let results still on their way arrive — late.
 
@@ -287,7 +292,7 @@ def finish(run: Run, stop: Stop) -> Stop:
     deliver_due(run)  # results that landed during the last turn, before the stop
     run.state.finish(stop.status)
     run.ledger.close()
-    stop = run.stop = replace(stop, state=run.state.snapshot())
+    stop = run.stop = Stop(*_BEFORE_STATE(stop), run.state.snapshot())  # = replace(stop, state=…), without its loop
     run.sink.write(StopValues(run.trace_id, stop))  # a frozen stop: its line is made when read
     for arrival in sorted(run.inbox, key=ARRIVAL_ORDER):
         deliver(run, arrival)  # late results: written to the trace, refused by the closed ledger
