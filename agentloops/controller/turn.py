@@ -292,7 +292,8 @@ def finish(run: Run, stop: Stop) -> Stop:
     deliver_due(run)  # results that landed during the last turn, before the stop
     run.state.finish(stop.status)
     run.ledger.close()
-    stop = run.stop = Stop(*_BEFORE_STATE(stop), state=run.state.snapshot())  # = replace(stop, state=…), without its loop
+    stop = run.stop = Stop(*_BEFORE_STATE(stop), run.state.snapshot())  # type: ignore[call-arg]  # = replace(stop,
+    # state=…) without its loop over the fields (mypy cannot count the fields the getter gives)
     run.sink.write(StopValues(run.trace_id, stop))  # a frozen stop: its line is made when read
     for arrival in sorted(run.inbox, key=ARRIVAL_ORDER):
         deliver(run, arrival)  # late results: written to the trace, refused by the closed ledger
