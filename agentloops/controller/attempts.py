@@ -283,8 +283,9 @@ def deliver(run: Run, arrival: Arrival) -> str:
     ledger = run.ledger
     before = len(ledger.events)
     verdict = ledger.deliver(arrival, succeeded=arrival.result.status in ("ok", "empty"))
-    for event in ledger.events[before:]:
-        run.sink.write({"kind": "event", "trace_id": run.trace_id, "turn": run.turn, **event.to_dict()})
+    if len(ledger.events) > before:
+        for event in ledger.events[before:]:
+            run.sink.write({"kind": "event", "trace_id": run.trace_id, "turn": run.turn, **event.to_dict()})
     return verdict
 
 

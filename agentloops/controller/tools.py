@@ -308,7 +308,7 @@ def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector 
         granted: the caller's capabilities, for backends that check permissions themselves.
     """
     args = dict(args)
-    fault = injector.effect(spec.name, args) if injector is not None else None
+    fault = injector.effect(spec.name, args) if injector is not None and injector.faults else None
     latency = spec.latency_s
     deliveries = 1
     reshape = False

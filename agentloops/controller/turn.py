@@ -289,13 +289,19 @@ def finish(run: Run, stop: Stop) -> Stop:
     record, and the closed ledger and the frozen state make sure they change nothing.
     """
     run.ledger.cancel_running(run.clock.now, f"cancelled: the task stopped ({stop.status})")
-    deliver_due(run)  # results that landed during the last turn, before the stop
+    if run.inbox:
+        deliver_due(run)  # results that landed during the last turn, before the stop
     run.state.finish(stop.status)
     run.ledger.close()
     stop = run.stop = Stop(*_BEFORE_STATE(stop), run.state.snapshot())  # type: ignore[call-arg]  # = replace(stop,
     # state=…) without its loop over the fields (mypy cannot count the fields the getter gives)
-    run.sink.write(StopValues(run.trace_id, stop))  # a frozen stop: its line is made when read
-    for arrival in sorted(run.inbox, key=ARRIVAL_ORDER):
-        deliver(run, arrival)  # late results: written to the trace, refused by the closed ledger
-    run.inbox = []
+    sink, line = run.sink, StopValues(run.trace_id, stop)  # a frozen stop: its line is made when read
+    if sink.writer is None:
+        sink.kept.append(line)
+    else:
+        sink.write(line)
+    if run.inbox:
+        for arrival in sorted(run.inbox, key=ARRIVAL_ORDER):
+            deliver(run, arrival)  # late results: written to the trace, refused by the closed ledger
+        run.inbox = []
     return stop
