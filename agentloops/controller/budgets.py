@@ -17,6 +17,8 @@ back-off advance a number, so tests never sleep and runs are reproducible.
 
 from __future__ import annotations
 
+import json
+import math
 from collections import Counter
 from collections.abc import Mapping
 from functools import cached_property
@@ -241,6 +243,22 @@ class BudgetMeter:
             left = limit - (elapsed if name == "wall_time_s" else used[name])
             out[name] = left if type(left) is int else round(left, 3)  # (rounding an int changes nothing)
         return out
+
+    def shown_left(self) -> str:
+        """What remains of every budget that is on but the context size (the largest request, not a quantity
+        spent), as JSON text: what the ``TASK STATE`` block shows the model, written in one pass — the text
+        ``json.dumps`` gives those entries of :meth:`left`."""
+        used, elapsed, parts = self.used, round(self.clock.now - self.started_at, 6), []
+        for name, limit in self.limits.items():
+            if limit is None or name == "context_tokens":
+                continue
+            left = limit - (elapsed if name == "wall_time_s" else used[name])
+            if type(left) is not int:
+                left = round(left, 3)
+                if not math.isfinite(left):  # json spells these apart from repr
+                    return json.dumps({k: v for k, v in self.left().items() if v is not None and k != "context_tokens"})
+            parts.append(f'"{name}": {left!r}')
+        return "{" + ", ".join(parts) + "}"
 
     def retries_left(self, tool: str, reserved: Mapping[str, int] | None = None) -> float | None:
         """Retries ``tool`` may still spend (``None``: no limit), minus any ``reserved`` by earlier calls of a batch."""

@@ -262,14 +262,18 @@ class TaskState:
             counts[key] = counts.get(key, 0) + 1
         return [f"{tool}: {status}" + (f" ×{n}" if n > 1 else "") for (tool, status), n in counts.items()]
 
-    def for_model(self, budget_left: dict[str, float | None] | None = None) -> str:
+    def for_model(self, budget_left: Mapping[str, float | None] | str | None = None) -> str:
         """The compact rendering sent to the model each turn (``TASK STATE`` + JSON).
+
+        ``budget_left`` is what remains of each budget (shown but for those off and the context size),
+        or that already written as JSON text (:meth:`~agentloops.controller.budgets.BudgetMeter.shown_left`).
 
         Every mutator bumps :attr:`version`, so the state's part is encoded once per version and
         only the budgets (which change every turn) are encoded each time; the goal and the
         constraints, which never change, are encoded once.
         """
-        tail = "}" if budget_left is None else f', "budget_left": {_numbers(budget_left)}}}'
+        shown = budget_left if budget_left is None or isinstance(budget_left, str) else _numbers(budget_left)
+        tail = "}" if shown is None else f', "budget_left": {shown}}}'
         view = self._view
         if view is not None and view[0] == self.version:
             return view[1] + tail

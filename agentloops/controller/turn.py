@@ -126,7 +126,7 @@ def before_request(run: Run, t: Turn) -> Stop | None:
 
 def prepare_request(run: Run, t: Turn) -> list[Message]:
     """System, goal (or the memory that replaced older turns, checked against state), recent turns, TASK STATE."""
-    tail = [Message("system", run.state.for_model(run.meter.left()))] if run.send_state else []
+    tail = [Message("system", run.state.for_model(run.meter.shown_left()))] if run.send_state else []
     request = [run.system, *run.head, *(m for g in run.groups for m in g), *tail]
     limit, keep = run.context.compact_over_tokens, run.context.keep_recent_turns
     if limit is None or len(run.groups) <= keep:
