@@ -211,9 +211,9 @@ def decide(run: Run, use: Use, result: ToolResult, tries: int, tried: frozenset[
     spec, toolbox, task = use.spec, run.toolbox, run.task
     assert spec is not None
     fallback = toolbox.tools.get(spec.fallback) if spec.fallback and spec.fallback not in tried else None
+    repairs = run.repairs.get(repair_key(spec.name, result), 0)  # (a Counter's [] would call __missing__)
     ctx = RouteContext(spec, tries, run.meter.retries_left(spec.name), fallback,
-                       task.type.allows_not_found and use.item is not None, run.repairs[repair_key(spec.name, result)],
-                       task.granted)
+                       task.type.allows_not_found and use.item is not None, repairs, task.granted)
     decision = route(run.policy, result, ctx)
     if isinstance(decision, Fallback):
         refused = precheck(run, toolbox.tools.get(decision.tool), decision.tool, use.args)
@@ -270,8 +270,10 @@ def note_attempt(run: Run, use: Use, result: ToolResult) -> None:
     key = (use.tool, use.norm)
     if result.status in ("ok", "empty"):
         run.failed_calls.discard(key)
-        for slip in [k for k in run.repairs if k.startswith(f"{use.tool}:")]:
-            del run.repairs[slip]  # a success of the tool: the next slip is a first one again
+        if run.repairs:
+            prefix = f"{use.tool}:"
+            for slip in [k for k in run.repairs if k.startswith(prefix)]:
+                del run.repairs[slip]  # a success of the tool: the next slip is a first one again
         return
     run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
     if result.retryable:  # the tool's judgement: calling it again is a retry, paid from the shared budget

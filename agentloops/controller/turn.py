@@ -269,7 +269,7 @@ def on_ask(run: Run, t: Turn, calls: Sequence[ToolCall], ask: ToolCall) -> Stop:
 
 def next_step(run: Run) -> Stop | None:
     """After a turn that did not stop: nothing left to try, or too many failed turns in a row."""
-    if not run.state.open_items() and run.state.assess(run.task.need) == "impossible":
+    if "open" not in run.state.items.values() and run.state.assess(run.task.need) == "impossible":
         return stop_unobtainable(run)  # with open items left, go on: they make the partial answer better
     limit = run.policy.max_consecutive_failures
     if limit is not None and run.consecutive_failures >= limit:
