@@ -284,9 +284,9 @@ class TaskState:
         changing = _ENCODE({
             "done": {item: f"{fact.summary} [{fact.source}]" for item, fact in self.facts.items()},
             "open": self.open_items(),
-            "missing": self.missing_items(),
+            "missing": self.missing_items() if "missing" in self.items.values() else {},
             "inputs": dict(self.inputs),
-            "tried": self.failure_summary(),
+            "tried": self.failure_summary() if self.failures else [],
         })
         text = f'TASK STATE\n{{"version": {self.version}, {fixed[2]}, {changing[1:-1]}'  # as one dict's JSON writes it
         self._view = (self.version, text)  # without the budgets (always last) and the closing brace
