@@ -272,7 +272,8 @@ class BudgetMeter:
     def usage(self) -> dict[str, float]:
         """What the run used of every budget."""
         used, elapsed = self.used, round(self.clock.now - self.started_at, 6)  # (as used_of reads each one)
-        return {name: round(elapsed if name == "wall_time_s" else used[name], 6) for name in BUDGET_NAMES}
+        return {name: elapsed if name == "wall_time_s" else  # (rounding it again, or an int, changes nothing)
+                value if type(value := used[name]) is int else round(value, 6) for name in BUDGET_NAMES}
 
     def within_limits(self) -> dict[str, bool]:
         """Per budget: did usage stay within the limit? (The property tests assert all True.)"""
