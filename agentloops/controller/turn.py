@@ -6,7 +6,7 @@ returns a value; ``None`` means "go on", a :class:`~agentloops.controller.status
     play(run)                                   -> Stop | None   one whole turn, then its record
       before_request(run, t)                    -> Stop | None   progress & budgets: cancelled? idle turns?
                                                                  a step and a model call left?
-      prepare_request(run, t)                   -> [Message]     task & state: system, goal (or a checked
+      prepare_request(run, t)                   -> (Message, …) task & state: system, goal (or a checked
                                                                  memory), recent turns, the TASK STATE block
       ask(run, t, request)                      -> Response | Stop   budgets before the call, the reply metered
       correct(reply)                            -> Continue | Finish | Abort   the core's shared stop vocabulary
@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import fields
+from itertools import chain
 from operator import attrgetter
 
 from agentloops.controller.answers import contradiction
@@ -124,10 +125,10 @@ def before_request(run: Run, t: Turn) -> Stop | None:
     return None
 
 
-def prepare_request(run: Run, t: Turn) -> list[Message]:
+def prepare_request(run: Run, t: Turn) -> tuple[Message, ...]:
     """System, goal (or the memory that replaced older turns, checked against state), recent turns, TASK STATE."""
-    tail = [Message("system", run.state.for_model(run.meter.shown_left()))] if run.send_state else []
-    request = [run.system, *run.head, *(m for g in run.groups for m in g), *tail]
+    tail = (Message("system", run.state.for_model(run.meter.shown_left())),) if run.send_state else ()
+    request = (run.system, *run.head, *chain.from_iterable(run.groups), *tail)  # a tuple: a model keeps it as is
     limit, keep = run.context.compact_over_tokens, run.context.keep_recent_turns
     if limit is None or len(run.groups) <= keep:
         return request
@@ -142,7 +143,7 @@ def prepare_request(run: Run, t: Turn) -> list[Message]:
     compacted = len(run.groups) - keep
     run.head = [Message("user", memory)]
     run.groups = run.groups[compacted:] if keep else []
-    request = [run.system, *run.head, *(m for g in run.groups for m in g), *tail]
+    request = (run.system, *run.head, *chain.from_iterable(run.groups), *tail)
     event = CompactionEvent(run.turn, before, request_size(run, request), compacted, check, used)
     run.compactions.append(event)
     t.compaction = event.to_dict()
@@ -165,7 +166,7 @@ def request_size(run: Run, messages: Sequence[Message]) -> int:
     return total
 
 
-def ask(run: Run, t: Turn, request: list[Message]) -> Response | Stop:
+def ask(run: Run, t: Turn, request: Sequence[Message]) -> Response | Stop:
     """Check the request against the budgets *before* sending it, call the model, meter the reply after."""
     meter, budget = run.meter, run.budget
     size = t.context_tokens = request_size(run, request)
