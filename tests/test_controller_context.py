@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from agentloops.controller import (
     ContextPolicy,
@@ -19,6 +20,7 @@ from agentloops.controller import (
 from agentloops.controller.context import observe, summarize
 from agentloops.controller.tools import execute
 from agentloops.controller.world import TOOLS
+from agentloops.messages import Message
 
 
 def state() -> TaskState:
@@ -108,3 +110,26 @@ def test_a_careless_compaction_sends_the_loop_down_an_old_path_and_the_check_pre
     assert all(c.tokens_after < c.tokens_before for c in checked.compactions)
     assert checked.turns[3].compaction is not None
     assert any("compaction refused" in note for note in checked.turns[3].state_delta["unchanged"])
+
+
+
+def _transcript(task_type: str, limit: int, tokenizer: Callable[[str], int]) -> list[list[Message]]:
+    task = make_task(task_type)
+    model = TaskPlanner(task)
+    Controller(task, model, context=ContextPolicy(offload_over_tokens=limit), trace_id="t", tokenizer=tokenizer).run()
+    return [list(request) for request in model.requests]
+
+
+def test_an_observation_within_the_offload_limit_is_kept_exactly_as_when_its_data_is_counted_on_its_own():
+    from agentloops.tokens import estimate_tokens
+
+    def counted_apart(text: str) -> int:  # another tokenizer (the same counts): the data is always counted alone
+        return estimate_tokens(text)
+
+    for task_type in ("weather_compare", "research"):
+        offloaded = []
+        for limit in (1, 5, 10, 15, 20, 30, 60, 120, 400, 600, 1000, 2000, 4000):
+            kept = _transcript(task_type, limit, estimate_tokens)
+            assert kept == _transcript(task_type, limit, counted_apart), (task_type, limit)
+            offloaded.append(any('"ref": "ref:' in (m.content or "") for request in kept for m in request))
+        assert offloaded[0] and not offloaded[-1], offloaded  # both sides of the limit were met

@@ -259,3 +259,13 @@ def test_a_turn_is_one_function_call_per_stage_over_one_run_value():
     assert stop is not None and stop.status == "succeeded"
     assert [t.record().action for t in run.turns] == ["get_weather(city=Shanghai)", "get_weather(city= Beijing)",
                                                       "answer"]
+
+
+def test_the_stop_a_run_ends_with_is_the_stage_s_stop_plus_its_state_snapshot():
+    from dataclasses import fields, replace
+
+    from agentloops.controller.status import Stop
+
+    assert fields(Stop)[-1].name == "state"  # finish() rebuilds a stop from every field but the last
+    run = run_scenario("weather-timeout-once")
+    assert run.stop == replace(run.stop, state=run.stop.state) and run.stop.state["finished"] == "succeeded"

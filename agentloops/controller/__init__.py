@@ -26,7 +26,7 @@ handful of plain functions over it, each returning a value — ``None`` to go on
 
     turn.play(run) -> Stop | None                              (turn.py)
       before_request(run, t)   -> Stop | None       cancel? idle turns? a step and a model call left?
-      prepare_request(run, t)  -> [Message]         goal or checked memory, recent turns, TASK STATE
+      prepare_request(run, t)  -> (Message, …)    goal or checked memory, recent turns, TASK STATE
       ask(run, t, request)     -> Response | Stop   budgets checked before the call, reply metered
       correct(reply)           -> Continue | Finish | Abort      (the core's stop vocabulary)
         no tool calls → on_final: the completion condition, the answer against the facts

@@ -33,13 +33,22 @@ def numbers_in(text: str) -> set[float]:
 
 
 def contradiction(answer: str | None, facts: Iterable[Fact], request: str = "") -> str | None:
-    """Why ``answer`` disagrees with ``facts`` (a number none of them, nor the ``request``, contains), or ``None``."""
-    known = numbers_in(" ".join([request, *(f"{fact.item} {fact.summary} "  # one scan: spaces keep numbers apart
-                                           f"{_ENCODE(fact.value)}"
-                                           for fact in facts)]))
-    unknown = sorted(numbers_in(answer or "") - known)
+    """Why ``answer`` disagrees with ``facts`` (a number none of them, nor the ``request``, contains), or ``None``.
+
+    The sources are scanned cheapest first — the facts' summaries, the request, then the facts' values
+    encoded as JSON — and only while a stated number is still unaccounted for: the numbers left over are
+    the same as against all of them at once (a space keeps two texts' numbers apart, as a text's edge does).
+    """
+    unknown = numbers_in(answer or "")
     if not unknown:
         return None
-    shown = ", ".join(f"{n:g}" for n in unknown[:3])
+    kept = tuple(facts)
+    unknown -= numbers_in(" ".join([f"{fact.item} {fact.summary}" for fact in kept]))
+    if unknown:
+        unknown -= numbers_in(request)
+    if unknown:
+        unknown -= numbers_in(" ".join([_ENCODE(fact.value) for fact in kept]))
+    if not unknown:
+        return None
+    shown = ", ".join(f"{n:g}" for n in sorted(unknown)[:3])
     return f"the answer states {shown}, which no verified fact contains"
-

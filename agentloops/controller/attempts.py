@@ -28,6 +28,7 @@ from agentloops.controller.status import Stop
 from agentloops.controller.tools import ToolResult, ToolSpec, action_label, validate
 from agentloops.messages import Message
 from agentloops.response import ToolCall
+from agentloops.tokens import estimate_tokens
 
 _DATA = json.JSONEncoder(ensure_ascii=False).encode
 _OBSERVATION = json.JSONEncoder(ensure_ascii=False, default=str).encode
@@ -95,7 +96,7 @@ def cancel_due(run: Run) -> bool:
 
 def repair_key(tool: str, result: ToolResult) -> str:
     """``tool:status[:parameter]``: what "the same kind of error again" means for the repair allowance."""
-    return ":".join(part for part in (tool, result.status, result.parameter) if part)
+    return f"{tool}:{result.status}:{result.parameter}" if result.parameter else f"{tool}:{result.status}"
 
 
 def precheck(run: Run, spec: ToolSpec | None, tool: str, args: dict[str, Any]) -> ToolResult | Stop | None:
@@ -210,9 +211,9 @@ def decide(run: Run, use: Use, result: ToolResult, tries: int, tried: frozenset[
     spec, toolbox, task = use.spec, run.toolbox, run.task
     assert spec is not None
     fallback = toolbox.tools.get(spec.fallback) if spec.fallback and spec.fallback not in tried else None
+    repairs = run.repairs.get(repair_key(spec.name, result), 0)  # (a Counter's [] would call __missing__)
     ctx = RouteContext(spec, tries, run.meter.retries_left(spec.name), fallback,
-                       task.type.allows_not_found and use.item is not None, run.repairs[repair_key(spec.name, result)],
-                       task.granted)
+                       task.type.allows_not_found and use.item is not None, repairs, task.granted)
     decision = route(run.policy, result, ctx)
     if isinstance(decision, Fallback):
         refused = precheck(run, toolbox.tools.get(decision.tool), decision.tool, use.args)
@@ -269,8 +270,10 @@ def note_attempt(run: Run, use: Use, result: ToolResult) -> None:
     key = (use.tool, use.norm)
     if result.status in ("ok", "empty"):
         run.failed_calls.discard(key)
-        for slip in [k for k in run.repairs if k.startswith(f"{use.tool}:")]:
-            del run.repairs[slip]  # a success of the tool: the next slip is a first one again
+        if run.repairs:
+            prefix = f"{use.tool}:"
+            for slip in [k for k in run.repairs if k.startswith(prefix)]:
+                del run.repairs[slip]  # a success of the tool: the next slip is a first one again
         return
     run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
     if result.retryable:  # the tool's judgement: calling it again is a retry, paid from the shared budget
@@ -282,8 +285,9 @@ def deliver(run: Run, arrival: Arrival) -> str:
     ledger = run.ledger
     before = len(ledger.events)
     verdict = ledger.deliver(arrival, succeeded=arrival.result.status in ("ok", "empty"))
-    for event in ledger.events[before:]:
-        run.sink.write({"kind": "event", "trace_id": run.trace_id, "turn": run.turn, **event.to_dict()})
+    if len(ledger.events) > before:
+        for event in ledger.events[before:]:
+            run.sink.write({"kind": "event", "trace_id": run.trace_id, "turn": run.turn, **event.to_dict()})
     return verdict
 
 
@@ -300,17 +304,20 @@ def tool_message(run: Run, use: Use, result: ToolResult) -> str | None:
     """Append the observation to the transcript — data over the context's limit stored outside it, as a
     reference and a summary — and return the storage reference (``None`` when nothing was stored)."""
     observation = result.observation(use.tool, use.args)
-    ref, limit = None, run.context.offload_over_tokens
+    ref, limit, text, over = None, run.context.offload_over_tokens, None, True
     if limit is not None and result.status == "ok":
-        text = _DATA(result.data)
-        size = run.tokenizer(text)
-        if size > limit:
-            ref = run.store.put(result.data)
-            del observation["data"]
-            observation.update(ref=ref, summary=summarize(result.data, run.context.summary_chars),
-                               stored_tokens=size)
+        if result.deliveries == 1 and run.tokenizer is estimate_tokens:  # the data's text is a part of this text,
+            text = _OBSERVATION(observation)  # and the package's estimate never counts a part above its whole:
+            over = estimate_tokens(text) > limit  # within the limit, the data alone needs no count of its own
+        if over:
+            data = _DATA(result.data)
+            size = run.tokenizer(data)
+            if size > limit:
+                ref, text = run.store.put(result.data), None
+                del observation["data"]
+                observation.update(ref=ref, summary=summarize(result.data, run.context.summary_chars),
+                                   stored_tokens=size)
     if result.deliveries > 1:
         observation["deliveries"] = result.deliveries
-    run.groups[-1].append(Message("tool", _OBSERVATION(observation),
-                                  tool_call_id=use.call.id, name=use.tool))
+    run.groups[-1].append(Message("tool", text or _OBSERVATION(observation), tool_call_id=use.call.id, name=use.tool))
     return ref

@@ -17,6 +17,8 @@ back-off advance a number, so tests never sleep and runs are reproducible.
 
 from __future__ import annotations
 
+import json
+import math
 from collections import Counter
 from collections.abc import Mapping
 from functools import cached_property
@@ -242,6 +244,22 @@ class BudgetMeter:
             out[name] = left if type(left) is int else round(left, 3)  # (rounding an int changes nothing)
         return out
 
+    def shown_left(self) -> str:
+        """What remains of every budget that is on but the context size (the largest request, not a quantity
+        spent), as JSON text: what the ``TASK STATE`` block shows the model, written in one pass — the text
+        ``json.dumps`` gives those entries of :meth:`left`."""
+        used, elapsed, parts = self.used, round(self.clock.now - self.started_at, 6), []
+        for name, limit in self.limits.items():
+            if limit is None or name == "context_tokens":
+                continue
+            left = limit - (elapsed if name == "wall_time_s" else used[name])
+            if type(left) is not int:
+                left = round(left, 3)
+                if not math.isfinite(left):  # json spells these apart from repr
+                    return json.dumps({k: v for k, v in self.left().items() if v is not None and k != "context_tokens"})
+            parts.append(f'"{name}": {left!r}')
+        return "{" + ", ".join(parts) + "}"
+
     def retries_left(self, tool: str, reserved: Mapping[str, int] | None = None) -> float | None:
         """Retries ``tool`` may still spend (``None``: no limit), minus any ``reserved`` by earlier calls of a batch."""
         limit = self.limits["retries"]
@@ -253,15 +271,15 @@ class BudgetMeter:
 
     def usage(self) -> dict[str, float]:
         """What the run used of every budget."""
-        return {name: round(self.used_of(name), 6) for name in BUDGET_NAMES}
+        used, elapsed = self.used, round(self.clock.now - self.started_at, 6)  # (as used_of reads each one)
+        return {name: elapsed if name == "wall_time_s" else  # (rounding it again, or an int, changes nothing)
+                value if type(value := used[name]) is int else round(value, 6) for name in BUDGET_NAMES}
 
     def within_limits(self) -> dict[str, bool]:
         """Per budget: did usage stay within the limit? (The property tests assert all True.)"""
-        out: dict[str, bool] = {}
-        for name in BUDGET_NAMES:
-            limit = self.limits[name]
-            out[name] = limit is None or self.used_of(name) <= limit + EPSILON
-        return out
+        used, elapsed = self.used, round(self.clock.now - self.started_at, 6)  # (as used_of reads each one)
+        return {name: limit is None or (elapsed if name == "wall_time_s" else used[name]) <= limit + EPSILON
+                for name, limit in self.limits.items()}
 
     def state(self) -> dict[str, Any]:
         """What a saved run needs to restore this meter."""

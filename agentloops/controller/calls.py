@@ -183,7 +183,7 @@ def _answer_rejected(run: Run, t: Turn, use: Use, result: ToolResult) -> Stop | 
     """A call the schema or the permission gate answered before it ran: route and apply that answer."""
     tool = use.tool
     ctx = RouteContext(use.spec or ToolSpec(tool, "", {}, _no_handler), 1, run.meter.retries_left(tool), None,
-                       False, run.repairs[repair_key(tool, result)], run.task.granted)
+                       False, run.repairs.get(repair_key(tool, result), 0), run.task.granted)
     decision = route(run.policy, result, ctx)
     record(t, use, use.label, None, "rejected", result, decision.name)
     run.state.record_failure(tool, result.status, result.error or "", run.turn)

@@ -103,7 +103,9 @@ class Controller:
             raise ConfigError("this controller has already run; build a new one (or resume a saved run)")
         if run.trace_path is not None:
             run.sink.writer = TraceWriter(run.trace_path, append=False)
-        run.sink.write(StartValues.of(run))  # a dict when read, or at once when a file is open
+            run.sink.write(StartValues.of(run))  # a file is open: the line is written now
+        else:
+            run.sink.kept.append(StartValues.of(run))  # a dict when read
         return self._drive()
 
     def _drive(self) -> ControllerRun:

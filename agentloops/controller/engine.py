@@ -310,11 +310,12 @@ def make_stop(run: Run, status: StopStatus, code: str, reason: str, **extra: Any
     task is frozen: every stop a stage returns ends there."""
     state = run.state
     missing = tuple(state.missing_items().items())
-    extra_missing = extra.pop("missing", ())
+    extra_missing = tuple(extra.pop("missing", ()))
+    given_up = dict(extra_missing)
     return Stop(status=status, code=code, reason=reason, turn=run.turn, at_s=run.clock.now, trace_id=run.trace_id,
                 task=run.task.name, policy=run.policy.name, facts=tuple(state.facts.values()),
-                missing=missing + tuple(extra_missing),
-                open_items=tuple(i for i in state.open_items() if i not in dict(extra_missing)),
+                missing=missing + extra_missing,
+                open_items=tuple(i for i in state.open_items() if i not in given_up),
                 budgets_used=run.meter.usage(), budgets_left=run.meter.left(),
                 verified=run.task.assess(state) == "complete", **extra)
 

@@ -245,12 +245,12 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
     the task's (``ctx.retries_left``, from the one shared budget).
     """
     status = result.status
+    if status == "ok":  # (nothing below matters to a result that is ok)
+        return _ACCEPT
     spec = ctx.spec
     retries_left = ctx.retries_left
     can_retry = retries_left is None or retries_left >= 1
     fallback = _usable_fallback(policy, ctx)
-    if status == "ok":
-        return _ACCEPT
     if status == "empty":
         return _empty(policy, ctx, fallback, can_retry)
     if status == "invalid_arguments":

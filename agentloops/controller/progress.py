@@ -27,12 +27,12 @@ two useless actions.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentloops.controller.state import acyclic_encoder
 from agentloops.controller.tools import TRANSIENT, Param
 
 
@@ -73,8 +73,9 @@ def normalize_args(args: Mapping[str, Any] | None, params: Mapping[str, Param] |
     return _CANONICAL(canonical)
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
-"""Canonical JSON text (sorted keys, no spaces), with one encoder for every call."""
+_CANONICAL = acyclic_encoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+"""Canonical JSON text (sorted keys, no spaces), with one encoder for every call (the normalised values are
+new containers, never a cycle)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ and duplicate events are refused earlier, by the ledger in
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import json.encoder
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -132,6 +133,7 @@ class TaskState:
         self._unchanged: list[str] = []
         self._progress = False
         self._view: tuple[int, str] | None = None
+        self._fixed: tuple[str, tuple[str, ...], str] | None = None
 
     @property
     def progress_version(self) -> int:
@@ -260,27 +262,33 @@ class TaskState:
             counts[key] = counts.get(key, 0) + 1
         return [f"{tool}: {status}" + (f" ×{n}" if n > 1 else "") for (tool, status), n in counts.items()]
 
-    def for_model(self, budget_left: dict[str, float | None] | None = None) -> str:
+    def for_model(self, budget_left: Mapping[str, float | None] | str | None = None) -> str:
         """The compact rendering sent to the model each turn (``TASK STATE`` + JSON).
 
+        ``budget_left`` is what remains of each budget (shown but for those off and the context size),
+        or that already written as JSON text (:meth:`~agentloops.controller.budgets.BudgetMeter.shown_left`).
+
         Every mutator bumps :attr:`version`, so the state's part is encoded once per version and
-        only the budgets (which change every turn) are encoded each time.
+        only the budgets (which change every turn) are encoded each time; the goal and the
+        constraints, which never change, are encoded once.
         """
-        tail = "}" if budget_left is None else f', "budget_left": {_numbers(budget_left)}}}'
+        shown = budget_left if budget_left is None or isinstance(budget_left, str) else _numbers(budget_left)
+        tail = "}" if shown is None else f', "budget_left": {shown}}}'
         view = self._view
         if view is not None and view[0] == self.version:
             return view[1] + tail
-        data: dict[str, Any] = {
-            "version": self.version,
-            "goal": self.goal,
-            "constraints": list(self.constraints),
+        fixed = self._fixed
+        if fixed is None or fixed[0] is not self.goal or fixed[1] is not self.constraints:  # written once per run
+            fixed = self._fixed = (self.goal, self.constraints,
+                                   _ENCODE({"goal": self.goal, "constraints": list(self.constraints)})[1:-1])
+        changing = _ENCODE({
             "done": {item: f"{fact.summary} [{fact.source}]" for item, fact in self.facts.items()},
             "open": self.open_items(),
-            "missing": self.missing_items(),
+            "missing": self.missing_items() if "missing" in self.items.values() else {},
             "inputs": dict(self.inputs),
-            "tried": self.failure_summary(),
-        }
-        text = "TASK STATE\n" + _ENCODE(data)[:-1]
+            "tried": self.failure_summary() if self.failures else [],
+        })
+        text = f'TASK STATE\n{{"version": {self.version}, {fixed[2]}, {changing[1:-1]}'  # as one dict's JSON writes it
         self._view = (self.version, text)  # without the budgets (always last) and the closing brace
         return text + tail
 
@@ -323,8 +331,29 @@ class TaskState:
                 f"missing {list(self.missing_items())}{' finished ' + self.finished if self.finished else ''}>")
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(..., ensure_ascii=False)`` without building an encoder per call."""
+def acyclic_encoder(**options: Any) -> Callable[[Any], str]:
+    """``json.JSONEncoder(**options).encode`` for values built here, which cannot hold a cycle.
+
+    ``encode`` builds its C encoder anew on every call (most of the time a small value takes);
+    with no circular-reference check to keep per call, one C encoder serves every call — the
+    same text. Where the C encoder is missing (another Python), it is ``encode`` itself.
+    """
+    encoder = json.JSONEncoder(check_circular=False, **options)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython has it
+        return encoder.encode
+    strings = json.encoder.encode_basestring_ascii if encoder.ensure_ascii else json.encoder.encode_basestring
+    chunks = make(None, encoder.default, strings, None, encoder.key_separator, encoder.item_separator,
+                  encoder.sort_keys, encoder.skipkeys, encoder.allow_nan)
+
+    def encode(value: Any) -> str:
+        return strings(value) if isinstance(value, str) else "".join(chunks(value, 0))
+
+    return encode
+
+
+_ENCODE = acyclic_encoder(ensure_ascii=False)
+"""``json.dumps(..., ensure_ascii=False)`` of the state block (plain dicts, lists and strings), one encoder for all."""
 
 
 def _numbers(left: Mapping[str, float | None]) -> str:

@@ -307,10 +307,8 @@ def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector 
         injector: declarative faults to apply to this attempt, if any.
         granted: the caller's capabilities, for backends that check permissions themselves.
     """
-    from agentloops.controller.faults import fault_result
-
     args = dict(args)
-    fault = injector.effect(spec.name, args) if injector is not None else None
+    fault = injector.effect(spec.name, args) if injector is not None and injector.faults else None
     latency = spec.latency_s
     deliveries = 1
     reshape = False
@@ -324,6 +322,8 @@ def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector 
         elif fault.kind == "format_change":
             reshape = True
         else:
+            from agentloops.controller.faults import fault_result  # (only when a fault replaces the result)
+
             return fault_result(fault, spec)
     if latency > spec.timeout_s:  # slower than its timeout: the caller gives up at the timeout
         return ToolResult("timeout", error=f"{spec.name} gave no answer within {spec.timeout_s:g} s",

@@ -334,17 +334,19 @@ class TraceSink:
 
     A turn's line is built lazily: kept as its values (a :class:`TurnRecord`, or the turn being
     recorded) and turned into a dict only when :attr:`lines` is read — unless a file is open,
-    which gets every line as it happens.
+    which gets every line as it happens. With no file open, a stage may append a value to
+    :attr:`kept` itself (that is all :meth:`write` would do with it).
     """
 
     def __init__(self, writer: TraceWriter | None = None) -> None:
         self.writer = writer
-        self._lines: list[dict[str, Any] | LazyLine] = []
+        self.kept: list[dict[str, Any] | LazyLine] = []
+        """Every line so far: a dict, or a value that becomes one when :attr:`lines` is read."""
 
     @property
     def lines(self) -> list[dict[str, Any]]:
         """Every line so far, as JSON-compatible dicts."""
-        lines = self._lines
+        lines = self.kept
         for index, line in enumerate(lines):
             if not isinstance(line, dict):
                 lines[index] = line.to_dict()
@@ -352,15 +354,15 @@ class TraceSink:
 
     @lines.setter
     def lines(self, value: list[dict[str, Any]]) -> None:
-        self._lines = list(value)
+        self.kept = list(value)
 
     def write(self, data: Mapping[str, Any] | LazyLine) -> None:
         """Keep and (if a file is open) write one line."""
         if self.writer is None:
-            self._lines.append(dict(data) if isinstance(data, Mapping) else data)
+            self.kept.append(dict(data) if isinstance(data, Mapping) else data)
             return
         line = dict(data) if isinstance(data, Mapping) else data.to_dict()
-        self._lines.append(line)
+        self.kept.append(line)
         self.writer.write(line)
 
     def close(self) -> None:

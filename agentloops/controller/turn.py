@@ -6,7 +6,7 @@ returns a value; ``None`` means "go on", a :class:`~agentloops.controller.status
     play(run)                                   -> Stop | None   one whole turn, then its record
       before_request(run, t)                    -> Stop | None   progress & budgets: cancelled? idle turns?
                                                                  a step and a model call left?
-      prepare_request(run, t)                   -> [Message]     task & state: system, goal (or a checked
+      prepare_request(run, t)                   -> (Message, …) task & state: system, goal (or a checked
                                                                  memory), recent turns, the TASK STATE block
       ask(run, t, request)                      -> Response | Stop   budgets before the call, the reply metered
       correct(reply)                            -> Continue | Finish | Abort   the core's shared stop vocabulary
@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields
+from itertools import chain
+from operator import attrgetter
 
 from agentloops.controller.answers import contradiction
 from agentloops.controller.attempts import cancel_due, deliver, deliver_due
@@ -70,7 +72,11 @@ def play(run: Run) -> Stop | None:
         t.decision = f"stop:{stop.status} ({stop.code})"
     t.ended = (run.trace_id, run.clock.now, delta, run.meter, dict(run.meter.used), dict(state.items))
     run.turns.append(t)
-    run.sink.write(t)  # a dict only when read, or at once when a file is open
+    sink = run.sink
+    if sink.writer is None:
+        sink.kept.append(t)  # kept as values: a dict only when the trace is read
+    else:
+        sink.write(t)  # a file is open: its line is written now
     return stop
 
 
@@ -119,10 +125,10 @@ def before_request(run: Run, t: Turn) -> Stop | None:
     return None
 
 
-def prepare_request(run: Run, t: Turn) -> list[Message]:
+def prepare_request(run: Run, t: Turn) -> tuple[Message, ...]:
     """System, goal (or the memory that replaced older turns, checked against state), recent turns, TASK STATE."""
-    tail = [Message("system", run.state.for_model(run.meter.left()))] if run.send_state else []
-    request = [run.system, *run.head, *(m for g in run.groups for m in g), *tail]
+    tail = (Message("system", run.state.for_model(run.meter.shown_left())),) if run.send_state else ()
+    request = (run.system, *run.head, *chain.from_iterable(run.groups), *tail)  # a tuple: a model keeps it as is
     limit, keep = run.context.compact_over_tokens, run.context.keep_recent_turns
     if limit is None or len(run.groups) <= keep:
         return request
@@ -137,7 +143,7 @@ def prepare_request(run: Run, t: Turn) -> list[Message]:
     compacted = len(run.groups) - keep
     run.head = [Message("user", memory)]
     run.groups = run.groups[compacted:] if keep else []
-    request = [run.system, *run.head, *(m for g in run.groups for m in g), *tail]
+    request = (run.system, *run.head, *chain.from_iterable(run.groups), *tail)
     event = CompactionEvent(run.turn, before, request_size(run, request), compacted, check, used)
     run.compactions.append(event)
     t.compaction = event.to_dict()
@@ -160,7 +166,7 @@ def request_size(run: Run, messages: Sequence[Message]) -> int:
     return total
 
 
-def ask(run: Run, t: Turn, request: list[Message]) -> Response | Stop:
+def ask(run: Run, t: Turn, request: Sequence[Message]) -> Response | Stop:
     """Check the request against the budgets *before* sending it, call the model, meter the reply after."""
     meter, budget = run.meter, run.budget
     size = t.context_tokens = request_size(run, request)
@@ -264,13 +270,17 @@ def on_ask(run: Run, t: Turn, calls: Sequence[ToolCall], ask: ToolCall) -> Stop:
 
 def next_step(run: Run) -> Stop | None:
     """After a turn that did not stop: nothing left to try, or too many failed turns in a row."""
-    if not run.state.open_items() and run.state.assess(run.task.need) == "impossible":
+    if "open" not in run.state.items.values() and run.state.assess(run.task.need) == "impossible":
         return stop_unobtainable(run)  # with open items left, go on: they make the partial answer better
     limit = run.policy.max_consecutive_failures
     if limit is not None and run.consecutive_failures >= limit:
         return make_stop(run, "handed_off", "consecutive_failures",
                          f"{run.consecutive_failures} turns in a row failed; a person should look at it")
     return None
+
+
+_BEFORE_STATE = attrgetter(*(f.name for f in fields(Stop)[:-1]))
+"""A stop's fields but its last one, ``state`` (the snapshot :func:`finish` adds), in order."""
 
 
 def finish(run: Run, stop: Stop) -> Stop:
@@ -280,12 +290,19 @@ def finish(run: Run, stop: Stop) -> Stop:
     record, and the closed ledger and the frozen state make sure they change nothing.
     """
     run.ledger.cancel_running(run.clock.now, f"cancelled: the task stopped ({stop.status})")
-    deliver_due(run)  # results that landed during the last turn, before the stop
+    if run.inbox:
+        deliver_due(run)  # results that landed during the last turn, before the stop
     run.state.finish(stop.status)
     run.ledger.close()
-    stop = run.stop = replace(stop, state=run.state.snapshot())
-    run.sink.write(StopValues(run.trace_id, stop))  # a frozen stop: its line is made when read
-    for arrival in sorted(run.inbox, key=ARRIVAL_ORDER):
-        deliver(run, arrival)  # late results: written to the trace, refused by the closed ledger
-    run.inbox = []
+    stop = run.stop = Stop(*_BEFORE_STATE(stop), run.state.snapshot())  # type: ignore[call-arg]  # = replace(stop,
+    # state=…) without its loop over the fields (mypy cannot count the fields the getter gives)
+    sink, line = run.sink, StopValues(run.trace_id, stop)  # a frozen stop: its line is made when read
+    if sink.writer is None:
+        sink.kept.append(line)
+    else:
+        sink.write(line)
+    if run.inbox:
+        for arrival in sorted(run.inbox, key=ARRIVAL_ORDER):
+            deliver(run, arrival)  # late results: written to the trace, refused by the closed ledger
+        run.inbox = []
     return stop
