@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.errors import ERROR_CLASSES, UsageError
-from agentloops.fonts import register_cjk_font
 from agentloops.tables import markdown_table
 
 ROUTING_COLUMNS = ("fault", "routes", "stop")
@@ -149,24 +148,10 @@ def render_markdown(parts: Sequence[Section]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def cjk_family() -> str | None:
-    """A font family that covers Chinese (the shipped one, else a system one), registered with matplotlib."""
-    from matplotlib import font_manager
-
-    shipped = register_cjk_font()
-    if shipped is not None:
-        return shipped
-    for path in font_manager.findSystemFonts():
-        if "CJK" in Path(path).name or "WenQuanYi" in Path(path).name:
-            font_manager.fontManager.addfont(path)
-            return str(font_manager.FontProperties(fname=path).get_name())
-    return None
-
-
 def render_figure(parts: Sequence[Section], path: Path) -> Path:
     """The sheet as one landscape page (PNG or PDF, by ``path``'s suffix).
 
-    Without a font for Chinese the few Chinese glyphs are drawn as boxes (``agentloops doctor`` says how to fix it).
+    It draws with the charts' fonts, the CJK one shipped with the dependencies included.
     """
     import warnings
 
@@ -175,8 +160,9 @@ def render_figure(parts: Sequence[Section], path: Path) -> Path:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fallback = cjk_family()
-    families = ["DejaVu Sans", *([fallback] if fallback else [])]
+    from agentloops.plots import installed_fonts
+
+    families = list(installed_fonts())  # the charts' fonts: DejaVu Sans, then the shipped CJK font
     figure = plt.figure(figsize=(16.5, 11.7))  # A3 landscape: four dense tables stay readable
     with warnings.catch_warnings(), matplotlib.rc_context({"font.family": families}):
         warnings.filterwarnings("ignore", message="Glyph .* missing from font")
