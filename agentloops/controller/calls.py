@@ -22,24 +22,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from agentloops.controller.attempts import (
+    Attempt,
     Parts,
     Use,
     attempts,
-    before_next,
     cancel_due,
     decide,
     deliver,
     not_run,
-    note_attempt,
     plan,
     precheck,
     reask_user,
     record,
     repair_key,
-    switch,
     tool_message,
     usable,
 )
@@ -51,20 +49,16 @@ from agentloops.controller.policy import (
     AcceptNotFound,
     AskUser,
     Degrade,
-    Fallback,
     Repair,
-    Retry,
     ReturnToModel,
     Route,
-    RouteContext,
     StopRun,
-    route,
 )
 from agentloops.controller.progress import Fingerprint, Repeat
 from agentloops.controller.render import clip
 from agentloops.controller.state import Fact
 from agentloops.controller.status import Stop
-from agentloops.controller.tools import ToolResult, ToolSpec
+from agentloops.controller.tools import ToolResult
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
@@ -174,24 +168,16 @@ def _admit_all(run: Run, t: Turn, uses: list[Use]) -> tuple[list[Use], Stop | No
     return launch, None
 
 
-def _no_handler(args: dict[str, Any]) -> Any:
-    """The handler of a placeholder spec for a tool that does not exist (never called)."""
-    return None
-
-
 def _answer_rejected(run: Run, t: Turn, use: Use, result: ToolResult) -> Stop | None:
     """A call the schema or the permission gate answered before it ran: route and apply that answer."""
-    tool = use.tool
-    ctx = RouteContext(use.spec or ToolSpec(tool, "", {}, _no_handler), 1, run.meter.retries_left(tool), None,
-                       False, run.repairs.get(repair_key(tool, result), 0), run.task.granted)
-    decision = route(run.policy, result, ctx)
+    decision = decide(run, use, result, 1, frozenset())
     record(t, use, use.label, None, "rejected", result, decision.name)
-    run.state.record_failure(tool, result.status, result.error or "", run.turn)
+    run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
     return _apply(run, t, use, result, decision, None, "", tool_message(run, use, result))
 
 
-Started = dict[str, tuple[Use, ToolResult, Parts]]
-"""The launched calls by call id: the call, its first (usable) result and what it gives the task."""
+Started = dict[str, tuple[Use, Attempt]]
+"""The launched calls by call id: the call and its first attempt (call id, usable result, parts, action)."""
 
 
 def _launch(run: Run, t: Turn, launch: list[Use], batch: Batch) -> tuple[Started, Stop | None]:
@@ -219,8 +205,9 @@ def _launch(run: Run, t: Turn, launch: list[Use], batch: Batch) -> tuple[Started
         for delivery in range(1, result.deliveries + 1):
             batch.add(Arrival(round(start + result.latency_s + 0.05 * (delivery - 1), 6), call_id, result,
                               delivery, run.trace_id))
-        started[call_id] = (use, result, parts)
-        record(t, use, ("" if use.kind == "call" else f"{use.kind}:") + use.label, call_id, use.kind, result, None)
+        action = record(t, use, ("" if use.kind == "call" else f"{use.kind}:") + use.label, call_id, use.kind, result,
+                        None)
+        started[call_id] = (use, (call_id, result, parts, action))
     return started, (refused if not started else None)
 
 
@@ -263,28 +250,13 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     return pending_stop
 
 
-def _settle(run: Run, t: Turn, first_id: str, launched: tuple[Use, ToolResult, Parts], batch: Batch,
+def _settle(run: Run, t: Turn, first_id: str, launched: tuple[Use, Attempt], batch: Batch,
             statuses: dict[str, str]) -> Stop | None:
-    """Route one arrived result — retrying or falling back inside the batch — and apply it to state."""
-    use, result, parts = launched
+    """Route one arrived result — retrying or falling back inside the batch, as a call alone — and apply it."""
+    use, first = launched
     state = run.state
     progress_before = state.progress_count
-    note_attempt(run, use, result)
-    routed = decide(run, use, result, 1, frozenset())
-    for action in cast("list[Action]", t.actions):
-        if action.call_id == first_id:
-            action.route = routed.name
-    decision: Route | Stop = routed
-    call_id, final = first_id, use
-    if isinstance(decision, (Retry, Fallback)):  # the same retries and fallbacks as a call alone (attempts)
-        waited = before_next(run, decision, use)
-        if waited is not None:
-            decision, parts, call_id = waited, None, ""
-        elif isinstance(decision, Retry):
-            result, final, decision, parts, call_id = attempts(run, t, use, "retry", tries=2)
-        else:
-            result, final, decision, parts, call_id = attempts(run, t, switch(run, use, decision.tool), "fallback",
-                                                               tried=frozenset({use.tool}))
+    result, final, decision, parts, call_id = attempts(run, t, use, first)
     ref = tool_message(run, final, result)
     statuses[first_id] = result.status
     stop = _apply(run, t, final, result, decision, parts, call_id, ref)
