@@ -180,10 +180,12 @@ Started = dict[str, tuple[Use, Attempt]]
 """The launched calls by call id: the call and its first attempt (call id, usable result, parts, action)."""
 
 
-def _launch(run: Run, t: Turn, launch: list[Use], batch: Batch) -> tuple[Started, Stop | None]:
-    """Start every admitted call at the same moment; a call the budgets cannot pay for is not started."""
+def _launch(run: Run, t: Turn, launch: list[Use]) -> tuple[Started, list[Arrival], Stop | None]:
+    """Start every admitted call at the same moment; a call the budgets cannot pay for is not started.
+    Returns the started calls, when their results will arrive, and the stop if none could be paid for."""
     start, meter = run.clock.now, run.meter
     started: Started = {}
+    arrivals: list[Arrival] = []
     refused: Stop | None = None
     for use in launch:
         spec = use.spec
@@ -203,12 +205,12 @@ def _launch(run: Run, t: Turn, launch: list[Use], batch: Batch) -> tuple[Started
         result, parts = usable(run, use, run.executor(spec, use.args))
         meter.spend("tool_calls")
         for delivery in range(1, result.deliveries + 1):
-            batch.add(Arrival(round(start + result.latency_s + 0.05 * (delivery - 1), 6), call_id, result,
-                              delivery, run.trace_id))
+            arrivals.append(Arrival(round(start + result.latency_s + 0.05 * (delivery - 1), 6), call_id, result,
+                                    delivery, run.trace_id))
         action = record(t, use, ("" if use.kind == "call" else f"{use.kind}:") + use.label, call_id, use.kind, result,
                         None)
         started[call_id] = (use, (call_id, result, parts, action))
-    return started, (refused if not started else None)
+    return started, arrivals, (refused if not started else None)
 
 
 def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
@@ -217,6 +219,9 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     The batch stops waiting at its deadline: the wall-time budget, the user's cancel, or the join's
     timeout — which bounds waiting for *parallel* calls; a lone call waits for its own tool timeout.
     """
+    started, arrivals, refused = _launch(run, t, launch)
+    if not started:  # the budgets could pay for none of them: stop now, naming the budget
+        return refused
     start, join, cancel_at = run.clock.now, run.task.join, run.controls.cancel_at_s
     remaining_wall = run.meter.remaining("wall_time_s")
     candidates = [start + remaining_wall] if remaining_wall is not None else []
@@ -226,11 +231,7 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
     done = sum(1 for fact in run.state.facts.values() if fact.source)
-    batch = Batch(join, 0, deadline, still_needed=run.task.need - done)
-    started, refused = _launch(run, t, launch, batch)
-    if not started:  # the budgets could pay for none of them: stop now, naming the budget
-        return refused
-    batch.total = len(started)
+    batch = Batch(join, len(started), deadline, still_needed=run.task.need - done, arrivals=arrivals)
     statuses: dict[str, str] = {}
     pending_stop: Stop | None = None
     while pending_stop is None and (arrival := batch.next()) is not None:
