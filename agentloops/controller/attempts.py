@@ -225,7 +225,7 @@ def decide(run: Run, use: Use, result: ToolResult, tries: int, tried: frozenset[
     toolbox, task = run.toolbox, run.task
     spec = use.spec or ToolSpec(use.tool, "", {}, _no_handler)  # a tool that does not exist: its call was rejected
     fallback = toolbox.tools.get(spec.fallback) if spec.fallback and spec.fallback not in tried else None
-    repairs = run.repairs.get(repair_key(spec.name, result), 0)  # (a Counter's [] would call __missing__)
+    repairs = run.repairs.get(repair_key(spec.name, result), 0) if result.status == "invalid_arguments" else 0
     ctx = RouteContext(spec, tries, run.meter.retries_left(spec.name), fallback,
                        task.type.allows_not_found and use.item is not None, repairs, task.granted)
     decision = route(run.policy, result, ctx)
