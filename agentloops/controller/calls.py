@@ -230,8 +230,9 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     if cancel_at is not None and cancel_at >= start:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
-    done = sum(1 for fact in run.state.facts.values() if fact.source)
-    batch = Batch(join, len(started), deadline, still_needed=run.task.need - done, arrivals=arrivals)
+    still_needed = None if join.kind == "all" else \
+        run.task.need - sum(1 for fact in run.state.facts.values() if fact.source)  # "all" waits for all anyway
+    batch = Batch(join, len(started), deadline, still_needed, arrivals)
     statuses: dict[str, str] = {}
     pending_stop: Stop | None = None
     while pending_stop is None and (arrival := batch.next()) is not None:
@@ -245,9 +246,10 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     if pending_stop is None and cancel_due(run):
         running = f" while {t.action} was running" if len(started) == 1 else " during a batch"
         return cancel_stop(run, f"the user cancelled the task{running}", next(iter(started.values()))[0].tool)
-    wall_left = run.meter.remaining("wall_time_s")
-    if pending_stop is None and batch.outcome == "deadline" and wall_left is not None and wall_left <= EPSILON:
-        return budget_stop(run, "wall_time_s", 0)
+    if pending_stop is None and batch.outcome == "deadline":
+        wall_left = run.meter.remaining("wall_time_s")
+        if wall_left is not None and wall_left <= EPSILON:
+            return budget_stop(run, "wall_time_s", 0)
     return pending_stop
 
 
