@@ -105,9 +105,8 @@ def test_budgets_left_keep_whole_numbers_whole_and_round_the_rest():
 @given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["c1", "c2", "c3"]), st.integers(1, 2)),
                 min_size=1, max_size=12))
 def test_a_batch_hands_out_arrivals_in_time_then_call_then_delivery_order(keys):
-    batch = Batch(JoinRule(), total=99, deadline=None)
-    for at, call_id, delivery in keys:
-        batch.add(Arrival(float(at), call_id, ToolResult("ok"), delivery))
+    batch = Batch(JoinRule(), total=99, deadline=None,
+                  arrivals=[Arrival(float(at), call_id, ToolResult("ok"), delivery) for at, call_id, delivery in keys])
     out = []
     while (arrival := batch.next()) is not None:
         out.append((arrival.at, arrival.call_id, arrival.delivery))

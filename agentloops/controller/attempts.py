@@ -2,11 +2,11 @@
 
     plan(run, call, args)                 -> Use       the call's tool, normalised arguments, label, task item
     precheck(run, spec, tool, args)       -> ToolResult | Stop | None   schema, permission gate, task rules, risk
-    attempts(run, turn, use, kind, ...)   -> (result, use, route or stop, parts, call id)
-        before every attempt (the first, each retry, a fallback switch): the cancel time, the tool-call
-        budget and the wall-time budget; run it; :func:`decide` routes the result (the error policy);
-        a retry waits out its back-off, and every retry and switch is paid from the task's one shared
-        retry budget (:func:`before_next`)
+    attempts(run, turn, use, first)       -> (result, use, route or stop, parts, call id)
+        from the first attempt's outcome: :func:`decide` routes each result (the error policy); a retry
+        waits out its back-off, and every retry and switch is paid from the task's one shared retry
+        budget (:func:`before_next`); before each further attempt, the cancel time, the tool-call budget
+        and the wall-time budget are checked (:func:`_attempt`)
 
 Results reach the task through the ledger (:func:`deliver`): applied once, while the call is
 running; late and duplicate deliveries are written to the trace and change nothing.
@@ -39,6 +39,9 @@ Parts = tuple[str, Any, Any] | None
 
 Attempted = tuple[ToolResult, "Use", "Route | Stop", Parts, str]
 """What :func:`attempts` returns: the last result, the call as last run, its route (or a stop), parts, call id."""
+
+Attempt = tuple[str, ToolResult, Parts, Action]
+"""One attempt that ran: its call id, its (usable) result, what it gives the task, and its action in the turn."""
 
 
 @dataclass(slots=True)
@@ -76,10 +79,12 @@ def plan(run: Run, call: ToolCall, args: dict[str, Any], spec: ToolSpec | None =
 
 
 def record(t: Turn, use: Use, label: str, call_id: str | None, kind: str, result: ToolResult | None,
-           route_taken: str | None) -> None:
+           route_taken: str | None) -> Action:
     """Keep one action of the turn as values (its trace dict is made when the trace is read)."""
-    t.actions.append(Action(label, call_id, use.tool, use.args, use.norm, kind, result, route_taken, use.fp,
-                            None if result is None else result.status))
+    action = Action(label, call_id, use.tool, use.args, use.norm, kind, result, route_taken, use.fp,
+                    None if result is None else result.status)
+    t.actions.append(action)
+    return action
 
 
 def not_run(run: Run, call: ToolCall, tool: str, why: str) -> None:
@@ -145,35 +150,15 @@ def reask_user(run: Run, spec: ToolSpec | None, args: dict[str, Any], rejection:
                      error_class="invalid_arguments", question=question)
 
 
-def attempts(run: Run, t: Turn, use: Use, kind: str, *, tries: int = 1, tried: frozenset[str] = frozenset()
-             ) -> Attempted:
-    """Run an admitted call until the error policy settles it (a batch's call continues here after its first
-    attempt: ``tries`` so far, the tools ``tried``), checking the cancel time and the budgets before each."""
-    seen, last, call_id = set(tried), None, ""
+def attempts(run: Run, t: Turn, use: Use, first: Attempt) -> Attempted:
+    """Settle one call from its first attempt's outcome: route each result with the error policy, and retry
+    or fall back — checking the cancel time and the budgets before each attempt — until the route is final."""
+    (call_id, result, parts, action), tries, last = first, 1, None
+    seen: set[str] = set()
     while True:
-        refused = _may_attempt(run, use)
-        if refused is not None:
-            unrun = ToolResult("permanent_error", error=f"{use.tool}: not run ({refused[0]})", ran=False)
-            return last or unrun, use, refused[1], None, call_id
-        run.call_counter += 1
-        call_id = f"{run.trace_id}-c{run.call_counter}"
-        started = run.clock.now
-        run.ledger.open(call_id, use.tool, use.norm, run.turn, started, kind)
-        raw = run.executor(use.spec, use.args)  # type: ignore[arg-type]
-        run.meter.spend("tool_calls")
-        label = ("" if kind == "call" else f"{kind}:") + use.label
-        cancel_at = run.controls.cancel_at_s
-        if cancel_at is not None and run.clock.now < cancel_at < run.clock.now + raw.latency_s:
-            record(t, use, label, call_id, kind, None, "cancelled")  # cancelled while it runs: it lands late
-            return _cancelled_while_running(run, use, raw, started, cancel_at, call_id)
-        run.clock.advance(raw.latency_s)
-        result, parts = usable(run, use, raw)
-        last = result
-        for delivery in range(1, result.deliveries + 1):
-            deliver(run, Arrival(run.clock.now, call_id, result, delivery, run.trace_id))
         note_attempt(run, use, result)
         decision = decide(run, use, result, tries, frozenset(seen))
-        record(t, use, label, call_id, kind, result, decision.name)
+        action.route = decision.name
         if not isinstance(decision, (Retry, Fallback)):
             return result, use, decision, parts, call_id
         stop = before_next(run, decision, use)
@@ -184,6 +169,35 @@ def attempts(run: Run, t: Turn, use: Use, kind: str, *, tries: int = 1, tried: f
         else:
             seen.add(use.tool)
             use, tries, kind = switch(run, use, decision.tool), 1, "fallback"
+        ran = _attempt(run, t, use, kind, last)
+        if len(ran) == 5:  # it did not run, or was cancelled while running: settled
+            return ran
+        call_id, result, parts, action = last = ran
+
+
+def _attempt(run: Run, t: Turn, use: Use, kind: str, last: Attempt | None) -> Attempt | Attempted:
+    """One more attempt of an admitted call, run at once (the clock waits for it) unless a cancel came due or a
+    budget is spent; what it returns is delivered through the ledger."""
+    refused = _may_attempt(run, use)
+    if refused is not None:
+        unrun = ToolResult("permanent_error", error=f"{use.tool}: not run ({refused[0]})", ran=False)
+        return (last[1] if last else unrun), use, refused[1], None, last[0] if last else ""
+    run.call_counter += 1
+    call_id = f"{run.trace_id}-c{run.call_counter}"
+    started = run.clock.now
+    run.ledger.open(call_id, use.tool, use.norm, run.turn, started, kind)
+    raw = run.executor(use.spec, use.args)  # type: ignore[arg-type]
+    run.meter.spend("tool_calls")
+    label = ("" if kind == "call" else f"{kind}:") + use.label
+    cancel_at = run.controls.cancel_at_s
+    if cancel_at is not None and run.clock.now < cancel_at < run.clock.now + raw.latency_s:
+        record(t, use, label, call_id, kind, None, "cancelled")  # cancelled while it runs: it lands late
+        return _cancelled_while_running(run, use, raw, started, cancel_at, call_id)
+    run.clock.advance(raw.latency_s)
+    result, parts = usable(run, use, raw)
+    for delivery in range(1, result.deliveries + 1):
+        deliver(run, Arrival(run.clock.now, call_id, result, delivery, run.trace_id))
+    return call_id, result, parts, record(t, use, label, call_id, kind, result, None)
 
 
 def switch(run: Run, use: Use, tool: str) -> Use:
@@ -208,10 +222,10 @@ def _may_attempt(run: Run, use: Use) -> tuple[str, Stop] | None:
 
 def decide(run: Run, use: Use, result: ToolResult, tries: int, tried: frozenset[str]) -> Route:
     """The error policy's route for one attempt's result; a fallback that the pre-check refuses is a give-up."""
-    spec, toolbox, task = use.spec, run.toolbox, run.task
-    assert spec is not None
+    toolbox, task = run.toolbox, run.task
+    spec = use.spec or ToolSpec(use.tool, "", {}, _no_handler)  # a tool that does not exist: its call was rejected
     fallback = toolbox.tools.get(spec.fallback) if spec.fallback and spec.fallback not in tried else None
-    repairs = run.repairs.get(repair_key(spec.name, result), 0)  # (a Counter's [] would call __missing__)
+    repairs = run.repairs.get(repair_key(spec.name, result), 0) if result.status == "invalid_arguments" else 0
     ctx = RouteContext(spec, tries, run.meter.retries_left(spec.name), fallback,
                        task.type.allows_not_found and use.item is not None, repairs, task.granted)
     decision = route(run.policy, result, ctx)
@@ -221,6 +235,11 @@ def decide(run: Run, use: Use, result: ToolResult, tries: int, tried: frozenset[
             why = refused.reason if isinstance(refused, Stop) else (refused.error or refused.status)
             decision = Degrade(result.status, f"fallback {decision.tool} refused before it ran: {why}")
     return decision
+
+
+def _no_handler(args: dict[str, Any]) -> Any:
+    """The handler of a placeholder spec for a tool that does not exist (never called)."""
+    return None
 
 
 def before_next(run: Run, decision: Retry | Fallback, use: Use) -> Stop | None:

@@ -22,24 +22,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from agentloops.controller.attempts import (
+    Attempt,
     Parts,
     Use,
     attempts,
-    before_next,
     cancel_due,
     decide,
     deliver,
     not_run,
-    note_attempt,
     plan,
     precheck,
     reask_user,
     record,
     repair_key,
-    switch,
     tool_message,
     usable,
 )
@@ -51,20 +49,16 @@ from agentloops.controller.policy import (
     AcceptNotFound,
     AskUser,
     Degrade,
-    Fallback,
     Repair,
-    Retry,
     ReturnToModel,
     Route,
-    RouteContext,
     StopRun,
-    route,
 )
 from agentloops.controller.progress import Fingerprint, Repeat
 from agentloops.controller.render import clip
 from agentloops.controller.state import Fact
 from agentloops.controller.status import Stop
-from agentloops.controller.tools import ToolResult, ToolSpec
+from agentloops.controller.tools import ToolResult
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
@@ -174,30 +168,24 @@ def _admit_all(run: Run, t: Turn, uses: list[Use]) -> tuple[list[Use], Stop | No
     return launch, None
 
 
-def _no_handler(args: dict[str, Any]) -> Any:
-    """The handler of a placeholder spec for a tool that does not exist (never called)."""
-    return None
-
-
 def _answer_rejected(run: Run, t: Turn, use: Use, result: ToolResult) -> Stop | None:
     """A call the schema or the permission gate answered before it ran: route and apply that answer."""
-    tool = use.tool
-    ctx = RouteContext(use.spec or ToolSpec(tool, "", {}, _no_handler), 1, run.meter.retries_left(tool), None,
-                       False, run.repairs.get(repair_key(tool, result), 0), run.task.granted)
-    decision = route(run.policy, result, ctx)
+    decision = decide(run, use, result, 1, frozenset())
     record(t, use, use.label, None, "rejected", result, decision.name)
-    run.state.record_failure(tool, result.status, result.error or "", run.turn)
+    run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
     return _apply(run, t, use, result, decision, None, "", tool_message(run, use, result))
 
 
-Started = dict[str, tuple[Use, ToolResult, Parts]]
-"""The launched calls by call id: the call, its first (usable) result and what it gives the task."""
+Started = dict[str, tuple[Use, Attempt]]
+"""The launched calls by call id: the call and its first attempt (call id, usable result, parts, action)."""
 
 
-def _launch(run: Run, t: Turn, launch: list[Use], batch: Batch) -> tuple[Started, Stop | None]:
-    """Start every admitted call at the same moment; a call the budgets cannot pay for is not started."""
+def _launch(run: Run, t: Turn, launch: list[Use]) -> tuple[Started, list[Arrival], Stop | None]:
+    """Start every admitted call at the same moment; a call the budgets cannot pay for is not started.
+    Returns the started calls, when their results will arrive, and the stop if none could be paid for."""
     start, meter = run.clock.now, run.meter
     started: Started = {}
+    arrivals: list[Arrival] = []
     refused: Stop | None = None
     for use in launch:
         spec = use.spec
@@ -217,11 +205,12 @@ def _launch(run: Run, t: Turn, launch: list[Use], batch: Batch) -> tuple[Started
         result, parts = usable(run, use, run.executor(spec, use.args))
         meter.spend("tool_calls")
         for delivery in range(1, result.deliveries + 1):
-            batch.add(Arrival(round(start + result.latency_s + 0.05 * (delivery - 1), 6), call_id, result,
-                              delivery, run.trace_id))
-        started[call_id] = (use, result, parts)
-        record(t, use, ("" if use.kind == "call" else f"{use.kind}:") + use.label, call_id, use.kind, result, None)
-    return started, (refused if not started else None)
+            arrivals.append(Arrival(round(start + result.latency_s + 0.05 * (delivery - 1), 6), call_id, result,
+                                    delivery, run.trace_id))
+        action = record(t, use, ("" if use.kind == "call" else f"{use.kind}:") + use.label, call_id, use.kind, result,
+                        None)
+        started[call_id] = (use, (call_id, result, parts, action))
+    return started, arrivals, (refused if not started else None)
 
 
 def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
@@ -230,6 +219,9 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     The batch stops waiting at its deadline: the wall-time budget, the user's cancel, or the join's
     timeout — which bounds waiting for *parallel* calls; a lone call waits for its own tool timeout.
     """
+    started, arrivals, refused = _launch(run, t, launch)
+    if not started:  # the budgets could pay for none of them: stop now, naming the budget
+        return refused
     start, join, cancel_at = run.clock.now, run.task.join, run.controls.cancel_at_s
     remaining_wall = run.meter.remaining("wall_time_s")
     candidates = [start + remaining_wall] if remaining_wall is not None else []
@@ -238,12 +230,9 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     if cancel_at is not None and cancel_at >= start:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
-    done = sum(1 for fact in run.state.facts.values() if fact.source)
-    batch = Batch(join, 0, deadline, still_needed=run.task.need - done)
-    started, refused = _launch(run, t, launch, batch)
-    if not started:  # the budgets could pay for none of them: stop now, naming the budget
-        return refused
-    batch.total = len(started)
+    still_needed = None if join.kind == "all" else \
+        run.task.need - sum(1 for fact in run.state.facts.values() if fact.source)  # "all" waits for all anyway
+    batch = Batch(join, len(started), deadline, still_needed, arrivals)
     statuses: dict[str, str] = {}
     pending_stop: Stop | None = None
     while pending_stop is None and (arrival := batch.next()) is not None:
@@ -257,34 +246,20 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     if pending_stop is None and cancel_due(run):
         running = f" while {t.action} was running" if len(started) == 1 else " during a batch"
         return cancel_stop(run, f"the user cancelled the task{running}", next(iter(started.values()))[0].tool)
-    wall_left = run.meter.remaining("wall_time_s")
-    if pending_stop is None and batch.outcome == "deadline" and wall_left is not None and wall_left <= EPSILON:
-        return budget_stop(run, "wall_time_s", 0)
+    if pending_stop is None and batch.outcome == "deadline":
+        wall_left = run.meter.remaining("wall_time_s")
+        if wall_left is not None and wall_left <= EPSILON:
+            return budget_stop(run, "wall_time_s", 0)
     return pending_stop
 
 
-def _settle(run: Run, t: Turn, first_id: str, launched: tuple[Use, ToolResult, Parts], batch: Batch,
+def _settle(run: Run, t: Turn, first_id: str, launched: tuple[Use, Attempt], batch: Batch,
             statuses: dict[str, str]) -> Stop | None:
-    """Route one arrived result — retrying or falling back inside the batch — and apply it to state."""
-    use, result, parts = launched
+    """Route one arrived result — retrying or falling back inside the batch, as a call alone — and apply it."""
+    use, first = launched
     state = run.state
     progress_before = state.progress_count
-    note_attempt(run, use, result)
-    routed = decide(run, use, result, 1, frozenset())
-    for action in cast("list[Action]", t.actions):
-        if action.call_id == first_id:
-            action.route = routed.name
-    decision: Route | Stop = routed
-    call_id, final = first_id, use
-    if isinstance(decision, (Retry, Fallback)):  # the same retries and fallbacks as a call alone (attempts)
-        waited = before_next(run, decision, use)
-        if waited is not None:
-            decision, parts, call_id = waited, None, ""
-        elif isinstance(decision, Retry):
-            result, final, decision, parts, call_id = attempts(run, t, use, "retry", tries=2)
-        else:
-            result, final, decision, parts, call_id = attempts(run, t, switch(run, use, decision.tool), "fallback",
-                                                               tried=frozenset({use.tool}))
+    result, final, decision, parts, call_id = attempts(run, t, use, first)
     ref = tool_message(run, final, result)
     statuses[first_id] = result.status
     stop = _apply(run, t, final, result, decision, parts, call_id, ref)

@@ -20,7 +20,7 @@ minimum number of successes (the "minimum evidence set").
 
 from __future__ import annotations
 
-from bisect import insort
+from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal
@@ -258,20 +258,19 @@ class Batch:
     rest is not needed) or the deadline (time is up) cancels what is still running.
     """
 
-    def __init__(self, join: JoinRule, total: int, deadline: float | None, still_needed: int | None = None) -> None:
+    def __init__(self, join: JoinRule, total: int, deadline: float | None, still_needed: int | None = None,
+                 arrivals: Iterable[Arrival] = ()) -> None:
         self.join = join
         self.total = total
         self.deadline = deadline
-        self.still_needed = still_needed
-        self.arrivals: list[Arrival] = []
+        self.arrivals: list[Arrival] = sorted(arrivals, key=ARRIVAL_ORDER)
         self.succeeded = 0
         self.finished = 0
         self.outcome: str | None = None
         self.short = False
-
-    def add(self, arrival: Arrival) -> None:
-        """Queue an arrival."""
-        insort(self.arrivals, arrival, key=ARRIVAL_ORDER)
+        needed = join.needed(total)
+        self.needed = min(needed, max(still_needed, 0)) if join.kind != "all" and still_needed is not None else needed
+        """The successes that end the batch: the join's number, capped by what the task still needs."""
 
     def next(self) -> Arrival | None:
         """The next arrival to process, or ``None`` once decided (or past the deadline)."""
@@ -285,20 +284,14 @@ class Batch:
         return self.arrivals.pop(0)
 
     def note(self, applied: bool, succeeded: bool) -> None:
-        """Count a processed first delivery; end the batch once the join is satisfied.
-
-        The successes that end it are the join's number, capped by what the task still needs.
-        """
+        """Count a processed first delivery; end the batch once the join is satisfied."""
         if not applied:
             return
         self.finished += 1
         self.succeeded += int(succeeded)
-        needed = self.join.needed(self.total)
-        if self.join.kind != "all" and self.still_needed is not None:
-            needed = min(needed, max(self.still_needed, 0))
-        if self.succeeded >= needed:
+        if self.succeeded >= self.needed:
             self.outcome = "satisfied"
-        elif self.succeeded + self.total - self.finished < needed:
+        elif self.succeeded + self.total - self.finished < self.needed:
             self.short = True  # noted, but the running calls are still needed: wait for them
 
     def leftover(self) -> list[Arrival]:

@@ -250,9 +250,8 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
     spec = ctx.spec
     retries_left = ctx.retries_left
     can_retry = retries_left is None or retries_left >= 1
-    fallback = _usable_fallback(policy, ctx)
     if status == "empty":
-        return _empty(policy, ctx, fallback, can_retry)
+        return _empty(policy, ctx, can_retry)
     if status == "invalid_arguments":
         if ctx.repairs_used < policy.invalid_argument_repairs:
             return Repair("invalid arguments: the model may repair them")
@@ -269,7 +268,7 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
                        f"{spec.name} changes the world and ended in {status}: whether it took effect is unknown, "
                        "so a person must check before anything is repeated")
     if status in ("timeout", "rate_limited", "permanent_error") and result.retryable:
-        return _transient(policy, result, ctx, fallback, can_retry)
+        return _transient(policy, result, ctx, can_retry)
     if status == "permission_denied":
         return _denied(policy, result)
     if status == "not_found":
@@ -282,7 +281,7 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
     if status in ("timeout", "rate_limited", "permanent_error"):  # the tool says retrying cannot help
         if policy.permanent_error == "return_to_model":
             return ReturnToModel("permanent error handed back to the model")
-        if fallback is not None and can_retry:
+        if can_retry and (fallback := _usable_fallback(policy, ctx)) is not None:
             return Fallback(fallback.name, f"{spec.name} failed ({status}, not retryable); switching")
         return Degrade(status, result.error or status)
     raise ValueError(f"unknown tool status {status!r}")  # pragma: no cover
@@ -298,12 +297,12 @@ def _denied(policy: ErrorPolicy, result: ToolResult) -> Route:
     return ReturnToModel("permission denied handed back to the model")
 
 
-def _empty(policy: ErrorPolicy, ctx: RouteContext, fallback: ToolSpec | None, can_retry: bool) -> Route:
+def _empty(policy: ErrorPolicy, ctx: RouteContext, can_retry: bool) -> Route:
     """An empty result: "none found" where the task accepts it; else an independent source, else give up."""
     if policy.empty == "not_found_if_allowed":
         if ctx.allows_not_found:
             return AcceptNotFound()
-        if fallback is not None and can_retry:
+        if can_retry and (fallback := _usable_fallback(policy, ctx)) is not None:
             return Fallback(fallback.name, "empty here; an independent source may have it")
         return Degrade("empty", "empty result, and this task does not accept 'not found'")
     if policy.empty == "return_to_model":
@@ -313,8 +312,7 @@ def _empty(policy: ErrorPolicy, ctx: RouteContext, fallback: ToolSpec | None, ca
     return Degrade("empty", "empty result; retries spent")
 
 
-def _transient(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext, fallback: ToolSpec | None,
-               can_retry: bool) -> Route:
+def _transient(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext, can_retry: bool) -> Route:
     """A failure the tool marked ``retryable``: bounded retry with back-off, then a fallback."""
     status, spec = result.status, ctx.spec
     if policy.transient == "return_to_model":
@@ -325,7 +323,7 @@ def _transient(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext, fallb
                            budget="retries")
         return Degrade(status, f"gave up after the retry budget was spent ({status})")
     if ctx.attempts_on_tool >= policy.attempts_per_tool:
-        if fallback is not None:
+        if (fallback := _usable_fallback(policy, ctx)) is not None:
             return Fallback(fallback.name, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}); switching")
         if ctx.retries_left is None:  # no shared budget is on: the tool's own attempts are the only bound
             return Degrade(status, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}) and no retry budget "
