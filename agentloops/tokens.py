@@ -7,10 +7,11 @@ four characters a token. Pass any ``Callable[[str], int]`` (a real tokenizer,
 for example ``len(enc.encode(text))`` with tiktoken) wherever a ``tokenizer`` is
 accepted to replace it.
 
-Speed without memory: ASCII text (most tool results) cannot contain a CJK
-character, so its estimate is its length alone, with no cache. Only short
-non-ASCII texts — the replies and names a loop resends on every call — are
-cached; a long text is counted afresh each time rather than kept alive by the
+Speed without memory: text below U+0100 — ASCII (most tool results) or
+Latin-1 (``°C``, ``×2``: the controller's state block) — cannot contain a CJK
+character, so its estimate is its length alone, with no regular expression and
+no cache. Only short texts with other characters — the replies and names a
+loop resends on every call — are cached; a long text is counted afresh each time rather than kept alive by the
 cache (4,000 runs with distinct 64 KiB tool results once grew the process by
 about 250 MiB; ``benchmarks/bench_long_run.py``).
 """
@@ -45,8 +46,8 @@ def estimate_tokens(text: str) -> int:
     Only the messages are counted: the tool schemas a real request also
     carries on every call are left out, so real bills run higher.
     """
-    if text.isascii():  # no CJK possible: the general count reduces to this
-        return (len(text) + 3) // 4
+    if text.isascii() or len(text.encode("latin-1", "ignore")) == len(text):  # no CJK below U+0100:
+        return (len(text) + 3) // 4  # the general count reduces to this
     if len(text) <= CACHED_TEXT_LENGTH:
         return _cached_count(text)
     return _general_estimate(text)

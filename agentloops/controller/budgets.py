@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Any, Literal
@@ -131,6 +130,15 @@ class Budget(BaseModel):
         """Every budget's value (read once: the budget is frozen; a meter asks on every check)."""
         return {name: getattr(self, name).value for name in BUDGET_NAMES}
 
+    @cached_property
+    def shown(self) -> tuple[tuple[tuple[str, float], ...], str]:
+        """The limits the ``TASK STATE`` block shows the model (every one that is on but the context size, the
+        largest request rather than a quantity spent) and that JSON text with a ``%r`` slot for each: made once
+        per budget, filled on every turn (:meth:`BudgetMeter.shown_left`)."""
+        shown = tuple((name, limit) for name, limit in self.limits.items()
+                      if limit is not None and name != "context_tokens")
+        return shown, "{" + ", ".join(f'"{name}": %r' for name, _ in shown) + "}"
+
     def limit(self, name: BudgetName) -> float | None:
         """The value of one budget (``None`` when it is off)."""
         return getattr(self, name).value
@@ -167,6 +175,9 @@ RetryScope = Literal["shared", "per_tool"]
 EPSILON = 1e-6
 """The clock keeps microseconds; comparisons allow that much rounding."""
 
+_NOTHING_USED: dict[str, float] = {name: 0 for name in BUDGET_NAMES if name != "wall_time_s"}
+"""A new meter's usage (time is the clock's, not counted here)."""
+
 
 class BudgetMeter:
     """Counts what a run has used and answers "may I spend this?" before each spend.
@@ -182,12 +193,13 @@ class BudgetMeter:
         self.budget = budget
         self.limits: dict[str, float | None] = budget.limits
         """Each budget's limit, read once (the budget is frozen; the meter asks on every check)."""
+        self._shown, self._shown_text = budget.shown
         self.clock = clock
         self.retry_scope: RetryScope = retry_scope
         self.started_at = clock.now if started_at is None else started_at
-        self.used: dict[str, float] = {n: 0 for n in BUDGET_NAMES if n != "wall_time_s"}
-        self.used.update(used or {})
-        self.retries_by_tool: Counter[str] = Counter(retries_by_tool or {})
+        self.used: dict[str, float] = {**_NOTHING_USED, **used} if used else dict(_NOTHING_USED)
+        self.retries_by_tool: dict[str, int] = dict(retries_by_tool or {})
+        """Retries spent per tool (what ``retry_scope="per_tool"`` limits; kept under either scope)."""
 
     def elapsed(self) -> float:
         """Simulated seconds of work so far (a resumed run's clock continues from its pause, so time
@@ -206,7 +218,7 @@ class BudgetMeter:
         if name == "context_tokens":
             return amount <= limit
         if name == "retries" and self.retry_scope == "per_tool" and tool is not None:
-            return self.retries_by_tool[tool] + amount <= limit
+            return self.retries_by_tool.get(tool, 0) + amount <= limit
         used = round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else self.used[name]
         return used + amount <= limit + EPSILON
 
@@ -219,7 +231,7 @@ class BudgetMeter:
             return
         self.used[name] += amount
         if name == "retries" and tool is not None:
-            self.retries_by_tool[tool] += int(amount)
+            self.retries_by_tool[tool] = self.retries_by_tool.get(tool, 0) + int(amount)
 
     def remaining(self, name: BudgetName) -> float | None:
         """What remains of one budget, unrounded (``None`` when it is off)."""
@@ -247,18 +259,16 @@ class BudgetMeter:
     def shown_left(self) -> str:
         """What remains of every budget that is on but the context size (the largest request, not a quantity
         spent), as JSON text: what the ``TASK STATE`` block shows the model, written in one pass — the text
-        ``json.dumps`` gives those entries of :meth:`left`."""
-        used, elapsed, parts = self.used, round(self.clock.now - self.started_at, 6), []
-        for name, limit in self.limits.items():
-            if limit is None or name == "context_tokens":
-                continue
+        ``json.dumps`` gives those entries of :meth:`left`, in the text :attr:`Budget.shown` made once."""
+        used, elapsed, values = self.used, round(self.clock.now - self.started_at, 6), []
+        for name, limit in self._shown:
             left = limit - (elapsed if name == "wall_time_s" else used[name])
             if type(left) is not int:
                 left = round(left, 3)
                 if not math.isfinite(left):  # json spells these apart from repr
                     return json.dumps({k: v for k, v in self.left().items() if v is not None and k != "context_tokens"})
-            parts.append(f'"{name}": {left!r}')
-        return "{" + ", ".join(parts) + "}"
+            values.append(left)
+        return self._shown_text % tuple(values)
 
     def retries_left(self, tool: str, reserved: Mapping[str, int] | None = None) -> float | None:
         """Retries ``tool`` may still spend (``None``: no limit), minus any ``reserved`` by earlier calls of a batch."""
@@ -266,7 +276,7 @@ class BudgetMeter:
         if limit is None:
             return None
         if self.retry_scope == "per_tool":
-            return limit - self.retries_by_tool[tool] - (reserved.get(tool, 0) if reserved else 0)
+            return limit - self.retries_by_tool.get(tool, 0) - (reserved.get(tool, 0) if reserved else 0)
         return limit - self.used["retries"] - (sum(reserved.values()) if reserved else 0)
 
     def usage(self) -> dict[str, float]:

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentloops.controller.state import acyclic_encoder
+from agentloops.controller.state import acyclic_chunks
 from agentloops.controller.tools import TRANSIENT, Param
 
 
@@ -70,10 +70,10 @@ def normalize_args(args: Mapping[str, Any] | None, params: Mapping[str, Param] |
     schema = params or {}
     canonical = {str(key): normalize_value(value, casefold=key in schema and schema[key].normalize == "casefold")
                  for key, value in args.items() if value is not None}
-    return _CANONICAL(canonical)
+    return "".join(_CANONICAL(canonical, 0))
 
 
-_CANONICAL = acyclic_encoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+_CANONICAL = acyclic_chunks(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 """Canonical JSON text (sorted keys, no spaces), with one encoder for every call (the normalised values are
 new containers, never a cycle)."""
 

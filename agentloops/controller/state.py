@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -108,6 +108,8 @@ class TaskState:
         inputs: what the user supplied (for example ``order_id``).
         waiting_for: the open question while the task waits for the user.
         failures: failed tool attempts (tool, status, summary, turn), the "already tried" list.
+        open: the items still to do, in task order — kept as items settle, so reading it costs nothing
+            (:meth:`open_items` is the same as a new list).
         version: increases on every change.
         progress_count: how many changes were progress (a fact, an item settled, a user input);
             also available as :attr:`progress_version`.
@@ -119,6 +121,7 @@ class TaskState:
         self.goal = goal
         self.constraints = tuple(constraints)
         self.items: dict[str, ItemStatus] = {item: "open" for item in items}
+        self.open: tuple[str, ...] = tuple(self.items)
         self.reasons: dict[str, str] = {}
         self.codes: dict[str, str] = {}
         self.facts: dict[str, Fact] = {}
@@ -133,6 +136,9 @@ class TaskState:
         self._unchanged: list[str] = []
         self._progress = False
         self._view: tuple[int, str] | None = None
+        self._sourced = 0  # facts that name a source (what assess counts), kept by add_fact
+        self._tries: dict[tuple[str, str], int] = {}  # (tool, status) → failures, kept by record_failure
+        self._tried: dict[tuple[str, str], str] = {}  # (tool, status) → its "already tried" line, first-seen order
         self._fixed: tuple[str, tuple[str, ...], str] | None = None
 
     @property
@@ -142,12 +148,14 @@ class TaskState:
 
     # -- turn bookkeeping ---------------------------------------------------------------
     def begin_turn(self) -> None:
-        """Start collecting the changes of one turn."""
+        """Start collecting the changes of one turn (needed once per run: :meth:`end_turn` starts the next)."""
         self._start, self._changes, self._unchanged, self._progress = self.version, [], [], False
 
     def end_turn(self) -> StateDelta:
-        """The delta since :meth:`begin_turn`."""
-        return StateDelta(self._start, self.version, tuple(self._changes), tuple(self._unchanged), self._progress)
+        """The delta since :meth:`begin_turn` or the last :meth:`end_turn`; collecting starts afresh."""
+        delta = StateDelta(self._start, self.version, tuple(self._changes), tuple(self._unchanged), self._progress)
+        self._start, self._changes, self._unchanged, self._progress = self.version, [], [], False
+        return delta
 
     def _refuse(self, change: str) -> TaskFinishedError:
         return TaskFinishedError(f"task already stopped ({self.finished}); refused change: {change}")
@@ -175,6 +183,9 @@ class TaskState:
             return False
         self._bump(f"+fact {fact.item} = {fact.summary} [{fact.source}]", progress=True)
         self.facts[fact.item] = fact
+        self._sourced += bool(fact.source)
+        if self.items[fact.item] == "open":
+            self.open = tuple([item for item in self.open if item != fact.item])
         self.items[fact.item] = "done"
         self.reasons.pop(fact.item, None)
         self.codes.pop(fact.item, None)
@@ -195,15 +206,23 @@ class TaskState:
             return False
         self._bump(f"missing {item}: {reason}", progress=True)
         self.items[item] = "missing"
+        self.open = tuple([other for other in self.open if other != item])
         self.reasons[item] = reason
         if code is not None:
             self.codes[item] = code
         return True
 
     def record_failure(self, tool: str, status: str, summary: str, turn: int) -> None:
-        """Remember a failed attempt so later turns (and compactions) know it was tried."""
+        """Remember a failed attempt so later turns (and compactions) know it was tried.
+
+        Its "already tried" line (``tool: status ×n``) is written here, once per failure, rather than
+        counted again from every failure each time the state is shown.
+        """
         self._bump(f"failure {tool}: {status}", progress=False)
         self.failures.append({"tool": tool, "status": status, "summary": summary, "turn": turn})
+        key = (tool, status)
+        n = self._tries[key] = self._tries.get(key, 0) + 1
+        self._tried[key] = f"{tool}: {status}" + (f" ×{n}" if n > 1 else "")
 
     def add_input(self, name: str, value: str) -> None:
         """Record what the user supplied and stop waiting."""
@@ -231,16 +250,16 @@ class TaskState:
         """The business completion condition over this state: ``need`` items done, each with a verified
         fact that names its source (``complete``); ``impossible`` when even finishing every open item
         would not be enough. (:meth:`Task.assess <agentloops.controller.tasks.Task.assess>` asks it.)"""
-        done = sum(1 for fact in self.facts.values() if fact.source)  # a fact is recorded only for a done item
+        done = self._sourced  # a fact is recorded only for a done item
         if done >= need:
             return "complete"
-        if done + sum(1 for status in self.items.values() if status == "open") < need:
+        if done + len(self.open) < need:
             return "impossible"
         return "incomplete"
 
     def open_items(self) -> list[str]:
-        """Items still to do, in task order."""
-        return [item for item, status in self.items.items() if status == "open"]
+        """Items still to do, in task order (a new list of :attr:`open`)."""
+        return list(self.open)
 
     def done_items(self) -> list[str]:
         """Items settled by a verified fact."""
@@ -255,12 +274,8 @@ class TaskState:
         return {item: self.codes.get(item) for item, status in self.items.items() if status == "missing"}
 
     def failure_summary(self) -> list[str]:
-        """The "already tried" list: tool, status and count, in first-seen order."""
-        counts: dict[tuple[str, str], int] = {}
-        for failure in self.failures:
-            key = (failure["tool"], failure["status"])
-            counts[key] = counts.get(key, 0) + 1
-        return [f"{tool}: {status}" + (f" ×{n}" if n > 1 else "") for (tool, status), n in counts.items()]
+        """The "already tried" list: tool, status and count, in first-seen order (kept by :meth:`record_failure`)."""
+        return list(self._tried.values())
 
     def for_model(self, budget_left: Mapping[str, float | None] | str | None = None) -> str:
         """The compact rendering sent to the model each turn (``TASK STATE`` + JSON).
@@ -279,15 +294,15 @@ class TaskState:
             return view[1] + tail
         fixed = self._fixed
         if fixed is None or fixed[0] is not self.goal or fixed[1] is not self.constraints:  # written once per run
-            fixed = self._fixed = (self.goal, self.constraints,
-                                   _ENCODE({"goal": self.goal, "constraints": list(self.constraints)})[1:-1])
-        changing = _ENCODE({
+            fixed = self._fixed = (self.goal, self.constraints, "".join(
+                _STATE_JSON({"goal": self.goal, "constraints": list(self.constraints)}, 0))[1:-1])
+        changing = "".join(_STATE_JSON({
             "done": {item: f"{fact.summary} [{fact.source}]" for item, fact in self.facts.items()},
-            "open": self.open_items(),
+            "open": self.open,  # (a tuple is written as a list)
             "missing": self.missing_items() if "missing" in self.items.values() else {},
-            "inputs": dict(self.inputs),
-            "tried": self.failure_summary() if self.failures else [],
-        })
+            "inputs": self.inputs,
+            "tried": list(self._tried.values()),
+        }, 0))
         text = f'TASK STATE\n{{"version": {self.version}, {fixed[2]}, {changing[1:-1]}'  # as one dict's JSON writes it
         self._view = (self.version, text)  # without the budgets (always last) and the closing brace
         return text + tail
@@ -314,16 +329,21 @@ class TaskState:
     def from_snapshot(cls, data: dict[str, Any]) -> TaskState:
         """Rebuild a state from :meth:`snapshot` (used to resume a waiting task)."""
         state = cls(data["task"], data["goal"], tuple(data["constraints"]), tuple(data["items"]))
+        for failure in data["failures"]:  # replayed, so the "already tried" lines are kept as record_failure keeps them
+            state.record_failure(failure["tool"], failure["status"], failure.get("summary", ""), failure.get("turn", 0))
         state.items = dict(data["items"])
+        state.open = tuple([item for item, status in state.items.items() if status == "open"])
         state.reasons = dict(data["reasons"])
         state.codes = dict(data.get("codes") or {})
         state.facts = {f["item"]: Fact.from_dict(f) for f in data["facts"]}
+        state._sourced = sum(1 for fact in state.facts.values() if fact.source)
         state.inputs = dict(data["inputs"])
         state.waiting_for = dict(data["waiting_for"]) if data["waiting_for"] else None
         state.failures = [dict(f) for f in data["failures"]]
         state.version = int(data["version"])
         state.progress_count = int(data.get("progress_count", 0))
         state.finished = data["finished"]
+        state.begin_turn()  # (the replay's changes are not a turn's)
         return state
 
     def __repr__(self) -> str:
@@ -331,28 +351,24 @@ class TaskState:
                 f"missing {list(self.missing_items())}{' finished ' + self.finished if self.finished else ''}>")
 
 
-def acyclic_encoder(**options: Any) -> Callable[[Any], str]:
-    """``json.JSONEncoder(**options).encode`` for values built here, which cannot hold a cycle.
+def acyclic_chunks(**options: Any) -> Callable[[Any, int], Iterable[str]]:
+    """The C encoder behind ``json.JSONEncoder(**options).encode``, made once, for dicts and lists built here.
 
-    ``encode`` builds its C encoder anew on every call (most of the time a small value takes);
-    with no circular-reference check to keep per call, one C encoder serves every call — the
-    same text. Where the C encoder is missing (another Python), it is ``encode`` itself.
+    ``encode`` builds its C encoder anew on every call (most of the time a small value takes). Values
+    built here cannot hold a cycle, so with no circular-reference check to keep per call, one C encoder
+    serves every call: ``"".join(chunks(value, 0))`` is ``encode(value)`` for a dict or a list, with no
+    Python function in between. Where the C encoder is missing (another Python), it is ``encode`` itself.
     """
     encoder = json.JSONEncoder(check_circular=False, **options)
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # pragma: no cover - CPython has it
-        return encoder.encode
+        return lambda value, _level: (encoder.encode(value),)
     strings = json.encoder.encode_basestring_ascii if encoder.ensure_ascii else json.encoder.encode_basestring
-    chunks = make(None, encoder.default, strings, None, encoder.key_separator, encoder.item_separator,
-                  encoder.sort_keys, encoder.skipkeys, encoder.allow_nan)
-
-    def encode(value: Any) -> str:
-        return strings(value) if isinstance(value, str) else "".join(chunks(value, 0))
-
-    return encode
+    return make(None, encoder.default, strings, None, encoder.key_separator,  # type: ignore[no-any-return]
+                encoder.item_separator, encoder.sort_keys, encoder.skipkeys, encoder.allow_nan)
 
 
-_ENCODE = acyclic_encoder(ensure_ascii=False)
+_STATE_JSON = acyclic_chunks(ensure_ascii=False)
 """``json.dumps(..., ensure_ascii=False)`` of the state block (plain dicts, lists and strings), one encoder for all."""
 
 
@@ -361,5 +377,5 @@ def _numbers(left: Mapping[str, float | None]) -> str:
     ``{"steps": 4, ...}`` exactly as :func:`json.dumps` writes it, without building the dict first."""
     text = "{" + ", ".join([f'"{k}": {v!r}' for k, v in left.items() if v is not None and k != "context_tokens"]) + "}"
     if "inf" in text or "nan" in text:  # json spells those apart
-        return _ENCODE({k: v for k, v in left.items() if v is not None and k != "context_tokens"})
+        return "".join(_STATE_JSON({k: v for k, v in left.items() if v is not None and k != "context_tokens"}, 0))
     return text

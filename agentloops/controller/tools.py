@@ -297,6 +297,10 @@ def validate(spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult | None:
     return None
 
 
+_STILL_RUNS = frozenset({"slow", "duplicate", "format_change"})
+"""Fault kinds after which the tool still runs (slower, delivered twice, reshaped); every other kind replaces it."""
+
+
 def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector | None = None,
             granted: frozenset[str] = frozenset()) -> ToolResult:
     """Run one attempt of a tool (arguments already validated) and classify the outcome.
@@ -309,54 +313,42 @@ def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector 
     """
     args = dict(args)
     fault = injector.effect(spec.name, args) if injector is not None and injector.faults else None
-    latency = spec.latency_s
-    deliveries = 1
-    reshape = False
-    if fault is not None:
-        if fault.kind == "crash":
-            raise ProcessKilled(f"simulated kill inside {spec.name}")
-        if fault.kind == "slow":
-            latency = fault.latency_s or spec.timeout_s
-        elif fault.kind == "duplicate":
-            deliveries = 2
-        elif fault.kind == "format_change":
-            reshape = True
-        else:
-            from agentloops.controller.faults import fault_result  # (only when a fault replaces the result)
+    kind = None if fault is None else fault.kind
+    if kind == "crash":
+        raise ProcessKilled(f"simulated kill inside {spec.name}")
+    if fault is not None and kind not in _STILL_RUNS:
+        from agentloops.controller.faults import fault_result  # (only when a fault replaces the result)
 
-            return fault_result(fault, spec)
+        return fault_result(fault, spec)
+    latency = (fault.latency_s or spec.timeout_s) if fault is not None and kind == "slow" else spec.latency_s
+    deliveries, source = 2 if kind == "duplicate" else 1, spec.source
     if latency > spec.timeout_s:  # slower than its timeout: the caller gives up at the timeout
-        return ToolResult("timeout", error=f"{spec.name} gave no answer within {spec.timeout_s:g} s",
-                          source=spec.source, retryable=True, latency_s=spec.timeout_s,
-                          hint="transient: the same call may succeed later")
+        return ToolResult("timeout", error=f"{spec.name} gave no answer within {spec.timeout_s:g} s", source=source,
+                          retryable=True, latency_s=spec.timeout_s, hint="transient: the same call may succeed later")
     if spec.checks_permission and spec.capability and spec.capability not in granted:
         return ToolResult("permission_denied", error=f"{spec.name}: the caller lacks {spec.capability}",
-                          source=spec.source, latency_s=latency)
+                          source=source, latency_s=latency)
     try:
         data = spec.handler(args)
     except ToolFailure as failure:
-        return ToolResult(failure.status, error=failure.message, source=spec.source, latency_s=latency,
+        return ToolResult(failure.status, error=failure.message, source=source, latency_s=latency,
                           retryable=failure.status in TRANSIENT, deliveries=deliveries)
     except Exception as exc:  # a bug in the backend: keep the class, hide the rest from the model
         return ToolResult("permanent_error", error=f"{spec.name} failed with an internal error ({type(exc).__name__})",
-                          source=spec.source, latency_s=latency, detail=f"{type(exc).__name__}: {str(exc)[:200]}",
+                          source=source, latency_s=latency, detail=f"{type(exc).__name__}: {str(exc)[:200]}",
                           hint="do not retry the same call; the failure is on the tool's side")
-    if reshape and isinstance(data, dict):
+    if kind == "format_change" and isinstance(data, dict):
         data = {f"v2_{key}": value for key, value in data.items()}
-    return _classify_output(spec, data, latency, deliveries)
-
-
-def _classify_output(spec: ToolSpec, data: Any, latency: float, deliveries: int) -> ToolResult:
-    """What the tool returned, checked: nothing (``empty``), a changed format, or usable data (``ok``)."""
-    if data is None or (isinstance(data, (str, list, dict, tuple)) and len(data) == 0):  # nothing came back
-        return ToolResult("empty", data=data, source=spec.source, latency_s=latency, deliveries=deliveries,
+    # what came back, checked: nothing (empty), a changed format, or usable data (ok)
+    if data is None or (isinstance(data, (str, list, dict, tuple)) and len(data) == 0):
+        return ToolResult("empty", data=data, source=source, latency_s=latency, deliveries=deliveries,
                           hint="nothing matched; decide whether 'not found' answers the task")
     missing = [name for name in spec.output_fields if not isinstance(data, dict) or name not in data]
     if missing:
         return ToolResult("permanent_error", error=f"{spec.name}: the output format changed (no {', '.join(missing)})",
-                          source=spec.source, latency_s=latency, deliveries=deliveries,
+                          source=source, latency_s=latency, deliveries=deliveries,
                           hint="the output cannot be used as it is; do not retry the same call")
-    return ToolResult("ok", data=data, source=spec.source, latency_s=latency, deliveries=deliveries)
+    return ToolResult("ok", data=data, source=source, latency_s=latency, deliveries=deliveries)
 
 
 def call_tool(toolbox: Toolbox, name: str, args: Mapping[str, Any] | None, *,
