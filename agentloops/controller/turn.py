@@ -55,9 +55,8 @@ def play(run: Run) -> Stop | None:
     """One turn from its start to its record: the stages, then progress and the next step."""
     run.turn += 1
     state = run.state
-    open_items = state.open_items()
     goal = f"waiting for {state.waiting_for['input']}" if state.waiting_for else \
-        open_items[0] if open_items and state.assess(run.task.need) != "complete" else "final answer"
+        state.open[0] if state.open and state.assess(run.task.need) != "complete" else "final answer"
     t = Turn(run.turn, state.version, goal)
     state.begin_turn()
     if run.inbox:  # results still on their way from an earlier turn
