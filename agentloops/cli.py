@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help=_("the folder to write the instructor copies into"))
     p.add_argument("--force", action="store_true", help=_("overwrite copies already in that folder"))
 
-    from agentloops.controller.cli import add_controller_commands
+    from agentloops.controller.teaching.cli import add_controller_commands
 
     add_controller_commands(sub)
     for module in COMMAND_MODULES:
@@ -283,7 +283,7 @@ def _solutions(args: argparse.Namespace) -> str:
 
 
 def _controller(args: argparse.Namespace) -> str | tuple[str, int]:
-    from agentloops.controller.cli import dispatch
+    from agentloops.controller.teaching.cli import dispatch
 
     return dispatch(args)
 

@@ -29,9 +29,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentloops.controller import widgets
-from agentloops.controller.plots import LiveRunChart
-from agentloops.controller.scenarios import build_controller
+from agentloops.controller.sim.scenarios import build_controller
+from agentloops.controller.teaching import widgets
+from agentloops.controller.teaching.plots import LiveRunChart
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:

@@ -17,8 +17,8 @@ turn* — the engine a reader must follow. Three figures are printed:
 
 - **all**: every package function the turn touches;
 - **without the environment**: minus the simulated world the scenario runs against
-  (:data:`ENVIRONMENT`: the stub tools in ``world.py`` and the fault injection in
-  ``faults.py``) — they stand in for a real tool backend, as the stub model stands in for a
+  (:data:`ENVIRONMENT`: the stub tools in ``task/world.py`` and the fault injection in
+  ``sim/faults.py``) — they stand in for a real tool backend, as the stub model stands in for a
   real model;
 - **the engine**: only ``agentloops.controller`` modules outside the environment — the
   figure the target is about; the core modules it reuses (the shared stop vocabulary,
@@ -37,7 +37,7 @@ from types import FrameType
 from typing import Any
 
 import agentloops
-from agentloops.controller.scenarios import build_controller
+from agentloops.controller.sim.scenarios import build_controller
 
 SCENARIO = "weather-timeout-once"
 TURN = 2
@@ -45,7 +45,7 @@ TURN = 2
 
 PACKAGE = str(Path(agentloops.__file__).resolve().parent)
 _INLINE = {"<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>"}
-ENVIRONMENT = frozenset({"agentloops.controller.world", "agentloops.controller.faults"})
+ENVIRONMENT = frozenset({"agentloops.controller.task.world", "agentloops.controller.sim.faults"})
 """The simulated tool backend and its fault injection: the world a turn acts on, not the controller."""
 ENGINE_PREFIX = "agentloops.controller."
 

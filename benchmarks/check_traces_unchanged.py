@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.controller.engine import new_trace_id
-from agentloops.controller.policy import POLICIES
-from agentloops.controller.scenarios import (
+from agentloops.controller.policy.error_policy import POLICIES
+from agentloops.controller.sim.scenarios import (
     build_controller,
     controller_scenario_names,
     controller_scenarios_dir,

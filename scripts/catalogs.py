@@ -30,10 +30,10 @@ KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 
 SOURCES: dict[str, tuple[str, ...]] = {
     "core": ("*.py", "diagnose/*.py", "frameworks/*.py", "providers/*.py"),
-    "controller": ("controller/*.py",),
+    "controller": ("controller/*.py", "controller/*/*.py"),
     "exercises": ("exercises/*.py",),
     "interview": ("interview.py",),
-    "cli": ("cli.py", "doctor.py", "lab.py", "controller/cli.py"),
+    "cli": ("cli.py", "doctor.py", "lab.py", "controller/teaching/cli.py"),
 }
 """Module globs per domain, under ``agentloops/``; a specific domain takes a module from ``core``/``controller``."""
 

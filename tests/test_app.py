@@ -92,9 +92,9 @@ def test_each_page_is_one_thin_code_cell() -> None:
 
 
 def _controller_widget_missing() -> bool:
-    if importlib.util.find_spec("agentloops.controller.widgets") is None:
+    if importlib.util.find_spec("agentloops.controller.teaching.widgets") is None:
         return True
-    module = importlib.import_module("agentloops.controller.widgets")
+    module = importlib.import_module("agentloops.controller.teaching.widgets")
     return not hasattr(module, "controller_explorer")
 
 
@@ -102,7 +102,7 @@ def _controller_widget_missing() -> bool:
 @pytest.mark.parametrize("page", list(APP_PAGES))
 def test_the_pages_execute_headless(page: str) -> None:
     if page == "controller" and _controller_widget_missing():
-        pytest.skip("agentloops.controller.widgets.controller_explorer does not exist yet")
+        pytest.skip("agentloops.controller.teaching.widgets.controller_explorer does not exist yet")
     from tests.test_notebooks import execute_notebook
 
     executed: Any = execute_notebook(APP_DIR / APP_PAGES[page])

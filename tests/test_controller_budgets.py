@@ -21,7 +21,7 @@ from agentloops.controller import (
     random_case,
     run_scenario,
 )
-from agentloops.controller.budgets import budget_from_dict
+from agentloops.controller.policy.budgets import budget_from_dict
 
 
 def test_every_budget_of_every_task_type_has_a_basis():
@@ -152,7 +152,7 @@ _LIMIT = st.none() | st.integers(0, 10**6) | st.floats(0, 1e9) | st.just(float("
        st.lists(st.sampled_from([n for n in BUDGET_NAMES if n != "wall_time_s"]), max_size=12),
        st.floats(0, 1e4) | st.integers(0, 1000), st.floats(0, 100))
 def test_the_budgets_shown_to_the_model_read_as_the_state_block_writes_the_meters_left(limits, spent, amount, now):
-    from agentloops.controller.state import _numbers
+    from agentloops.controller.task.state import _numbers
 
     meter = BudgetMeter(Budget(**{k: {"value": v, "basis": "b"} for k, v in limits.items()}), SimClock())
     for name in spent:

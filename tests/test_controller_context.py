@@ -17,9 +17,9 @@ from agentloops.controller import (
     memory_from_state,
     run_scenario,
 )
-from agentloops.controller.context import observe, summarize
+from agentloops.controller.task.context import observe, summarize
+from agentloops.controller.task.world import TOOLS
 from agentloops.controller.tools import execute
-from agentloops.controller.world import TOOLS
 from agentloops.messages import Message
 
 

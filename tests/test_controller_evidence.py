@@ -21,7 +21,7 @@ from agentloops.controller import (
     stop_statuses,
 )
 from agentloops.controller.errors import ConfigError
-from agentloops.controller.evidence import (
+from agentloops.controller.teaching.evidence import (
     ONE_FAILURE,
     ROUNDING,
     derive_limit,
@@ -30,7 +30,7 @@ from agentloops.controller.evidence import (
     nearest_rank,
     one_failure_cost,
 )
-from agentloops.controller.experiments import Measured, measure_uncapped
+from agentloops.controller.teaching.experiments import Measured, measure_uncapped
 
 
 def test_completion_conditions_cover_every_task_type():

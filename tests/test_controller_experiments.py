@@ -15,7 +15,7 @@ from agentloops.controller import (
     run_cap_only,
 )
 from agentloops.controller.errors import ConfigError
-from agentloops.controller.experiments import case_dict, measure_uncapped, task_case, uncapped
+from agentloops.controller.teaching.experiments import case_dict, measure_uncapped, task_case, uncapped
 
 
 def test_a_seed_always_draws_the_same_case():

@@ -22,12 +22,12 @@ from agentloops.controller import (
     read_trace,
     run_scenario,
 )
-from agentloops.controller.policy import DEFAULT_POLICY, Fallback, Retry, RouteContext, route
-from agentloops.controller.resuming import resume
-from agentloops.controller.saved import PauseStore
-from agentloops.controller.status import NEXT_STEPS, STOP_CODES, Stop
+from agentloops.controller.persistence.resuming import resume
+from agentloops.controller.persistence.saved import PauseStore
+from agentloops.controller.policy.error_policy import DEFAULT_POLICY, Fallback, Retry, RouteContext, route
+from agentloops.controller.stopping.status import NEXT_STEPS, STOP_CODES, Stop
+from agentloops.controller.task.world import TOOLS
 from agentloops.controller.tools import execute
-from agentloops.controller.world import TOOLS
 
 
 def call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +157,7 @@ def test_the_same_pause_delivered_twice_resumes_once():
 
 
 def test_a_new_run_that_reuses_a_seeded_trace_id_is_not_taken_for_a_redelivery():
-    from agentloops.controller.scenarios import build_controller
+    from agentloops.controller.sim.scenarios import build_controller
 
     store = PauseStore()
     for _ in range(2):  # a notebook cell run twice
@@ -263,7 +263,7 @@ def test_a_model_that_does_not_know_what_to_do_is_handed_to_a_person_not_failed(
 def test_the_faster_number_pattern_finds_exactly_what_the_plain_one_finds(text: str):
     import re
 
-    from agentloops.controller.answers import _NUMBER
+    from agentloops.controller.task.answers import _NUMBER
 
     plain = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?!\w)")  # the pattern as first written
     assert _NUMBER.findall(text) == plain.findall(text)

@@ -7,9 +7,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentloops.controller.budgets import BudgetMeter, SimClock
-from agentloops.controller.state import Fact, TaskState
-from agentloops.controller.task_types import WEATHER_BUDGET
+from agentloops.controller.policy.budgets import BudgetMeter, SimClock
+from agentloops.controller.task.state import Fact, TaskState
+from agentloops.controller.task.task_types import WEATHER_BUDGET
 from agentloops.tokens import CACHED_TEXT_LENGTH, _cached_count, _general_estimate, estimate_tokens
 
 ITEMS = ("weather:A", "weather:B", "weather:C")

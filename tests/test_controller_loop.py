@@ -23,7 +23,7 @@ from agentloops.controller import (
     read_trace,
     run_scenario,
 )
-from agentloops.controller.world import TOOLS
+from agentloops.controller.task.world import TOOLS
 
 
 def call(tool: str, args: dict, content: str | None = None) -> dict:

@@ -11,8 +11,8 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 import agentloops.controller as ctl
-from agentloops.controller import plots
-from agentloops.controller.widgets import storm_rows, storm_runs
+from agentloops.controller.teaching import plots
+from agentloops.controller.teaching.widgets import storm_rows, storm_runs
 from agentloops.plots import OKABE_ITO, OTHER_COLOR
 
 
@@ -43,7 +43,7 @@ def charts(runs: dict[str, ctl.ControllerRun]) -> dict[str, Figure]:
 
 
 def test_importing_the_module_does_not_import_matplotlib_or_pandas() -> None:
-    code = ("import sys, agentloops.controller.plots; "
+    code = ("import sys, agentloops.controller.teaching.plots; "
             "bad = [m for m in ('matplotlib', 'pandas', 'ipywidgets') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -212,7 +212,7 @@ def test_gantt_chart_of_a_run_without_tool_calls_says_so() -> None:
 
 
 def test_context_chart_switches_to_a_log_scale_when_one_run_dwarfs_another() -> None:
-    from agentloops.controller.widgets import context_run
+    from agentloops.controller.teaching.widgets import context_run
 
     small = context_run(150, 300, label="compaction")
     big = context_run(None, None, label="no storage")

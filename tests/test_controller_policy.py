@@ -17,7 +17,7 @@ from agentloops.controller import (
     route,
     routing_table,
 )
-from agentloops.controller.policy import (
+from agentloops.controller.policy.error_policy import (
     Accept,
     AcceptNotFound,
     AskUser,

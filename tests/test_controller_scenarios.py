@@ -26,8 +26,8 @@ from agentloops.controller import (
     resume,
     run_scenario,
 )
-from agentloops.controller.scenarios import controller_scenarios_dir, scenario_from_dict
-from agentloops.controller.world import TOOLS
+from agentloops.controller.sim.scenarios import controller_scenarios_dir, scenario_from_dict
+from agentloops.controller.task.world import TOOLS
 
 REQUIRED = {"weather-normal", "weather-reask", "weather-timeout-once", "weather-timeout-always", "weather-early-claim",
             "order-missing-id", "refund-permission-denied", "document-not-found", "research-parallel"}

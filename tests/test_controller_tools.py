@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agentloops.controller import ConfigError, Fault, FaultInjector, Param, ProcessKilled, Toolbox, ToolSpec
-from agentloops.controller.faults import faults_from
+from agentloops.controller.sim.faults import faults_from
+from agentloops.controller.task.world import TOOLS
 from agentloops.controller.tools import call_tool, execute, validate
-from agentloops.controller.world import TOOLS
 
 
 def test_schema_rejects_before_the_tool_runs():

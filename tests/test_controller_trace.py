@@ -22,8 +22,8 @@ from agentloops.controller import (
     replay,
     run_scenario,
 )
-from agentloops.controller.scenarios import controller_scenario_names
-from agentloops.controller.trace import TraceWriter
+from agentloops.controller.persistence.trace import TraceWriter
+from agentloops.controller.sim.scenarios import controller_scenario_names
 
 TURN_FIELDS = {"trace_id", "turn", "state_version", "pending_goal", "action", "args_summary", "tool_status",
                "observation", "state_delta", "budget_left", "decision"}
@@ -61,7 +61,7 @@ KILLED_PROCESS = textwrap.dedent("""
     import os, sys
     from dataclasses import replace
     from agentloops.controller import Controller, TaskPlanner, Toolbox, make_task
-    from agentloops.controller.world import TOOLS
+    from agentloops.controller.task.world import TOOLS
 
     def fetch(args):
         if args["source_id"] == "s3":

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from matplotlib.colors import to_hex
 
 import agentloops.controller as ctl
-from agentloops.controller import plots, widgets
 from agentloops.controller.errors import ConfigError
+from agentloops.controller.teaching import plots, widgets
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -37,7 +37,7 @@ def fresh(explorer: widgets.ControllerExplorer) -> widgets.ControllerExplorer:
 
 def test_importing_agentloops_does_not_import_the_widgets() -> None:
     code = ("import sys, agentloops, agentloops.controller; "
-            "bad = [m for m in ('ipywidgets', 'matplotlib', 'agentloops.controller.widgets') if m in sys.modules]; "
+            "bad = [m for m in ('ipywidgets', 'matplotlib', 'agentloops.controller.teaching.widgets') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -146,7 +146,7 @@ def test_any_setting_ends_in_a_status_within_budget(scenario: str, fault: str, p
     loaded = ctl.load_controller_scenario(scenario)
     task = loaded.build_task().with_budget(retries=retries, steps=steps)
     faults = widgets.inject(task, fault) + tuple(loaded.faults)
-    from agentloops.controller.scenarios import build_controller
+    from agentloops.controller.sim.scenarios import build_controller
 
     run = build_controller(loaded, policy=policy, faults=faults, budget=task.budget).run()
     assert run.status in ctl.STOP_STATUSES

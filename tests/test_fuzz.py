@@ -318,26 +318,26 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _load_controller_scenario(path: str) -> object:
-    from agentloops.controller.scenarios import load_controller_scenario
+    from agentloops.controller.sim.scenarios import load_controller_scenario
 
     return load_controller_scenario(path)
 
 
 def _load_policy(path: str) -> object:
-    from agentloops.controller.cli import _policy
-    from agentloops.controller.policy import resolve_policy
+    from agentloops.controller.policy.error_policy import resolve_policy
+    from agentloops.controller.teaching.cli import _policy
 
     return resolve_policy(_policy(path))
 
 
 def _load_trace(path: str) -> object:
-    from agentloops.controller.trace import read_trace
+    from agentloops.controller.persistence.trace import read_trace
 
     return read_trace(path)
 
 
 def _load_saved(path: str) -> object:
-    from agentloops.controller.saved import load_saved
+    from agentloops.controller.persistence.saved import load_saved
 
     return load_saved(path)
 
@@ -349,7 +349,7 @@ def test_fuzz_controller_scenarios(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_fuzz_controller_policies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from agentloops.controller.policy import POLICIES
+    from agentloops.controller.policy.error_policy import POLICIES
 
     for name, policy in POLICIES.items():
         (tmp_path / f"seed-{name}.json").write_text(policy.model_dump_json(indent=1), encoding="utf-8")

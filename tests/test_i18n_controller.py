@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from agentloops.controller import plots, run_scenario
-from agentloops.controller import widgets as ctl_widgets
-from agentloops.controller.status import NEXT_STEPS, PLAIN_WHY, STOP_CODES, Stop, next_step
+from agentloops.controller import run_scenario
+from agentloops.controller.stopping.status import NEXT_STEPS, PLAIN_WHY, STOP_CODES, Stop, next_step
+from agentloops.controller.teaching import plots
+from agentloops.controller.teaching import widgets as ctl_widgets
 from agentloops.i18n import _, set_language
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

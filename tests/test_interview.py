@@ -706,8 +706,8 @@ def test_follow_up_one_names_every_stop_status() -> None:
 
 
 def test_the_answers_say_which_version_a_fingerprint_uses_as_the_code_does() -> None:
-    from agentloops.controller.progress import ProgressMonitor, fingerprint
-    from agentloops.controller.state import TaskState
+    from agentloops.controller.stopping.progress import ProgressMonitor, fingerprint
+    from agentloops.controller.task.state import TaskState
 
     state = TaskState("t", "goal", (), ("item",))
     state.record_failure("tool", "timeout", "no answer", 1)

@@ -24,28 +24,31 @@ The six pieces of evidence an interviewer asks for are one call each:
 (task state, meter and clock, progress monitor, call ledger, transcript, trace); a turn is a
 handful of plain functions over it, each returning a value — ``None`` to go on, a ``Stop`` to end::
 
-    turn.play(run) -> Stop | None                              (turn.py)
-      before_request(run, t)   -> Stop | None       cancel? idle turns? a step and a model call left?
-      prepare_request(run, t)  -> (Message, …)    goal or checked memory, recent turns, TASK STATE
-      ask(run, t, request)     -> Response | Stop   budgets checked before the call, reply metered
+    turn.play(run) -> Stop | None                                              (turn.py)     the layer it asks
+      before_request(run, t)   -> Stop | None       cancel? idle turns? a step and a model call left?  stopping, policy
+      prepare_request(run, t)  -> (Message, …)      goal or checked memory, recent turns, TASK STATE   task
+      ask(run, t, request)     -> Response | Stop   budgets checked before the call, reply metered     policy
       correct(reply)           -> Continue | Finish | Abort      (the core's stop vocabulary)
-        no tool calls → on_final: the completion condition, the answer against the facts
-        ask_user      → on_ask:   waiting_for_user
-        tool calls    → calls.run_calls(run, t, calls) -> Stop | None       (calls.py, attempts.py)
-            plan each call once       -> Use (tool, args, normalised text, label, task item)
-            admit each Use            -> run | repeat | stop | skip | rejected
-            launch, join (ledger)     -> results in arrival order, under the join rule
-            settle each: route it     -> accept | retry | fallback | degrade | ask | stop
-                (retries and fallbacks run inside the batch: attempts(...))
-            apply to state            -> a fact, an item given up, a question, or a Stop
-      next_step(run)           -> Stop | None       nothing left to try? too many failed turns?
+        no tool calls → on_final: the completion condition, the answer against the facts               task
+        ask_user      → on_ask:   waiting_for_user                                                     task
+        tool calls    → calls.run_calls(run, t, calls) -> Stop | None    (calls.py, attempts.py)
+            plan each call once       -> Use (tool, args, normalised text, label, task item)           tools, task
+            admit each Use            -> run | repeat | stop | skip | rejected                          stopping, tools
+            launch, join (ledger)     -> results in arrival order, under the join rule                 parallel
+            settle each               -> attempts(run, t, use, first): route every result, retry or    policy
+                                         fall back inside the batch, until accept | degrade | ask | stop
+            apply to state            -> a fact, an item given up, a question, or a Stop               task
+      next_step(run)           -> Stop | None       nothing left to try? too many failed turns?        task, stopping
     turn.finish(run, stop) -> Stop                  freeze the task, the stop line, late results
 
-The three layers are three kinds of module: task & state (``state``, ``tasks``, ``task_types``),
-budgets & error policy (``budgets``, ``policy``, ``routes``, ``tools``), progress & stopping
-(``progress``, ``status``); persistence beside them (``trace``, ``saved``, ``run_state``,
-``resuming``, ``replaying``) and the teaching UI apart (``widgets``, ``plots``, ``cli``), never
-imported by the engine (``render`` holds the small text and HTML table helpers both use).
+**The folder is the architecture.** The engine (one run, one turn) is the top level: ``controller``,
+``engine``, ``turn``, ``calls``, ``attempts``, ``parallel``, ``tools``, ``errors``, ``render``. The
+three layers are three subpackages a turn calls into: :mod:`.task` (task & state: items, facts,
+completion conditions), :mod:`.policy` (budgets & error policy) and :mod:`.stopping` (progress &
+stopping: fingerprints, statuses). :mod:`.persistence` (traces, saved runs, resume, replay) sits
+beside them, :mod:`.sim` is the simulation the scenarios run in (injected faults, stub models,
+scenario files), and :mod:`.teaching` (widgets, plots, evidence, experiments, the CLI) stays apart,
+never imported by the engine (``render`` holds the small text and HTML table helpers both use).
 :class:`Controller` is the thin shell that owns a ``Run`` and calls the turn until it stops.
 
 Importing it is cheap: each public name loads its module on first use, and
@@ -59,38 +62,39 @@ import importlib
 from typing import Any
 
 _MODULES: dict[str, tuple[str, ...]] = {
-    "budgets": ("BUDGET_NAMES", "Budget", "BudgetMeter", "Limit", "SimClock"),
-    "context": ("CompactionCheck", "ContextPolicy", "ContextStore", "careless_compactor", "check_compaction",
-                "memory_from_state"),
     "controller": ("Controller", "run_controller"),
     "engine": ("Controls", "new_trace_id"),
-    "result": ("ControllerRun",),
-    "resuming": ("resume",),
-    "run_state": ("RunState",),
     "errors": ("ConfigError", "ControllerScenarioError", "ControllerScenarioNotFound", "ControllerUsageError",
                "ProcessKilled", "TaskFinishedError", "TraceError"),
-    "evidence": ("budget_basis", "completion_conditions", "error_routing", "evidence_index", "fault_regression",
-                 "happy_path", "repeated_call_trace", "stop_statuses"),
-    "experiments": ("LoopComparison", "RandomCase", "compare_loops", "random_case", "random_runs", "run_cap_only"),
-    "faults": ("FAULT_KINDS", "Fault", "FaultInjector"),
     "parallel": ("CALL_STATES", "CallRecord", "JoinRule", "Ledger"),
-    "planners": ("TaskPlanner",),
-    "policy": ("DEFAULT_POLICY", "DEGRADE_POLICY", "NAIVE_POLICY", "POLICIES", "ErrorPolicy", "RouteContext",
-               "resolve_policy", "route", "routing_table"),
-    "progress": ("Fingerprint", "ProgressMonitor", "fingerprint", "normalize_args"),
     "render": ("Table",),
-    "replaying": ("Regression", "Replay", "TraceDiff", "diff_traces", "regression", "replay"),
-    "scenario_files": ("ControllerScenario", "controller_scenario_names", "list_controller_scenarios",
-                       "load_controller_scenario"),
-    "scenarios": ("check_scenario", "run_scenario", "scenario_table"),
-    "state": ("Fact", "StateDelta", "TaskState"),
-    "status": ("STATUS_DEFINITIONS", "STOP_STATUSES", "Stop", "StopStatus", "status_table"),
-    "task_types": ("TaskType",),
-    "tasks": ("TASK_TYPES", "Task", "completion_table", "make_task"),
     "tools": ("TOOL_STATUSES", "Param", "ToolResult", "ToolSpec", "ToolStatus", "Toolbox"),
-    "trace": ("Trace", "TraceWriter", "TurnRecord", "read_trace"),
+    "persistence.replaying": ("Regression", "Replay", "TraceDiff", "diff_traces", "regression", "replay"),
+    "persistence.result": ("ControllerRun",),
+    "persistence.resuming": ("resume",),
+    "persistence.run_state": ("RunState",),
+    "persistence.trace": ("Trace", "TraceWriter", "TurnRecord", "read_trace"),
+    "policy.budgets": ("BUDGET_NAMES", "Budget", "BudgetMeter", "Limit", "SimClock"),
+    "policy.error_policy": ("DEFAULT_POLICY", "DEGRADE_POLICY", "NAIVE_POLICY", "POLICIES", "ErrorPolicy",
+                            "RouteContext", "resolve_policy", "route", "routing_table"),
+    "sim.faults": ("FAULT_KINDS", "Fault", "FaultInjector"),
+    "sim.planners": ("TaskPlanner",),
+    "sim.scenario_files": ("ControllerScenario", "controller_scenario_names", "list_controller_scenarios",
+                           "load_controller_scenario"),
+    "sim.scenarios": ("check_scenario", "run_scenario", "scenario_table"),
+    "stopping.progress": ("Fingerprint", "ProgressMonitor", "fingerprint", "normalize_args"),
+    "stopping.status": ("STATUS_DEFINITIONS", "STOP_STATUSES", "Stop", "StopStatus", "status_table"),
+    "task.context": ("CompactionCheck", "ContextPolicy", "ContextStore", "careless_compactor", "check_compaction",
+                     "memory_from_state"),
+    "task.state": ("Fact", "StateDelta", "TaskState"),
+    "task.task_types": ("TaskType",),
+    "task.tasks": ("TASK_TYPES", "Task", "completion_table", "make_task"),
+    "teaching.evidence": ("budget_basis", "completion_conditions", "error_routing", "evidence_index",
+                          "fault_regression", "happy_path", "repeated_call_trace", "stop_statuses"),
+    "teaching.experiments": ("LoopComparison", "RandomCase", "compare_loops", "random_case", "random_runs",
+                             "run_cap_only"),
 }
-"""Module (under ``agentloops.controller``) → the names it defines that this package resolves lazily."""
+"""Module (dotted, under ``agentloops.controller``) → the names it defines that this package resolves lazily."""
 
 _EXPORTS: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
 """Name → its module. Names load on first use (PEP 562), so ``agentloops controller …`` and the
@@ -109,7 +113,7 @@ PUBLIC: tuple[str, ...] = (
 )
 """The surface to hold in one's head: about twenty names. Everything else in :data:`_MODULES` still
 resolves here (for code written against the earlier, wider surface) but is not part of ``__all__``:
-import it from its module (``from agentloops.controller.progress import fingerprint``)."""
+import it from its module (``from agentloops.controller.stopping.progress import fingerprint``)."""
 
 __all__ = sorted(PUBLIC, key=lambda name: (not name.isupper(), name))
 

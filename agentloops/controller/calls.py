@@ -12,10 +12,10 @@
       6. apply     the outcome to the task state: a fact, an item given up, a question, a stop
 
 Every stage takes the :class:`~agentloops.controller.engine.Run` and the turn being built and
-returns values; a stage that ends the run returns a :class:`~agentloops.controller.status.Stop`.
+returns values; a stage that ends the run returns a :class:`~agentloops.controller.stopping.status.Stop`.
 *Whether* a failure is worth retrying is the tool's call (``ToolResult.retryable``); what to do
-about it is the policy's (:func:`~agentloops.controller.policy.route`); the retries it may still
-spend are the task's one shared budget (:meth:`~agentloops.controller.budgets.BudgetMeter.retries_left`).
+about it is the policy's (:func:`~agentloops.controller.policy.error_policy.route`); the retries it may still
+spend are the task's one shared budget (:meth:`~agentloops.controller.policy.budgets.BudgetMeter.retries_left`).
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ from agentloops.controller.attempts import (
     tool_message,
     usable,
 )
-from agentloops.controller.budgets import EPSILON, BudgetName
 from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, make_stop
 from agentloops.controller.parallel import Arrival, Batch
-from agentloops.controller.policy import (
+from agentloops.controller.policy.budgets import EPSILON, BudgetName
+from agentloops.controller.policy.error_policy import (
     Accept,
     AcceptNotFound,
     AskUser,
@@ -54,10 +54,10 @@ from agentloops.controller.policy import (
     Route,
     StopRun,
 )
-from agentloops.controller.progress import Fingerprint, Repeat
 from agentloops.controller.render import clip
-from agentloops.controller.state import Fact
-from agentloops.controller.status import Stop
+from agentloops.controller.stopping.progress import Fingerprint, Repeat
+from agentloops.controller.stopping.status import Stop
+from agentloops.controller.task.state import Fact
 from agentloops.controller.tools import ToolResult
 from agentloops.messages import Message
 from agentloops.response import ToolCall

@@ -7,10 +7,10 @@ that value — :mod:`~agentloops.controller.turn` (prepare, ask, classify, the n
 :mod:`~agentloops.controller.calls` (admit, execute, settle, apply: one path for one call or many).
 
 A run that pauses or hands off is captured as one versioned value
-(:meth:`Controller.capture` → :class:`~agentloops.controller.run_state.RunState`), and
+(:meth:`Controller.capture` → :class:`~agentloops.controller.persistence.run_state.RunState`), and
 :meth:`Controller.from_state` rebuilds a controller from it: that is how a resume continues.
 Nothing here raises for a run that ends badly — a model or provider that
-raises included: every ending is a :class:`~agentloops.controller.status.Stop`.
+raises included: every ending is a :class:`~agentloops.controller.stopping.status.Stop`.
 Only a simulated kill (:class:`~agentloops.controller.errors.ProcessKilled`)
 escapes, to prove that the trace survives it.
 """
@@ -24,8 +24,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agentloops.controller.budgets import Budget, BudgetMeter
-from agentloops.controller.context import Compactor, ContextPolicy
 from agentloops.controller.engine import (
     DEFAULT_MODEL_LATENCY_S,
     Controls,
@@ -36,18 +34,20 @@ from agentloops.controller.engine import (
     new_run,
 )
 from agentloops.controller.errors import ConfigError
-from agentloops.controller.faults import FaultLike
 from agentloops.controller.parallel import Call, CallRecord
-from agentloops.controller.policy import PolicyLike
-from agentloops.controller.progress import ProgressMonitor
-from agentloops.controller.result import ControllerRun
-from agentloops.controller.run_state import RUN_STATE_SCHEMA, RunState
-from agentloops.controller.saved import message_from_dict, message_to_dict
-from agentloops.controller.state import TaskState
-from agentloops.controller.status import Stop
-from agentloops.controller.tasks import Task, make_task
+from agentloops.controller.persistence.result import ControllerRun
+from agentloops.controller.persistence.run_state import RUN_STATE_SCHEMA, RunState
+from agentloops.controller.persistence.saved import message_from_dict, message_to_dict
+from agentloops.controller.persistence.trace import TraceWriter, TurnRecord
+from agentloops.controller.policy.budgets import Budget, BudgetMeter
+from agentloops.controller.policy.error_policy import PolicyLike
+from agentloops.controller.sim.faults import FaultLike
+from agentloops.controller.stopping.progress import ProgressMonitor
+from agentloops.controller.stopping.status import Stop
+from agentloops.controller.task.context import Compactor, ContextPolicy
+from agentloops.controller.task.state import TaskState
+from agentloops.controller.task.tasks import Task, make_task
 from agentloops.controller.tools import Toolbox
-from agentloops.controller.trace import TraceWriter, TurnRecord
 from agentloops.controller.turn import finish, play
 from agentloops.stubs import Model
 from agentloops.tokens import Tokenizer, estimate_tokens
@@ -59,7 +59,7 @@ class Controller:
     Args:
         task: what to do (type, parameters, budget).
         model: any callable from messages to a :class:`~agentloops.response.Response`
-            (a :class:`~agentloops.controller.planners.TaskPlanner`, a ``ScriptedModel``…).
+            (a :class:`~agentloops.controller.sim.planners.TaskPlanner`, a ``ScriptedModel``…).
         tools: the toolbox (default: the task type's stub tools).
         policy: the error policy (a value, a shipped name, or a dict of fields).
         budget: the budgets (default: the task's).
@@ -134,7 +134,7 @@ class Controller:
         or what a person takes over (``handed_off``); its stop record is the trace's stop line."""
         run = self.current
         snapshot = dict(run.state.snapshot())
-        snapshot["finished"] = None  # paused, not finished: a resume continues it (once; see saved.py)
+        snapshot["finished"] = None  # paused, not finished: a resume continues it (once; see persistence/saved.py)
         return RunState.model_validate({
             "schema_version": RUN_STATE_SCHEMA, "trace_id": run.trace_id, "label": run.label,
             "status": stop.status, "question": stop.question,
@@ -161,7 +161,7 @@ class Controller:
         """A controller in exactly the state ``state`` holds: budgets, clock, state, transcript, monitor, ledger.
 
         Args:
-            state: a run state (``run.run_state``, or :func:`~agentloops.controller.saved.load_state`).
+            state: a run state (``run.run_state``, or :func:`~agentloops.controller.persistence.saved.load_state`).
             model: the model to continue with (default: rebuilt from the scenario, past the calls made).
             tools: the toolbox (default: the task's).
             executor: runs tool attempts (default: the stub tools with the saved faults).
@@ -174,7 +174,7 @@ class Controller:
         if model is None:
             if state.scenario is None:
                 raise ConfigError(f"{source}: this saved run did not come from a scenario; pass model= to resume it")
-            from agentloops.controller.scenarios import build_model, scenario_from_dict
+            from agentloops.controller.sim.scenarios import build_model, scenario_from_dict
 
             model = build_model(scenario_from_dict(state.scenario, f"{source}: scenario"), task, skip=state.model_calls)
         c = cls(task, model, tools=tools, policy=state.policy, budget=task.budget, faults=state.faults,

@@ -6,7 +6,7 @@ plain functions over it (:mod:`~agentloops.controller.turn`, :mod:`~agentloops.c
 :class:`~agentloops.controller.controller.Controller` owns one and runs them. A turn is
 recorded as values (:class:`Turn`, :class:`Action`) and encoded to a trace line only when the
 trace is read, or at once when a trace file is open. The stop builders are here because every
-stage can end the run: each ending is a :class:`~agentloops.controller.status.Stop`, never an
+stage can end the run: each ending is a :class:`~agentloops.controller.stopping.status.Stop`, never an
 exception.
 """
 
@@ -20,24 +20,24 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentloops.controller.budgets import Budget, BudgetMeter, BudgetName, SimClock
-from agentloops.controller.context import (
+from agentloops.controller.errors import ConfigError
+from agentloops.controller.parallel import Arrival, Ledger
+from agentloops.controller.persistence.trace import TRACE_SCHEMA, TraceSink, TurnRecord
+from agentloops.controller.policy.budgets import Budget, BudgetMeter, BudgetName, SimClock
+from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
+from agentloops.controller.sim.faults import FaultInjector, FaultLike
+from agentloops.controller.stopping.progress import Fingerprint, ProgressMonitor
+from agentloops.controller.stopping.status import Stop, StopStatus
+from agentloops.controller.task.context import (
     CompactionEvent,
     Compactor,
     ContextPolicy,
     ContextStore,
     memory_from_state,
 )
-from agentloops.controller.errors import ConfigError
-from agentloops.controller.faults import FaultInjector, FaultLike
-from agentloops.controller.parallel import Arrival, Ledger
-from agentloops.controller.policy import ErrorPolicy, PolicyLike, resolve_policy
-from agentloops.controller.progress import Fingerprint, ProgressMonitor
-from agentloops.controller.state import StateDelta, TaskState
-from agentloops.controller.status import Stop, StopStatus
-from agentloops.controller.tasks import Task
+from agentloops.controller.task.state import StateDelta, TaskState
+from agentloops.controller.task.tasks import Task
 from agentloops.controller.tools import TRANSIENT, Toolbox, ToolResult, ToolSpec, execute
-from agentloops.controller.trace import TRACE_SCHEMA, TraceSink, TurnRecord
 from agentloops.messages import Message
 from agentloops.response import Response
 from agentloops.stubs import Model

@@ -11,7 +11,7 @@
     ProcessKilled (BaseException)        a simulated kill -9, raised by the ``crash`` fault (not an error)
 
 A stopped run is *not* an exception here: every stop, good or bad, is a
-:class:`~agentloops.controller.status.Stop` value. Exceptions are kept for
+:class:`~agentloops.controller.stopping.status.Stop` value. Exceptions are kept for
 programming mistakes and for the simulated crash that proves traces survive.
 """
 

@@ -10,7 +10,7 @@ Three layers run in order, each able to answer without the next:
 
 1. :func:`validate` — schema validation *before* the tool runs (wrong type,
    unknown argument, a required parameter only the user can supply);
-2. fault injection (:mod:`agentloops.controller.faults`) — the stub backend
+2. fault injection (:mod:`agentloops.controller.sim.faults`) — the stub backend
    times out, returns nothing, denies, changes its output format…;
 3. the handler itself; any exception it raises becomes a short, safe summary
    (the exception class only) — an internal traceback never reaches the context.
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentloops.controller.errors import ConfigError, ProcessKilled
 
 if TYPE_CHECKING:
-    from agentloops.controller.faults import FaultInjector
+    from agentloops.controller.sim.faults import FaultInjector
 
 ToolStatus = Literal[
     "ok", "empty", "invalid_arguments", "missing_parameter", "timeout", "rate_limited",
@@ -317,7 +317,7 @@ def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector 
     if kind == "crash":
         raise ProcessKilled(f"simulated kill inside {spec.name}")
     if fault is not None and kind not in _STILL_RUNS:
-        from agentloops.controller.faults import fault_result  # (only when a fault replaces the result)
+        from agentloops.controller.sim.faults import fault_result  # (only when a fault replaces the result)
 
         return fault_result(fault, spec)
     latency = (fault.latency_s or spec.timeout_s) if fault is not None and kind == "slow" else spec.latency_s

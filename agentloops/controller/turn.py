@@ -1,7 +1,7 @@
 """One turn of the controller, as plain stage functions over one :class:`~agentloops.controller.engine.Run`.
 
 Each stage takes the run (and the :class:`~agentloops.controller.engine.Turn` being built) and
-returns a value; ``None`` means "go on", a :class:`~agentloops.controller.status.Stop` ends the run::
+returns a value; ``None`` means "go on", a :class:`~agentloops.controller.stopping.status.Stop` ends the run::
 
     play(run)                                   -> Stop | None   one whole turn, then its record
       before_request(run, t)                    -> Stop | None   progress & budgets: cancelled? idle turns?
@@ -29,10 +29,8 @@ from dataclasses import fields
 from itertools import chain
 from operator import attrgetter
 
-from agentloops.controller.answers import contradiction
 from agentloops.controller.attempts import cancel_due, deliver, deliver_due
 from agentloops.controller.calls import run_calls
-from agentloops.controller.context import CompactionEvent, check_compaction, memory_from_state
 from agentloops.controller.engine import (
     Run,
     StopValues,
@@ -43,8 +41,10 @@ from agentloops.controller.engine import (
     stop_unobtainable,
 )
 from agentloops.controller.parallel import ARRIVAL_ORDER
-from agentloops.controller.progress import normalize_args
-from agentloops.controller.status import SYSTEM_FAILURES, Stop, StopStatus
+from agentloops.controller.stopping.progress import normalize_args
+from agentloops.controller.stopping.status import SYSTEM_FAILURES, Stop, StopStatus
+from agentloops.controller.task.answers import contradiction
+from agentloops.controller.task.context import CompactionEvent, check_compaction, memory_from_state
 from agentloops.controller.tools import ASK_USER
 from agentloops.criteria import Abort, correct
 from agentloops.messages import Message

@@ -6,11 +6,11 @@ hand-written answer key wherever the controller has one:
 
 - ``q4`` — decide whether an action repeats an earlier, fruitless one, with an
   action fingerprint that still lets a retry after a timeout through
-  (judged by :class:`~agentloops.controller.progress.ProgressMonitor`);
+  (judged by :class:`~agentloops.controller.stopping.progress.ProgressMonitor`);
 - ``q5`` — route each tool result to the next move
-  (judged by :func:`~agentloops.controller.policy.route` under the default policy);
+  (judged by :func:`~agentloops.controller.policy.error_policy.route` under the default policy);
 - ``q6`` — write the business completion condition of a new task type over
-  :class:`~agentloops.controller.state.TaskState` (judged by a table of task
+  :class:`~agentloops.controller.task.state.TaskState` (judged by a table of task
   states, each with the reason for its expected answer).
 
 In a notebook::
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, get_args
 
-from agentloops.controller.policy import DEFAULT_POLICY, Route, RouteContext, route, route_name
-from agentloops.controller.progress import ProgressMonitor, Repeat, fingerprint
-from agentloops.controller.state import Fact, TaskState
+from agentloops.controller.policy.error_policy import DEFAULT_POLICY, Route, RouteContext, route, route_name
+from agentloops.controller.stopping.progress import ProgressMonitor, Repeat, fingerprint
+from agentloops.controller.task.state import Fact, TaskState
 from agentloops.controller.tools import TRANSIENT, ToolResult, ToolSpec, ToolStatus
 from agentloops.errors import UsageError
 from agentloops.exercises import outputs

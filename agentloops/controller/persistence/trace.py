@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import ValidationError
 
 from agentloops.controller.errors import TraceError
-from agentloops.controller.render import clip, html_table
-from agentloops.controller.trace_lines import (
+from agentloops.controller.persistence.trace_lines import (
     _LINE_TYPES,
     EventLine,
     ResumeLine,
@@ -39,6 +38,7 @@ from agentloops.controller.trace_lines import (
     StopLine,
     TurnLine,
 )
+from agentloops.controller.render import clip, html_table
 from agentloops.errors import describe_validation_error
 from agentloops.jsonfile import CUT_TAIL, iter_json_lines
 from agentloops.tables import text_table
@@ -63,7 +63,7 @@ class TurnRecord:
         args_summary: the arguments, normalised.
         tool_status: the tool status (``a→b`` when retried; a list for a parallel batch).
         observation: a short summary of what came back.
-        state_delta: the state delta (see :class:`~agentloops.controller.state.StateDelta`).
+        state_delta: the state delta (see :class:`~agentloops.controller.task.state.StateDelta`).
         budget_left: what remained of each budget after the turn.
         decision: continue (and why) or ``stop:<status>``.
         context_tokens: size of the request sent to the model this turn.

@@ -1,7 +1,7 @@
 """Tasks: a task type with validated parameters, and the check that says it is done.
 
 "If you think you are done, stop" is not a completion condition. Each task
-type (:mod:`~agentloops.controller.task_types`) turns its goal into work items and states, as a check over task
+type (:mod:`~agentloops.controller.task.task_types`) turns its goal into work items and states, as a check over task
 state, what counts as done — for example "a weather fact with a source for
 every city". A model that stops calling tools is a *signal*; the run succeeds
 only when :meth:`Task.assess` says ``complete``.
@@ -19,10 +19,11 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agentloops.controller.budgets import Budget
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.parallel import JoinRule
-from agentloops.controller.reading_tasks import (  # re-exported: the task types used to live here
+from agentloops.controller.policy.budgets import Budget
+from agentloops.controller.render import Table
+from agentloops.controller.task.reading_tasks import (  # re-exported: the task types used to live here
     DOCUMENT_TASK,
     RECALL_TASK,
     RESEARCH_TASK,
@@ -30,9 +31,8 @@ from agentloops.controller.reading_tasks import (  # re-exported: the task types
     RecallTask,
     ResearchTask,
 )
-from agentloops.controller.render import Table
-from agentloops.controller.state import TaskState
-from agentloops.controller.task_types import (
+from agentloops.controller.task.state import TaskState
+from agentloops.controller.task.task_types import (
     ORDER_TASK,
     REFUND_TASK,
     WEATHER_BUDGET,
@@ -49,8 +49,8 @@ from agentloops.controller.task_types import (
     WeatherParams,
     WeatherTask,
 )
+from agentloops.controller.task.world import TOOLS
 from agentloops.controller.tools import Toolbox
-from agentloops.controller.world import TOOLS
 from agentloops.errors import describe_validation_error
 
 __all__ = [

@@ -29,16 +29,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentloops.controller.budgets import BUDGET_NAMES, Budget, BudgetName
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import new_trace_id
-from agentloops.controller.faults import Fault, FaultInjector, FaultKind
-from agentloops.controller.planners import TaskPlanner
-from agentloops.controller.policy import PolicyLike
+from agentloops.controller.persistence.result import ControllerRun
+from agentloops.controller.policy.budgets import BUDGET_NAMES, Budget, BudgetName
+from agentloops.controller.policy.error_policy import PolicyLike
 from agentloops.controller.render import Table
-from agentloops.controller.result import ControllerRun
-from agentloops.controller.state import Fact
-from agentloops.controller.tasks import TASK_TYPES, WEATHER_CITIES, Task, make_task
+from agentloops.controller.sim.faults import Fault, FaultInjector, FaultKind
+from agentloops.controller.sim.planners import TaskPlanner
+from agentloops.controller.task.state import Fact
+from agentloops.controller.task.tasks import TASK_TYPES, WEATHER_CITIES, Task, make_task
 from agentloops.controller.tools import ASK_USER, ToolResult, call_tool
 from agentloops.errors import RunError
 from agentloops.i18n import _

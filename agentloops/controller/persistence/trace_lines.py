@@ -1,7 +1,7 @@
 """The trace's line schemas: what each JSON line of a trace must hold, nested fields included.
 
-:func:`~agentloops.controller.trace.parse_lines` validates every line against these, so a
-damaged file is one error naming the line and the field. Apart from :mod:`~agentloops.controller.trace`
+:func:`~agentloops.controller.persistence.trace.parse_lines` validates every line against these, so a
+damaged file is one error naming the line and the field. Apart from :mod:`~agentloops.controller.persistence.trace`
 (which writes and reads traces) because the schema is the versioned contract, not the machinery.
 """
 
@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from agentloops.controller.budgets import Budget
-from agentloops.controller.context import ContextPolicy
-from agentloops.controller.policy import ErrorPolicy
-from agentloops.controller.status import StopStatus
+from agentloops.controller.policy.budgets import Budget
+from agentloops.controller.policy.error_policy import ErrorPolicy
+from agentloops.controller.stopping.status import StopStatus
+from agentloops.controller.task.context import ContextPolicy
 from agentloops.controller.tools import ToolStatus
 from agentloops.errors import describe_validation_error
 from agentloops.response import Response
@@ -78,7 +78,7 @@ class ActionLine(_Line):
 
 
 class DeltaLine(_Line):
-    """A turn's state delta (see :class:`~agentloops.controller.state.StateDelta`)."""
+    """A turn's state delta (see :class:`~agentloops.controller.task.state.StateDelta`)."""
 
     version_before: int
     version_after: int

@@ -25,19 +25,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentloops.controller.budgets import BUDGET_NAMES, Budget, BudgetName
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import new_trace_id
 from agentloops.controller.errors import ConfigError
-from agentloops.controller.experiments import UNCAPPED_FACTOR, Measured, measure_uncapped, uncapped
-from agentloops.controller.faults import Fault
-from agentloops.controller.planners import TaskPlanner
-from agentloops.controller.policy import PolicyLike, resolve_policy
+from agentloops.controller.persistence.replaying import Regression, regression
+from agentloops.controller.persistence.result import ControllerRun
+from agentloops.controller.policy.budgets import BUDGET_NAMES, Budget, BudgetName
+from agentloops.controller.policy.error_policy import PolicyLike, resolve_policy
 from agentloops.controller.render import Table, clip
-from agentloops.controller.replaying import Regression, regression
-from agentloops.controller.result import ControllerRun
-from agentloops.controller.status import STATUS_DEFINITIONS, status_table
-from agentloops.controller.tasks import TASK_TYPES, Task, completion_table, make_task
+from agentloops.controller.sim.faults import Fault
+from agentloops.controller.sim.planners import TaskPlanner
+from agentloops.controller.stopping.status import STATUS_DEFINITIONS, status_table
+from agentloops.controller.task.tasks import TASK_TYPES, Task, completion_table, make_task
+from agentloops.controller.teaching.experiments import UNCAPPED_FACTOR, Measured, measure_uncapped, uncapped
 
 HAPPY_PATHS: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
     "weather_compare": ({}, {}, {}),
@@ -197,7 +197,7 @@ def budget_basis(task: str | None = None, *, measure: int = 0, seed: int = 0) ->
     Args:
         task: one task type name (default: all).
         measure: also run this many random cases of each task type with every budget lifted out of reach
-            (:func:`~agentloops.controller.experiments.measure_uncapped`) and show, per budget, the distribution
+            (:func:`~.teaching.experiments.measure_uncapped`) and show, per budget, the distribution
             of the successful runs, what one recoverable failure adds, the limit derived from them, and how many
             of the uncapped runs that limit would have cut (and why those ran long).
         seed: first seed of the random cases.
@@ -245,7 +245,7 @@ def limit_check(measure: int = 200, seed: int = 0, fresh_seed: int = 10_000, tas
 
 def stop_statuses() -> Table:
     """Evidence 3: the stop status definitions, with the shipped scenarios that end in each."""
-    from agentloops.controller.scenarios import list_controller_scenarios
+    from agentloops.controller.sim.scenarios import list_controller_scenarios
 
     shown: dict[str, list[str]] = {s: [] for s in STATUS_DEFINITIONS}
     for scenario in list_controller_scenarios():
@@ -265,7 +265,7 @@ def repeated_call_trace(scenario: str = "weather-reask") -> Table:
     state version before and after (every change moves it, failures included), the state
     delta — or, when nothing changed, why — and the decision.
     """
-    from agentloops.controller.scenarios import run_scenario
+    from agentloops.controller.sim.scenarios import run_scenario
 
     run = run_scenario(scenario, trace_id=new_trace_id(f"evidence:{scenario}"))  # the same table every time
     rows = []

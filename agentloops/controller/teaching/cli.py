@@ -14,7 +14,7 @@ from typing import Any
 
 from agentloops.cli import positive_int
 from agentloops.controller.errors import ConfigError
-from agentloops.controller.policy import resolve_policy
+from agentloops.controller.policy.error_policy import resolve_policy
 from agentloops.controller.render import Table
 from agentloops.i18n import _, speaking
 from agentloops.jsonfile import read_json
@@ -47,7 +47,7 @@ def _render(table: Table, fmt: str) -> str:
 
 
 def _list(args: argparse.Namespace) -> str:
-    from agentloops.controller.scenarios import scenario_table
+    from agentloops.controller.sim.scenarios import scenario_table
 
     return _render(scenario_table(), args.format)
 
@@ -64,7 +64,7 @@ def _run_output(run: Any, as_json: bool) -> str:
 
 
 def _run(args: argparse.Namespace) -> str:
-    from agentloops.controller.scenarios import build_controller, load_controller_scenario
+    from agentloops.controller.sim.scenarios import build_controller, load_controller_scenario
 
     scenario = load_controller_scenario(args.scenario)
     run = build_controller(scenario, policy=_policy(args.policy), trace=args.trace).run()
@@ -94,14 +94,14 @@ def _run(args: argparse.Namespace) -> str:
 
 
 def _resume(args: argparse.Namespace) -> str:
-    from agentloops.controller.resuming import resume
+    from agentloops.controller.persistence.resuming import resume
 
     run = resume(args.saved, args.answer, trace=args.trace)
     return _run_output(run, args.json)
 
 
 def _replay(args: argparse.Namespace) -> str:
-    from agentloops.controller.replaying import replay
+    from agentloops.controller.persistence.replaying import replay
 
     result = replay(args.trace, policy=_policy(args.policy), trace_out=args.out)
     if args.json:
@@ -117,7 +117,7 @@ def _replay(args: argparse.Namespace) -> str:
 
 
 def _show(args: argparse.Namespace) -> str:
-    from agentloops.controller.trace import read_trace
+    from agentloops.controller.persistence.trace import read_trace
 
     trace = read_trace(args.trace)
     if args.json:
@@ -129,7 +129,7 @@ def _show(args: argparse.Namespace) -> str:
 
 
 def _check(args: argparse.Namespace) -> tuple[str, int]:
-    from agentloops.controller.scenarios import check_scenario, controller_scenario_names
+    from agentloops.controller.sim.scenarios import check_scenario, controller_scenario_names
 
     names = args.scenarios or controller_scenario_names()
     checks = [check_scenario(name, policy=_policy(args.policy)) for name in names]
@@ -143,32 +143,32 @@ def _check(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def _conditions(args: argparse.Namespace) -> str:
-    from agentloops.controller.evidence import completion_conditions
+    from agentloops.controller.teaching.evidence import completion_conditions
 
     return _render(completion_conditions(), args.format)
 
 
 def _budgets(args: argparse.Namespace) -> str:
-    from agentloops.controller.evidence import budget_basis
+    from agentloops.controller.teaching.evidence import budget_basis
 
     return _render(budget_basis(args.task, measure=args.measure or 0, seed=args.seed), args.format)
 
 
 def _statuses(args: argparse.Namespace) -> str:
-    from agentloops.controller.evidence import stop_statuses
+    from agentloops.controller.teaching.evidence import stop_statuses
 
     return _render(stop_statuses(), args.format)
 
 
 def _repeat(args: argparse.Namespace) -> str:
-    from agentloops.controller.evidence import repeated_call_trace
+    from agentloops.controller.teaching.evidence import repeated_call_trace
 
     return _render(repeated_call_trace(args.scenario), args.format)
 
 
 def _routing(args: argparse.Namespace) -> str:
-    from agentloops.controller.evidence import error_routing
-    from agentloops.controller.policy import routing_table
+    from agentloops.controller.policy.error_policy import routing_table
+    from agentloops.controller.teaching.evidence import error_routing
 
     if args.table:
         return _render(routing_table(_policy(args.policy)), args.format)
@@ -176,7 +176,7 @@ def _routing(args: argparse.Namespace) -> str:
 
 
 def _regression(args: argparse.Namespace) -> str:
-    from agentloops.controller.evidence import fault_regression
+    from agentloops.controller.teaching.evidence import fault_regression
 
     result = fault_regression(_policy(args.before), _policy(args.after), args.scenarios)
     if args.format == "text":
@@ -185,7 +185,7 @@ def _regression(args: argparse.Namespace) -> str:
 
 
 def _compare(args: argparse.Namespace) -> str:
-    from agentloops.controller.experiments import compare_loops
+    from agentloops.controller.teaching.experiments import compare_loops
 
     result = compare_loops(args.runs, args.seed, cap=args.cap, policy=_policy(args.policy))
     if args.format == "json":
@@ -194,7 +194,7 @@ def _compare(args: argparse.Namespace) -> str:
 
 
 def _evidence(args: argparse.Namespace) -> str:
-    from agentloops.controller.evidence import evidence_index
+    from agentloops.controller.teaching.evidence import evidence_index
 
     return _render(evidence_index(), args.format)
 

@@ -1,7 +1,7 @@
 """Controller scenarios: a task, a model, faults and the expected stop — kept as data.
 
 Each file under ``data/controller/`` is one regression case: which task, which
-stub model (a scripted list of replies or a :class:`~agentloops.controller.planners.TaskPlanner`
+stub model (a scripted list of replies or a :class:`~agentloops.controller.sim.planners.TaskPlanner`
 with quirks), which faults, which policy, and what must happen — the stop
 status, the reason code and the exact action sequence (and, for a task that
 waits for the user, the answer and what happens after it). Files are
@@ -18,14 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentloops.controller.context import Compactor, careless_compactor, memory_from_state
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Controls
-from agentloops.controller.planners import TaskPlanner
-from agentloops.controller.policy import PolicyLike
+from agentloops.controller.persistence.result import ControllerRun
+from agentloops.controller.policy.error_policy import PolicyLike
 from agentloops.controller.render import Table, clip
-from agentloops.controller.result import ControllerRun
-from agentloops.controller.scenario_files import (  # re-exported: the file model used to live here
+from agentloops.controller.sim.planners import TaskPlanner
+from agentloops.controller.sim.scenario_files import (  # re-exported: the file model used to live here
     AlternativeSpec,
     ControllerScenario,
     ControlsSpec,
@@ -42,7 +41,8 @@ from agentloops.controller.scenario_files import (  # re-exported: the file mode
     read_scenario_file,
     scenario_from_dict,
 )
-from agentloops.controller.tasks import Task
+from agentloops.controller.task.context import Compactor, careless_compactor, memory_from_state
+from agentloops.controller.task.tasks import Task
 from agentloops.messages import Message
 from agentloops.response import Response
 from agentloops.stubs import Model, ScriptedModel

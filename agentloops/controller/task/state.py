@@ -9,7 +9,7 @@ city A has been looked up.
 Every change increases :attr:`TaskState.version` (the trace shows it move).
 Only *progress* — a fact, an item settled, a user input — increases
 :attr:`TaskState.progress_version`, and that is the version an action's
-fingerprint uses (:mod:`agentloops.controller.progress`): the same call with
+fingerprint uses (:mod:`agentloops.controller.stopping.progress`): the same call with
 no progress since cannot bring anything new. (A recorded failure changes the
 state but is not progress; if it moved the fingerprint, a call that fails the
 same way every time would never look repeated.) Once a task has stopped, every
@@ -249,7 +249,7 @@ class TaskState:
     def assess(self, need: int) -> Literal["complete", "incomplete", "impossible"]:
         """The business completion condition over this state: ``need`` items done, each with a verified
         fact that names its source (``complete``); ``impossible`` when even finishing every open item
-        would not be enough. (:meth:`Task.assess <agentloops.controller.tasks.Task.assess>` asks it.)"""
+        would not be enough. (:meth:`Task.assess <agentloops.controller.task.tasks.Task.assess>` asks it.)"""
         done = self._sourced  # a fact is recorded only for a done item
         if done >= need:
             return "complete"
@@ -281,7 +281,7 @@ class TaskState:
         """The compact rendering sent to the model each turn (``TASK STATE`` + JSON).
 
         ``budget_left`` is what remains of each budget (shown but for those off and the context size),
-        or that already written as JSON text (:meth:`~agentloops.controller.budgets.BudgetMeter.shown_left`).
+        or that already written as JSON text (:meth:`~agentloops.controller.policy.budgets.BudgetMeter.shown_left`).
 
         Every mutator bumps :attr:`version`, so the state's part is encoded once per version and
         only the budgets (which change every turn) are encoded each time; the goal and the

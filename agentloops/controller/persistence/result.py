@@ -10,24 +10,24 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentloops.controller.context import (
-    CompactionEvent,
-)
 from agentloops.controller.engine import Executor
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.parallel import CallRecord, LedgerEvent
-from agentloops.controller.policy import (
+from agentloops.controller.persistence.run_state import RunState
+from agentloops.controller.persistence.saved import portable_trace_path
+from agentloops.controller.persistence.trace import Trace, TurnRecord, parse_lines
+from agentloops.controller.policy.error_policy import (
     ErrorPolicy,
 )
 from agentloops.controller.render import html_table
-from agentloops.controller.run_state import RunState
-from agentloops.controller.saved import portable_trace_path
-from agentloops.controller.status import Stop, StopStatus
-from agentloops.controller.tasks import Task
+from agentloops.controller.stopping.status import Stop, StopStatus
+from agentloops.controller.task.context import (
+    CompactionEvent,
+)
+from agentloops.controller.task.tasks import Task
 from agentloops.controller.tools import (
     Toolbox,
 )
-from agentloops.controller.trace import Trace, TurnRecord, parse_lines
 from agentloops.i18n import _
 from agentloops.stubs import Model
 
@@ -70,11 +70,11 @@ class ControllerRun:
         usage: what the run used of every budget.
         within_budget: per budget, whether usage stayed within the limit.
         trace_lines: the trace's lines as written (also to ``trace_path`` when one was given); :attr:`trace`
-            reads them as a :class:`~agentloops.controller.trace.Trace` on first use.
+            reads them as a :class:`~agentloops.controller.persistence.trace.Trace` on first use.
         trace_path: the JSON Lines file, if any.
         run_state: for ``waiting_for_user``, everything needed to resume (once); for ``handed_off``,
             the same package handed to the person who takes over (it cannot be resumed). One versioned
-            value (:class:`~agentloops.controller.run_state.RunState`); :attr:`saved` is its JSON.
+            value (:class:`~agentloops.controller.persistence.run_state.RunState`); :attr:`saved` is its JSON.
         resumed_at_turn: the first turn after a resume (``None`` for a fresh run).
         toolbox: the tools the run used (a resume keeps them).
         stored: outputs kept outside the context, by reference (``ref:1``…): where the full data is.
@@ -169,7 +169,7 @@ class ControllerRun:
         if self.saved is None or self.status != "waiting_for_user":
             raise ConfigError(f"a run that stopped as {self.status} cannot be resumed; only a waiting_for_user run "
                               "continues with the user's answer")
-        from agentloops.controller.resuming import resume
+        from agentloops.controller.persistence.resuming import resume
 
         return resume(self.saved, answer, model=model, trace=trace if trace is not None else self.trace_path,
                       tools=tools if tools is not None else self.toolbox, executor=executor)

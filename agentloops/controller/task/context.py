@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt
 
-from agentloops.controller.state import TaskState
+from agentloops.controller.task.state import TaskState
 from agentloops.controller.tools import ToolResult
 from agentloops.tokens import Tokenizer, estimate_tokens
 

@@ -13,7 +13,7 @@ looks at the request it was sent and picks the next action:
 Quirks make it misbehave on purpose (re-ask a finished item, claim success
 early, send bad arguments, try a tempting tool after a denial), either a fixed
 number of times or with a probability drawn from a seeded RNG, for the
-randomised runs in :mod:`agentloops.controller.experiments`.
+randomised runs in :mod:`agentloops.controller.teaching.experiments`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentloops.controller.tasks import Task
+from agentloops.controller.task.tasks import Task
 from agentloops.controller.tools import ASK_USER, ToolResult
 from agentloops.messages import Message
 from agentloops.response import Response, ToolCall

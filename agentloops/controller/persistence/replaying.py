@@ -24,19 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentloops.controller.budgets import Budget
-from agentloops.controller.context import ContextPolicy
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Controls
-from agentloops.controller.faults import FaultInjector
-from agentloops.controller.policy import ErrorPolicy, PolicyLike, resolve_policy
-from agentloops.controller.progress import normalize_args
+from agentloops.controller.persistence.result import ControllerRun
+from agentloops.controller.persistence.trace import Trace, read_trace
+from agentloops.controller.policy.budgets import Budget
+from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
 from agentloops.controller.render import Table, clip, html_table
-from agentloops.controller.result import ControllerRun
-from agentloops.controller.scenario_files import ControllerScenario, scenario_from_dict
-from agentloops.controller.tasks import Task, make_task
+from agentloops.controller.sim.faults import FaultInjector
+from agentloops.controller.sim.scenario_files import ControllerScenario, scenario_from_dict
+from agentloops.controller.stopping.progress import normalize_args
+from agentloops.controller.task.context import ContextPolicy
+from agentloops.controller.task.tasks import Task, make_task
 from agentloops.controller.tools import ToolResult, ToolSpec, execute
-from agentloops.controller.trace import Trace, read_trace
 from agentloops.i18n import _
 from agentloops.response import Response
 from agentloops.stubs import Model, ScriptedModel
@@ -281,7 +281,7 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
     rebuild = model is None and scenario is not None  # a scenario model is rebuilt past the replies already used
     extra: dict[str, Any] = {}
     if scenario is not None:
-        from agentloops.controller.scenarios import COMPACTORS, build_model
+        from agentloops.controller.sim.scenarios import COMPACTORS, build_model
 
         extra["compactor"] = COMPACTORS[scenario.compactor]  # the recorded run compacted this way: so must its replay
         if model is None:
@@ -364,7 +364,7 @@ def regression(before: PolicyLike = "naive", after: PolicyLike = "default",
     differences: the scenarios inject the faults; the traces fix the tool
     returns; only the policy changes.
     """
-    from agentloops.controller.scenarios import (
+    from agentloops.controller.sim.scenarios import (
         _compare,
         build_controller,
         controller_scenario_names,

@@ -61,9 +61,9 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from agentloops.controller.experiments import LoopComparison
-    from agentloops.controller.replaying import Replay, TraceDiff
-    from agentloops.controller.result import ControllerRun
+    from agentloops.controller.persistence.replaying import Replay, TraceDiff
+    from agentloops.controller.persistence.result import ControllerRun
+    from agentloops.controller.teaching.experiments import LoopComparison
 
 STATUS_COLORS: dict[str, str] = {
     "succeeded": OKABE_ITO["bluish_green"],
@@ -96,7 +96,7 @@ CAP_OUTCOME_COLORS: dict[str, str] = {
     "false success": OKABE_ITO["vermillion"],
     "hit the cap": CAP_COLOR,
 }
-"""How a cap-only run ended (see :data:`agentloops.controller.experiments.CAP_OUTCOME_STATUS`)."""
+"""How a cap-only run ended (see :data:`agentloops.controller.teaching.experiments.CAP_OUTCOME_STATUS`)."""
 
 LOOP_COLORS: dict[str, str] = {"cap-only": CAP_COLOR, "controller": OKABE_ITO["blue"]}
 """The two loops of the randomized comparisons: the cap-only loop in the colour of the cap (black, as part 1
@@ -183,7 +183,7 @@ def to_png(fig: Figure, dpi: int = 72) -> bytes:
 
 
 def _labelled(runs: RunsLike) -> list[tuple[str, ControllerRun]]:
-    from agentloops.controller.result import ControllerRun
+    from agentloops.controller.persistence.result import ControllerRun
 
     if isinstance(runs, ControllerRun):
         pairs = [(runs.label, runs)]
@@ -285,7 +285,7 @@ def budget_chart(run: ControllerRun, *, title: str | None = None) -> Figure:
 
 
 def _draw_budgets(ax: Axes, run: ControllerRun, *, fontsize: int = 12) -> None:
-    from agentloops.controller.budgets import BUDGET_LABELS, BUDGET_NAMES
+    from agentloops.controller.policy.budgets import BUDGET_LABELS, BUDGET_NAMES
 
     stopped_by = run.stop.budget if run.status == "budget_exhausted" else None
     names = list(BUDGET_NAMES)
@@ -485,7 +485,7 @@ def storm_chart(rows: Iterable[Mapping[str, Any]], *, title: str | None = None) 
 
 
 def _frame(source: LoopComparison | pd.DataFrame) -> pd.DataFrame:
-    from agentloops.controller.experiments import LoopComparison
+    from agentloops.controller.teaching.experiments import LoopComparison
 
     frame = source.to_frame() if isinstance(source, LoopComparison) else source
     for column in ("cap_outcome", "cap_steps", "ctl_status", "ctl_steps"):
@@ -500,13 +500,13 @@ def loop_histograms(source: LoopComparison | pd.DataFrame, *, cap: int | None = 
     """How randomized runs ended and how many steps they used: cap-only loop against the controller.
 
     Args:
-        source: a :class:`~agentloops.controller.experiments.LoopComparison` or its ``to_frame()``.
+        source: a :class:`~agentloops.controller.teaching.experiments.LoopComparison` or its ``to_frame()``.
         cap: the cap-only loop's step cap (a dashed line on the steps histogram).
         step_budget: the controller's step budget (a dotted line).
         title: the chart's message.
     """
-    from agentloops.controller.experiments import CAP_OUTCOME_STATUS
-    from agentloops.controller.status import STOP_STATUSES
+    from agentloops.controller.stopping.status import STOP_STATUSES
+    from agentloops.controller.teaching.experiments import CAP_OUTCOME_STATUS
 
     frame = _frame(source)
     if cap is None and hasattr(source, "cap"):
@@ -923,7 +923,7 @@ class LiveRunChart:
     def __init__(self, *, dpi: int = CHART_DPI) -> None:
         from matplotlib.lines import Line2D
 
-        from agentloops.controller.budgets import BUDGET_NAMES
+        from agentloops.controller.policy.budgets import BUDGET_NAMES
 
         self.names = list(BUDGET_NAMES)
         self.live = LiveFigure(12.0, 4.2, dpi=dpi)
@@ -1219,8 +1219,8 @@ class LiveStormChart:
 
 def _ends(comparison: LoopComparison) -> list[tuple[str, str, int]]:
     """(loop, how it ended, runs) for every way a cap-only run or a controller run can end, zeros included."""
-    from agentloops.controller.experiments import CAP_OUTCOME_STATUS
-    from agentloops.controller.status import STOP_STATUSES
+    from agentloops.controller.stopping.status import STOP_STATUSES
+    from agentloops.controller.teaching.experiments import CAP_OUTCOME_STATUS
 
     cap = Counter(CAP_OUTCOME_STATUS.get(r["cap_outcome"], r["cap_outcome"]) for r in comparison.rows)
     ctl = Counter(r["ctl_status"] for r in comparison.rows)
@@ -1324,7 +1324,7 @@ def _end_tick(loop: str, outcome: str) -> str:
 
 
 def _ends_template() -> list[tuple[str, str]]:
-    from agentloops.controller.status import STOP_STATUSES
+    from agentloops.controller.stopping.status import STOP_STATUSES
 
     return [("cap-only", o) for o in CAP_OUTCOME_COLORS] + [("controller", s) for s in STOP_STATUSES]
 

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentloops.controller.budgets import BUDGET_LABELS
+from agentloops.controller.policy.budgets import BUDGET_LABELS
 from agentloops.controller.render import Table
-from agentloops.controller.state import Fact
+from agentloops.controller.task.state import Fact
 from agentloops.i18n import N_, _
 
 StopStatus = Literal[
@@ -183,7 +183,7 @@ BUDGET_LABEL_IDS: tuple[str, ...] = (
     N_("tokens billed (prompt + output)"), N_("largest single request (tokens)"),
     N_("retries, shared by all tools (a fallback switch counts)"),
 )
-"""The texts of :data:`~agentloops.controller.budgets.BUDGET_LABELS`, marked here for the catalog (that table is
+"""The texts of :data:`~agentloops.controller.policy.budgets.BUDGET_LABELS`, marked here for the catalog (that table is
 English data; its labels are translated where a person reads them)."""
 
 

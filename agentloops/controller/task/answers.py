@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable
 
-from agentloops.controller.state import Fact
+from agentloops.controller.task.state import Fact
 
 _NUMBER = re.compile(r"-(?<![\w.]-)\d+(?:[.,]\d+)?(?!\w)|\d(?<![\w.]\d)\d*(?:[.,]\d+)?(?!\w)")
 r"""A number standing on its own: ``24``, ``-3``, ``18.5`` (``s1`` or ``c12`` are names, not numbers).

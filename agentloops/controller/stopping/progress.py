@@ -1,7 +1,7 @@
 """No-progress detection: an action fingerprint, and the rule that tells a loop from a retry.
 
 The fingerprint of an action is (tool, normalised arguments, progress version).
-The progress version (:attr:`~agentloops.controller.state.TaskState.progress_version`)
+The progress version (:attr:`~agentloops.controller.task.state.TaskState.progress_version`)
 moves only when the task learns something: a fact, an item settled, a user
 input. A failure is recorded in state but is not progress, so a call that
 fails the same way twice has the same fingerprint both times.
@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentloops.controller.state import acyclic_chunks
+from agentloops.controller.task.state import acyclic_chunks
 from agentloops.controller.tools import TRANSIENT, Param
 
 

@@ -1,9 +1,9 @@
 """Task types, each a small class: its work items, completion condition, tools, budgets and facts.
 
 :class:`TaskType` is the protocol, with the lookups and actions (weather, order, refund); the
-reading tasks are in :mod:`~agentloops.controller.reading_tasks`. A
-:class:`~agentloops.controller.tasks.Task` is one type with validated parameters, and
-:data:`~agentloops.controller.tasks.TASK_TYPES` lists them all.
+reading tasks are in :mod:`~agentloops.controller.task.reading_tasks`. A
+:class:`~agentloops.controller.task.tasks.Task` is one type with validated parameters, and
+:data:`~agentloops.controller.task.tasks.TASK_TYPES` lists them all.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
 
-from agentloops.controller.budgets import Budget, Limit
 from agentloops.controller.parallel import JoinRule
+from agentloops.controller.policy.budgets import Budget, Limit
+from agentloops.controller.task.world import ORDERS, WEATHER
 from agentloops.controller.tools import ToolResult
-from agentloops.controller.world import ORDERS, WEATHER
 
 
 class _Params(BaseModel):

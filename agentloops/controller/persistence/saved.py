@@ -3,12 +3,12 @@
 A task waiting for the user must not keep a loop spinning in the background.
 It saves what it has — task state, budgets used, clock, transcript, action
 fingerprints, fault counters, the outputs it stored outside the context — and
-stops. :func:`~agentloops.controller.resuming.resume` continues from exactly
+stops. :func:`~agentloops.controller.persistence.resuming.resume` continues from exactly
 there once the user answers, and only once: a saved run records the state
 version it paused at, and a second resume of the same pause is refused (see
 :func:`check_not_resumed`).
 
-A saved file is the JSON view of one :class:`~agentloops.controller.run_state.RunState`
+A saved file is the JSON view of one :class:`~agentloops.controller.persistence.run_state.RunState`
 (versioned; older schemas still load), so a hand-edited or truncated file fails in one line
 that names the field — never with a traceback from deep inside ``resume``. Whether a pause
 was already continued is decided here, on (trace id, paused version), not on the caller's dict.
@@ -24,19 +24,20 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentloops.controller.errors import ConfigError, TraceError
-from agentloops.controller.run_state import RunState
-from agentloops.controller.trace import read_trace, read_trace_lines
+from agentloops.controller.persistence.run_state import RunState
+from agentloops.controller.persistence.trace import read_trace, read_trace_lines
 from agentloops.errors import describe_validation_error
 from agentloops.jsonfile import read_json
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
 SavedRun = RunState
-"""The earlier name of :class:`~agentloops.controller.run_state.RunState` (a saved run is its JSON view)."""
+"""The earlier name of :class:`~agentloops.controller.persistence.run_state.RunState` (a saved run is its JSON view)."""
 
 
 SavedLike = RunState | Mapping[str, Any] | str | Path
-"""A saved run as :func:`~agentloops.controller.resuming.resume` takes it: the state, its JSON, or a file."""
+"""A saved run as :func:`~agentloops.controller.persistence.resuming.resume` takes it: the state, its JSON, or a
+file."""
 
 
 def load_state(saved: SavedLike) -> RunState:
@@ -126,7 +127,7 @@ class PauseStore:
 
 
 RESUMED = PauseStore()
-"""The process-wide store :func:`~agentloops.controller.resuming.resume` claims pauses in by default."""
+"""The process-wide store :func:`~agentloops.controller.persistence.resuming.resume` claims pauses in by default."""
 
 
 def mark_resumed(saved: SavedLike, data: dict[str, Any], at_s: float) -> None:

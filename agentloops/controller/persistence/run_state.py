@@ -1,7 +1,7 @@
 """One versioned run state: what a stopped run holds, the single shape its other views are cut from.
 
 A paused or handed-off run is described once, by :class:`RunState`: the saved file (and
-``run.saved``) is its JSON (:meth:`RunState.to_saved`); :class:`~agentloops.controller.result.ControllerRun`
+``run.saved``) is its JSON (:meth:`RunState.to_saved`); :class:`~agentloops.controller.persistence.result.ControllerRun`
 carries it as ``run_state``; its ``stop`` is the stop's system record, which must equal the trace's
 last stop line (:meth:`RunState.stop_line`) — checked whenever a state is built, in memory or from a
 file. :meth:`Controller.from_state <agentloops.controller.controller.Controller.from_state>` rebuilds a
@@ -18,13 +18,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from agentloops.controller.budgets import Budget
-from agentloops.controller.context import ContextPolicy
-from agentloops.controller.faults import Fault
 from agentloops.controller.parallel import CallState
-from agentloops.controller.policy import ErrorPolicy
-from agentloops.controller.status import StopStatus
-from agentloops.controller.trace_lines import StopRecordLine, TaskRef, TurnLine, checked
+from agentloops.controller.persistence.trace_lines import StopRecordLine, TaskRef, TurnLine, checked
+from agentloops.controller.policy.budgets import Budget
+from agentloops.controller.policy.error_policy import ErrorPolicy
+from agentloops.controller.sim.faults import Fault
+from agentloops.controller.stopping.status import StopStatus
+from agentloops.controller.task.context import ContextPolicy
 
 RUN_STATE_SCHEMA = 2
 """The schema this package writes."""
@@ -41,7 +41,7 @@ class _Strict(BaseModel):
 
 
 class FactLine(_Strict):
-    """A verified fact (see :class:`~agentloops.controller.state.Fact`)."""
+    """A verified fact (see :class:`~agentloops.controller.task.state.Fact`)."""
 
     item: str
     value: Any = None
@@ -61,7 +61,7 @@ class FailureLine(_Strict):
 
 
 class StateLine(_Strict):
-    """A task-state snapshot (see :meth:`~agentloops.controller.state.TaskState.snapshot`)."""
+    """A task-state snapshot (see :meth:`~agentloops.controller.task.state.TaskState.snapshot`)."""
 
     task: str
     goal: str

@@ -1,7 +1,7 @@
 """The reading task types: answer from a document, recall facts, research across sources.
 
-The lookups and actions (weather, order, refund) and the :class:`~agentloops.controller.task_types.TaskType`
-protocol are in :mod:`~agentloops.controller.task_types`; this is the second half of the catalogue.
+The lookups and actions (weather, order, refund) and the :class:`~agentloops.controller.task.task_types.TaskType`
+protocol are in :mod:`~agentloops.controller.task.task_types`; this is the second half of the catalogue.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentloops.controller.budgets import Budget, Limit
 from agentloops.controller.parallel import JoinRule
-from agentloops.controller.task_types import DocumentParams, RecallParams, ResearchParams, TaskType
+from agentloops.controller.policy.budgets import Budget, Limit
+from agentloops.controller.task.task_types import DocumentParams, RecallParams, ResearchParams, TaskType
 from agentloops.controller.tools import ToolResult
 
 

@@ -8,9 +8,8 @@ from typing import Any
 
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Executor, Run, start_line
-from agentloops.controller.planners import USER_ANSWER_PREFIX
-from agentloops.controller.result import ControllerRun
-from agentloops.controller.saved import (
+from agentloops.controller.persistence.result import ControllerRun
+from agentloops.controller.persistence.saved import (
     RESUMED,
     PauseStore,
     SavedLike,
@@ -20,10 +19,11 @@ from agentloops.controller.saved import (
     trace_beside,
     trace_prefix,
 )
+from agentloops.controller.persistence.trace import TraceWriter
+from agentloops.controller.sim.planners import USER_ANSWER_PREFIX
 from agentloops.controller.tools import (
     Toolbox,
 )
-from agentloops.controller.trace import TraceWriter
 from agentloops.messages import Message
 from agentloops.stubs import Model
 
@@ -42,7 +42,7 @@ def resume(saved: SavedLike, answer: str, *, model: Model | None = None,
 
     Resuming is idempotent: a pause is identified by (trace id, the state version
     it paused at); a second resume of the same pause — seen in the pause store
-    (:class:`~agentloops.controller.saved.PauseStore`, which a redelivered *copy*
+    (:class:`~agentloops.controller.persistence.saved.PauseStore`, which a redelivered *copy*
     cannot dodge) or in the trace (a ``resume`` line or a later turn) — is refused,
     so one task never stops twice under one trace id. The resumed run's in-memory
     trace is the whole trace: the file's lines (or the saved ones) and the new ones.
@@ -56,7 +56,7 @@ def resume(saved: SavedLike, answer: str, *, model: Model | None = None,
         tools: the toolbox (default: the task's; :meth:`ControllerRun.resume` passes the run's own).
         executor: runs tool attempts (default: the stub tools with the saved faults; replay passes
             the recorded results).
-        store: where pauses are claimed (default: the process-wide :data:`~agentloops.controller.saved.RESUMED`).
+        store: where pauses are claimed (default: the process-wide :data:`~.persistence.saved.RESUMED`).
 
     Raises:
         ConfigError: the saved run is malformed, is not waiting, or was already resumed (one line).

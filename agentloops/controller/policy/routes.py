@@ -1,6 +1,6 @@
 """Routes: the tiny values the error policy returns and the controller dispatches on.
 
-:func:`~agentloops.controller.policy.route` turns a tool result into one of these; the
+:func:`~agentloops.controller.policy.error_policy.route` turns a tool result into one of these; the
 controller's call path acts on it (accept a fact, retry, switch to a fallback, give an item up,
 ask the user, stop). Kept apart so a route can be read, tested and printed without the policy.
 """

@@ -10,7 +10,7 @@ A redraw stays interactive (well under 100 ms on a 2-core machine, see
 ``benchmarks/bench_controller_widgets.py``) because nothing is rebuilt: the
 runs behind a control state are computed once and kept in a small LRU keyed
 by the control values, and each chart is a live figure from
-:mod:`agentloops.controller.plots` whose artists are moved in place and
+:mod:`agentloops.controller.teaching.plots` whose artists are moved in place and
 shown at the PNG's own pixel size. (The interview practice box lives in
 :func:`agentloops.interview.practice`.)
 
@@ -47,27 +47,27 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from agentloops.controller.budgets import BUDGET_NAMES
-from agentloops.controller.context import ContextPolicy, careless_compactor, memory_from_state
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Controls
 from agentloops.controller.errors import ConfigError
-from agentloops.controller.experiments import (
+from agentloops.controller.persistence.replaying import Replay, replay
+from agentloops.controller.persistence.result import ControllerRun
+from agentloops.controller.policy.budgets import BUDGET_NAMES
+from agentloops.controller.policy.error_policy import POLICIES, resolve_policy
+from agentloops.controller.render import clip, html_table
+from agentloops.controller.sim.faults import Fault
+from agentloops.controller.sim.planners import TaskPlanner
+from agentloops.controller.sim.scenarios import build_controller, controller_scenario_names, load_controller_scenario
+from agentloops.controller.task.context import ContextPolicy, careless_compactor, memory_from_state
+from agentloops.controller.task.tasks import Task, make_task
+from agentloops.controller.task.world import TOOLS
+from agentloops.controller.teaching.experiments import (
     LoopComparison,
     random_case,
     run_cap_only,
     run_case,
 )
-from agentloops.controller.faults import Fault
-from agentloops.controller.planners import TaskPlanner
-from agentloops.controller.policy import POLICIES, resolve_policy
-from agentloops.controller.render import clip, html_table
-from agentloops.controller.replaying import Replay, replay
-from agentloops.controller.result import ControllerRun
-from agentloops.controller.scenarios import build_controller, controller_scenario_names, load_controller_scenario
-from agentloops.controller.tasks import Task, make_task
 from agentloops.controller.tools import Toolbox
-from agentloops.controller.world import TOOLS
 from agentloops.i18n import N_, _
 from agentloops.tables import text_table
 
@@ -86,7 +86,7 @@ class FaultChoice:
     """One entry of the fault menu: what to inject into the task's main tool.
 
     Attributes:
-        kind: the :class:`~agentloops.controller.faults.Fault` kind.
+        kind: the :class:`~agentloops.controller.sim.faults.Fault` kind.
         times: how many matching calls fail (``None``: every one).
         fallback_too: inject the same fault into the tool's fallback (an outage of both services).
         note: what it simulates, in a few words.
@@ -185,7 +185,7 @@ def _chart_image(chart: Any) -> widgets.Image:
 
 
 def _badge(status: str) -> str:
-    from agentloops.controller.plots import status_color
+    from agentloops.controller.teaching.plots import status_color
 
     dark = status in ("failed_unrecoverable", "handed_off", "cancelled", "no_progress")
     return (f"<span style='background:{status_color(status)};color:{'white' if dark else 'black'};"
@@ -389,7 +389,7 @@ class ControllerExplorer(_Panel):
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
         self.stop = _classed(widgets.HTML(), f"{PREFIX}-stop")
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
-        from agentloops.controller.plots import LiveRunChart
+        from agentloops.controller.teaching.plots import LiveRunChart
 
         self._chart = LiveRunChart()
         self._runs = _Lru()
@@ -529,7 +529,7 @@ class StateExplorer(_Panel):
                                                  style=_STYLE, continuous_update=False), f"{PREFIX}-cities")
         self.detect_repeats = _classed(widgets.Checkbox(value=detect_repeats, description=_("fingerprint check"),
                                                         style=_STYLE, indent=False), f"{PREFIX}-fingerprints")
-        from agentloops.controller.plots import LiveStateChart
+        from agentloops.controller.teaching.plots import LiveStateChart
 
         self._chart = LiveStateChart()
         self._runs = _Lru()
@@ -636,7 +636,7 @@ class ClaimsExplorer(_Panel):
         self.pushback = _classed(widgets.IntSlider(value=premature_claims, min=0, max=3,
                                                    description=_("'not done yet' replies"), style=_STYLE,
                                                    continuous_update=False), f"{PREFIX}-pushback")
-        from agentloops.controller.plots import LiveClaimsChart
+        from agentloops.controller.teaching.plots import LiveClaimsChart
 
         self._chart = LiveClaimsChart(("naive", "default"), n)
         self._counts = _Lru()
@@ -747,7 +747,7 @@ class StormExplorer(_Panel):
                                                 style=_STYLE, continuous_update=False), f"{PREFIX}-chain")
         self.retries = _classed(widgets.IntSlider(value=retries, min=0, max=6, description=_("retry budget"),
                                                   style=_STYLE, continuous_update=False), f"{PREFIX}-retries")
-        from agentloops.controller.plots import LiveStormChart
+        from agentloops.controller.teaching.plots import LiveStormChart
 
         self._chart = LiveStormChart(max_tools=self.tools.max + 1)
         self._runs = _Lru()
@@ -778,7 +778,7 @@ def storm_explorer(tools: int = 2, retries: int = 3) -> StormExplorer:
 
 def budget_comparison(n: int = 100, seed: int = 0, *, cap: int | None = None, **budget: float | None
                       ) -> LoopComparison:
-    """:func:`~agentloops.controller.experiments.compare_loops`, with the controller's budgets overridden.
+    """:func:`~agentloops.controller.teaching.experiments.compare_loops`, with the controller's budgets overridden.
 
     The cap-only loop gets ``cap`` (default: the ``steps`` budget, so both
     loops may take the same number of turns).
@@ -840,7 +840,7 @@ class BudgetExplorer(_Panel):
                 style=_STYLE,
                 continuous_update=False, layout=widgets.Layout(width="460px")),
                 f"{PREFIX}-budget", f"{PREFIX}-budget-{name.replace('_', '-')}")
-        from agentloops.controller.plots import LiveBudgetChart
+        from agentloops.controller.teaching.plots import LiveBudgetChart
 
         self._chart = LiveBudgetChart(n, max_steps=self.sliders["steps"].max)
         self._comparisons = _Lru()
@@ -906,7 +906,7 @@ class ReplayExplorer(_Panel):
                                                        description=_("replayed under"), style=_STYLE),
                                  f"{PREFIX}-policy")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
-        from agentloops.controller.plots import LiveDiffChart
+        from agentloops.controller.teaching.plots import LiveDiffChart
 
         self._chart = LiveDiffChart()
         self._replays = _Lru()
@@ -1016,7 +1016,7 @@ class ParallelExplorer(_Panel):
                                                    description=_("user cancels at (s; 0 = never)"), style=_STYLE,
                                                    continuous_update=False), f"{PREFIX}-cancel")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
-        from agentloops.controller.plots import LiveGanttChart
+        from agentloops.controller.teaching.plots import LiveGanttChart
 
         self._chart = LiveGanttChart(max_seconds=self.s4.max + 2)
         self._runs = _Lru()
@@ -1144,7 +1144,7 @@ class ContextExplorer(_Panel):
         self.state_block = _classed(widgets.Checkbox(value=send_state, description=_("send the TASK STATE block"),
                                                     style=_STYLE, indent=False), f"{PREFIX}-send-state")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
-        from agentloops.controller.plots import LiveContextChart
+        from agentloops.controller.teaching.plots import LiveContextChart
 
         self._chart = LiveContextChart(max_turns=int(RESEARCH_BUDGET["steps"]))
         self._runs = _Lru()

@@ -30,7 +30,7 @@ it before switching, and gives the item up if that refuses.)
 :func:`route` is a pure function of the policy, the result and a small
 context, so it can be tested (and taught) without a loop. Because the policy
 is a value, replay can run the same recorded trace under two policies and diff
-the trajectories (:mod:`agentloops.controller.replaying`).
+the trajectories (:mod:`agentloops.controller.persistence.replaying`).
 """
 
 from __future__ import annotations
@@ -41,10 +41,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
 
-from agentloops.controller.budgets import RetryScope
 from agentloops.controller.errors import ConfigError
-from agentloops.controller.render import Table
-from agentloops.controller.routes import (  # re-exported: the routes used to live here
+from agentloops.controller.policy.budgets import RetryScope
+from agentloops.controller.policy.routes import (  # re-exported: the routes used to live here
     Accept,
     AcceptNotFound,
     AskUser,
@@ -57,6 +56,7 @@ from agentloops.controller.routes import (  # re-exported: the routes used to li
     StopRun,
     route_name,
 )
+from agentloops.controller.render import Table
 from agentloops.controller.tools import TOOL_STATUSES, ToolResult, ToolSpec
 from agentloops.errors import describe_validation_error
 

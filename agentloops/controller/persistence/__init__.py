@@ -1,0 +1,13 @@
+"""Persistence, beside the three layers: what a run leaves behind, and how it is read back.
+
+Apart from the layers because a run must be stoppable, resumable and replayable without the engine
+knowing where its lines go: one versioned run state is cut into trace lines, saved files and results.
+
+- ``trace``: the JSON Lines trace, one line per turn, written as the turn finishes, and read back
+- ``trace_lines``: the schemas each trace line must satisfy
+- ``run_state``: the one versioned run state the other views are cut from
+- ``saved``: a saved run: what a paused task needs to continue later, in another process
+- ``resuming``: resume a task that waits for the user, from its saved state, once
+- ``replaying``: replay a trace under another policy, and diff the trajectories
+- ``result``: the result of a run, readable as text, HTML and frames
+"""

@@ -1,0 +1,10 @@
+"""The simulation the controller scenarios run in: injected faults, stub models, scenario files.
+
+Apart from the engine because it stands in for a real backend's failures and a real model: the engine
+runs against it, and the task, policy and stopping layers never import it.
+
+- ``faults``: declarative fault injection: a stated failure, a stated number of times
+- ``planners``: stub planner models that decide from what they can see
+- ``scenarios``: a scenario run, checked against its expected stop
+- ``scenario_files``: the validated model of a scenario file, and loading it
+"""
