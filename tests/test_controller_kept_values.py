@@ -70,7 +70,7 @@ def test_the_shown_budgets_are_made_once_per_budget_and_read_as_json():
     assert meter.retries_by_tool == {"get_weather": 0} and meter.retries_left("get_weather") == 2.25
 
 
-@given(st.text(alphabet=st.characters(max_codepoint=0x2FFF), max_size=300))
+@given(st.text(alphabet=st.characters(max_codepoint=0x9FFF), max_size=300))
 def test_the_short_count_of_text_below_u0100_is_the_general_estimate(text):
     assert estimate_tokens(text) == _general_estimate(text)
     if len(text) <= CACHED_TEXT_LENGTH:
