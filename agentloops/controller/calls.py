@@ -230,8 +230,7 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     if cancel_at is not None and cancel_at >= start:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
-    still_needed = None if join.kind == "all" else \
-        run.task.need - sum(1 for fact in run.state.facts.values() if fact.source)  # "all" waits for all anyway
+    still_needed = None if join.kind == "all" else run.task.need - run.state.sourced  # "all" waits for all anyway
     batch = Batch(join, len(started), deadline, still_needed, arrivals)
     statuses: dict[str, str] = {}
     pending_stop: Stop | None = None

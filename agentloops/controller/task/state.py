@@ -110,6 +110,7 @@ class TaskState:
         failures: failed tool attempts (tool, status, summary, turn), the "already tried" list.
         open: the items still to do, in task order — kept as items settle, so reading it costs nothing
             (:meth:`open_items` is the same as a new list).
+        sourced: how many facts name their source, kept as facts are added (what :meth:`assess` counts).
         version: increases on every change.
         progress_count: how many changes were progress (a fact, an item settled, a user input);
             also available as :attr:`progress_version`.
@@ -136,7 +137,8 @@ class TaskState:
         self._unchanged: list[str] = []
         self._progress = False
         self._view: tuple[int, str] | None = None
-        self._sourced = 0  # facts that name a source (what assess counts), kept by add_fact
+        self.sourced = 0
+        """How many facts name their source (what :meth:`assess` counts), kept by :meth:`add_fact`."""
         self._tries: dict[tuple[str, str], int] = {}  # (tool, status) → failures, kept by record_failure
         self._tried: dict[tuple[str, str], str] = {}  # (tool, status) → its "already tried" line, first-seen order
         self._fixed: tuple[str, tuple[str, ...], str] | None = None
@@ -148,7 +150,8 @@ class TaskState:
 
     # -- turn bookkeeping ---------------------------------------------------------------
     def begin_turn(self) -> None:
-        """Start collecting the changes of one turn (needed once per run: :meth:`end_turn` starts the next)."""
+        """Start collecting the changes of one turn (what changed between two turns, a resumed answer for
+        instance, is not the next turn's)."""
         self._start, self._changes, self._unchanged, self._progress = self.version, [], [], False
 
     def end_turn(self) -> StateDelta:
@@ -183,7 +186,7 @@ class TaskState:
             return False
         self._bump(f"+fact {fact.item} = {fact.summary} [{fact.source}]", progress=True)
         self.facts[fact.item] = fact
-        self._sourced += bool(fact.source)
+        self.sourced += bool(fact.source)
         if self.items[fact.item] == "open":
             self.open = tuple([item for item in self.open if item != fact.item])
         self.items[fact.item] = "done"
@@ -250,7 +253,7 @@ class TaskState:
         """The business completion condition over this state: ``need`` items done, each with a verified
         fact that names its source (``complete``); ``impossible`` when even finishing every open item
         would not be enough. (:meth:`Task.assess <agentloops.controller.task.tasks.Task.assess>` asks it.)"""
-        done = self._sourced  # a fact is recorded only for a done item
+        done = self.sourced  # a fact is recorded only for a done item
         if done >= need:
             return "complete"
         if done + len(self.open) < need:
@@ -336,7 +339,7 @@ class TaskState:
         state.reasons = dict(data["reasons"])
         state.codes = dict(data.get("codes") or {})
         state.facts = {f["item"]: Fact.from_dict(f) for f in data["facts"]}
-        state._sourced = sum(1 for fact in state.facts.values() if fact.source)
+        state.sourced = sum(1 for fact in state.facts.values() if fact.source)
         state.inputs = dict(data["inputs"])
         state.waiting_for = dict(data["waiting_for"]) if data["waiting_for"] else None
         state.failures = [dict(f) for f in data["failures"]]
