@@ -41,6 +41,14 @@ handful of plain functions over it, each returning a value — ``None`` to go on
       next_step(run)           -> Stop | None       nothing left to try? too many failed turns?        task, stopping
     turn.finish(run, stop) -> Stop                  freeze the task, the stop line, late results
 
+**Four stages are yours to replace.** The completion condition, the route of a tool result, the budget
+check before a spend and the repeat check are plain functions; pass your own of the same shape —
+``run_scenario("weather-early-claim", completion=my_check)`` (or ``route=``, ``budget_check=``,
+``repeat=``) — and it runs inside this controller in place of the package's (:mod:`.stages`)::
+
+    >>> run_scenario("weather-early-claim", completion=lambda items, facts, need: "complete").status
+    'succeeded'
+
 **The folder is the architecture.** The engine (one run, one turn) is the top level: ``controller``,
 ``engine``, ``turn``, ``calls``, ``attempts``, ``parallel``, ``tools``, ``errors``, ``render``. The
 three layers are three subpackages a turn calls into: :mod:`.task` (task & state: items, facts,
@@ -65,9 +73,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "controller": ("Controller", "run_controller"),
     "engine": ("Controls", "new_trace_id"),
     "errors": ("ConfigError", "ControllerScenarioError", "ControllerScenarioNotFound", "ControllerUsageError",
-               "ProcessKilled", "TaskFinishedError", "TraceError"),
+               "ProcessKilled", "StageError", "TaskFinishedError", "TraceError"),
     "parallel": ("CALL_STATES", "CallRecord", "JoinRule", "Ledger"),
     "render": ("Table",),
+    "stages": ("ASSESSMENTS", "Stages"),
     "tools": ("TOOL_STATUSES", "Param", "ToolResult", "ToolSpec", "ToolStatus", "Toolbox"),
     "persistence.replaying": ("Regression", "Replay", "TraceDiff", "diff_traces", "regression", "replay"),
     "persistence.result": ("ControllerRun",),
@@ -103,8 +112,8 @@ core command start without importing the whole controller."""
 PUBLIC: tuple[str, ...] = (
     # run it, and read the result
     "run_scenario", "Controller", "ControllerRun", "Controls", "resume",
-    # the three layers: task & state, budgets & error policy, progress & stopping
-    "make_task", "TaskType", "Budget", "ErrorPolicy", "Fault", "Stop", "STOP_STATUSES",
+    # the three layers: task & state, budgets & error policy, progress & stopping; the stages you can replace
+    "Stages", "make_task", "TaskType", "Budget", "ErrorPolicy", "Fault", "Stop", "STOP_STATUSES",
     # a stub model, traces and replay
     "TaskPlanner", "read_trace", "replay",
     # the six pieces of evidence

@@ -228,7 +228,8 @@ def decide(run: Run, use: Use, result: ToolResult, tries: int, tried: frozenset[
     repairs = run.repairs.get(repair_key(spec.name, result), 0) if result.status == "invalid_arguments" else 0
     ctx = RouteContext(spec, tries, run.meter.retries_left(spec.name), fallback,
                        task.type.allows_not_found and use.item is not None, repairs, task.granted)
-    decision = route(run.policy, result, ctx)
+    mine = run.stages.route  # a learner's route stage, or the error policy's
+    decision = mine(result, ctx) if mine is not None else route(run.policy, result, ctx)
     if isinstance(decision, Fallback):
         refused = precheck(run, toolbox.tools.get(decision.tool), decision.tool, use.args)
         if refused is not None:

@@ -33,7 +33,7 @@ from agentloops.controller.engine import (
     Turn,
     new_run,
 )
-from agentloops.controller.errors import ConfigError
+from agentloops.controller.errors import ConfigError, StageError
 from agentloops.controller.parallel import Call, CallRecord
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.persistence.run_state import RUN_STATE_SCHEMA, RunState
@@ -42,6 +42,7 @@ from agentloops.controller.persistence.trace import TraceWriter, TurnRecord
 from agentloops.controller.policy.budgets import Budget, BudgetMeter
 from agentloops.controller.policy.error_policy import PolicyLike
 from agentloops.controller.sim.faults import FaultLike
+from agentloops.controller.stages import Stages
 from agentloops.controller.stopping.progress import ProgressMonitor
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.context import Compactor, ContextPolicy
@@ -76,6 +77,8 @@ class Controller:
         tokenizer: counts tokens for context size and the token budget.
         scenario: the scenario's JSON, written into the trace so replay can rebuild the model.
         executor: runs tool attempts (default: the stub tools with the declared faults).
+        stages: your own completion, route, budget or repeat stage in place of the package's
+            (:class:`~agentloops.controller.stages.Stages`).
     """
 
     def __init__(self, task: Task, model: Model, *, tools: Toolbox | None = None, policy: PolicyLike | None = None,
@@ -83,11 +86,13 @@ class Controller:
                  compactor: Compactor | None = None, send_state: bool = True, controls: Controls | None = None,
                  trace: str | Path | None = None, trace_id: str | None = None, label: str = "custom",
                  model_latency_s: float = DEFAULT_MODEL_LATENCY_S, tokenizer: Tokenizer = estimate_tokens,
-                 scenario: Mapping[str, Any] | None = None, executor: Executor | None = None) -> None:
+                 scenario: Mapping[str, Any] | None = None, executor: Executor | None = None,
+                 stages: Stages | None = None) -> None:
         self.current: Run = new_run(
             task, model, tools=tools, policy=policy, budget=budget, faults=faults, context=context,
             compactor=compactor, send_state=send_state, controls=controls, trace=trace, trace_id=trace_id,
-            label=label, model_latency_s=model_latency_s, tokenizer=tokenizer, scenario=scenario, executor=executor)
+            label=label, model_latency_s=model_latency_s, tokenizer=tokenizer, scenario=scenario, executor=executor,
+            stages=stages)
         """What the run remembers; every stage of a turn takes it (:mod:`~agentloops.controller.turn`)."""
 
     def __getattr__(self, name: str) -> Any:
@@ -116,6 +121,8 @@ class Controller:
             while stop is None:
                 stop = play(run)
             stop = finish(run, stop)
+        except StageError as error:  # a replaced stage failed: one error naming it, not the engine's frames
+            raise StageError(str(error)) from None
         finally:
             run.sink.close()
         return self._result(stop)
@@ -157,7 +164,8 @@ class Controller:
 
     @classmethod
     def from_state(cls, state: RunState, *, model: Model | None = None, tools: Toolbox | None = None,
-                   executor: Executor | None = None, source: str = "saved run") -> Controller:
+                   executor: Executor | None = None, source: str = "saved run", stages: Stages | None = None
+                   ) -> Controller:
         """A controller in exactly the state ``state`` holds: budgets, clock, state, transcript, monitor, ledger.
 
         Args:
@@ -166,6 +174,7 @@ class Controller:
             tools: the toolbox (default: the task's).
             executor: runs tool attempts (default: the stub tools with the saved faults).
             source: names the state in error messages.
+            stages: replaced stages to continue with (they are not saved with the run).
 
         Raises:
             ConfigError: no model given and the state did not come from a scenario.
@@ -179,7 +188,8 @@ class Controller:
             model = build_model(scenario_from_dict(state.scenario, f"{source}: scenario"), task, skip=state.model_calls)
         c = cls(task, model, tools=tools, policy=state.policy, budget=task.budget, faults=state.faults,
                 context=state.context, send_state=state.send_state, trace=None, trace_id=state.trace_id,
-                label=state.label, model_latency_s=state.model_latency_s, scenario=state.scenario, executor=executor)
+                label=state.label, model_latency_s=state.model_latency_s, scenario=state.scenario, executor=executor,
+                stages=stages)
         c._restore(state.to_saved())
         return c
 
@@ -191,11 +201,12 @@ class Controller:
         run.clock.now = float(data["clock"])
         meter = data["meter"]
         run.meter = BudgetMeter(run.budget, run.clock, run.policy.retry_scope, used=meter["used"],
-                                retries_by_tool=meter["retries_by_tool"], started_at=meter["started_at"])
+                                retries_by_tool=meter["retries_by_tool"], started_at=meter["started_at"],
+                                check=run.stages.budget_check)
         run.turn = int(data["turn"])
         run.head = [message_from_dict(m) for m in data["head"]]
         run.groups = [[message_from_dict(m) for m in g] for g in data["groups"]]
-        run.monitor = ProgressMonitor.from_state(data["monitor"])
+        run.monitor = ProgressMonitor.from_state(data["monitor"], run.stages.repeat)
         run.repairs = Counter({str(k): int(v) for k, v in data["repairs"].items()})
         run.claims_rejected = int(data["claims_rejected"])
         run.consecutive_failures = int(data["consecutive_failures"])

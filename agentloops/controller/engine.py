@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from agentloops.controller.errors import ConfigError
@@ -26,6 +27,7 @@ from agentloops.controller.persistence.trace import TRACE_SCHEMA, TraceSink, Tur
 from agentloops.controller.policy.budgets import Budget, BudgetMeter, BudgetName, SimClock
 from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
 from agentloops.controller.sim.faults import FaultInjector, FaultLike
+from agentloops.controller.stages import Stages
 from agentloops.controller.stopping.progress import Fingerprint, ProgressMonitor
 from agentloops.controller.stopping.status import Stop, StopStatus
 from agentloops.controller.task.context import (
@@ -194,7 +196,8 @@ class Run:
     meter: BudgetMeter
     state: TaskState
     system: Message
-    monitor: ProgressMonitor = field(default_factory=ProgressMonitor)
+    stages: Stages
+    monitor: ProgressMonitor
     store: ContextStore = field(default_factory=ContextStore)
     sink: TraceSink = field(default_factory=TraceSink)
     head: list[Message] = field(default_factory=list)
@@ -222,10 +225,12 @@ def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: P
             compactor: Compactor | None = None, send_state: bool = True, controls: Controls | None = None,
             trace: str | Path | None = None, trace_id: str | None = None, label: str = "custom",
             model_latency_s: float = DEFAULT_MODEL_LATENCY_S, tokenizer: Tokenizer = estimate_tokens,
-            scenario: Mapping[str, Any] | None = None, executor: Executor | None = None) -> Run:
+            scenario: Mapping[str, Any] | None = None, executor: Executor | None = None,
+            stages: Stages | None = None) -> Run:
     """A fresh run of ``task`` (the arguments are :class:`~agentloops.controller.controller.Controller`'s)."""
     toolbox = tools if tools is not None else task.toolbox()
     chosen = resolve_policy(policy)
+    bound = (stages or Stages()).guarded()
     limits = budget if budget is not None else task.budget
     injector = _injector(faults, toolbox)
     clock = SimClock()
@@ -239,8 +244,8 @@ def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: P
                trace_id=trace_id or new_trace_id(), label=label, model_latency_s=model_latency_s,
                tokenizer=tokenizer, scenario=dict(scenario) if scenario is not None else None,
                executor=executor or partial(execute, injector=injector, granted=task.granted), clock=clock,
-               meter=BudgetMeter(limits, clock, chosen.retry_scope), state=task.new_state(), system=system,
-               head=[Message("user", task.prompt)])
+               meter=BudgetMeter(limits, clock, chosen.retry_scope, check=bound.budget_check), state=task.new_state(),
+               system=system, stages=bound, monitor=ProgressMonitor(bound.repeat), head=[Message("user", task.prompt)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +307,12 @@ def _injector(faults: Sequence[FaultLike], toolbox: Toolbox) -> FaultInjector:
     return injector
 
 
+def assessment(run: Run) -> str:
+    """The completion stage over the run's state, given read-only views (a stage cannot change the task)."""
+    state = run.state
+    return run.stages.completion(MappingProxyType(state.items), MappingProxyType(state.facts), run.task.need)
+
+
 # -- the stops: every stage can end the run with one ------------------------------------------------------
 def make_stop(run: Run, status: StopStatus, code: str, reason: str, **extra: Any) -> Stop:
     """A stop with everything the user message and the system record need (``missing`` adds items).
@@ -317,7 +328,7 @@ def make_stop(run: Run, status: StopStatus, code: str, reason: str, **extra: Any
                 missing=missing + extra_missing,
                 open_items=tuple(i for i in state.open_items() if i not in given_up),
                 budgets_used=run.meter.usage(), budgets_left=run.meter.left(),
-                verified=run.task.assess(state) == "complete", **extra)
+                verified=assessment(run) == "complete", **extra)
 
 
 def budget_stop(run: Run, name: BudgetName, needed: float) -> Stop:

@@ -6,7 +6,8 @@
         │   └── ControllerScenarioNotFound   no shipped scenario or file by that name (LookupError)
         ├── TraceError                   a trace file is missing or malformed (ValueError)
         ├── ConfigError                  a policy, budget, fault or task name/value is wrong (ValueError)
-        └── TaskFinishedError            something tried to change a task that has stopped (RuntimeError)
+        ├── TaskFinishedError            something tried to change a task that has stopped (RuntimeError)
+        └── StageError                   a replaced stage raised or returned the wrong type (TypeError)
 
     ProcessKilled (BaseException)        a simulated kill -9, raised by the ``crash`` fault (not an error)
 
@@ -51,3 +52,8 @@ class ProcessKilled(BaseException):
     crashes into a safe error summary" handling does not swallow it: the run
     really dies, and the test then reads what the trace kept on disk.
     """
+
+
+class StageError(ControllerUsageError, TypeError):
+    """A stage passed in to replace the package's (completion, route, budget, repeat) raised or returned a
+    value of the wrong type; the message names the stage, the function and what it did."""

@@ -35,6 +35,7 @@ from agentloops.controller.engine import (
     Run,
     StopValues,
     Turn,
+    assessment,
     budget_stop,
     cancel_stop,
     make_stop,
@@ -56,7 +57,7 @@ def play(run: Run) -> Stop | None:
     run.turn += 1
     state = run.state
     goal = f"waiting for {state.waiting_for['input']}" if state.waiting_for else \
-        state.open[0] if state.open and state.assess(run.task.need) != "complete" else "final answer"
+        state.open[0] if state.open and assessment(run) != "complete" else "final answer"
     t = Turn(run.turn, state.version, goal)
     state.begin_turn()
     if run.inbox:  # results still on their way from an earlier turn
@@ -210,13 +211,13 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
     t.action = "answer"
     t.actions.append({"label": "answer", "call_id": None, "tool": None, "args": None, "kind": "answer",
                       "status": None, "route": None, "result": None})
-    assessment = state.assess(task.need)
+    assessed = assessment(run)
     if policy.trust_model_claims:
-        verified = "the completion condition holds" if assessment == "complete" else \
+        verified = "the completion condition holds" if assessed == "complete" else \
             "UNVERIFIED: the completion condition does not hold"
         return make_stop(run, "succeeded", "model_said_done", f"the model stopped calling tools ({verified})",
                          answer=response.content)
-    if assessment == "complete":
+    if assessed == "complete":
         reason, answer = f"{task.condition}: holds over state v{state.version}", response.content
         problem = contradiction(answer, state.facts.values(), task.prompt)
         if problem is not None:  # never hand a contradicting text to the user as a verified success
@@ -225,7 +226,7 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
             t.observation = f"answer replaced: {problem}"
         return make_stop(run, "succeeded", "completion_condition_met", reason, answer=answer)
     open_items = state.open_items()
-    if assessment == "impossible" or not open_items:
+    if assessed == "impossible" or not open_items:
         return stop_unobtainable(run, answer=response.content)
     if run.claims_rejected < policy.premature_claims:
         run.claims_rejected += 1
@@ -269,7 +270,7 @@ def on_ask(run: Run, t: Turn, calls: Sequence[ToolCall], ask: ToolCall) -> Stop:
 
 def next_step(run: Run) -> Stop | None:
     """After a turn that did not stop: nothing left to try, or too many failed turns in a row."""
-    if "open" not in run.state.items.values() and run.state.assess(run.task.need) == "impossible":
+    if "open" not in run.state.items.values() and assessment(run) == "impossible":
         return stop_unobtainable(run)  # with open items left, go on: they make the partial answer better
     limit = run.policy.max_consecutive_failures
     if limit is not None and run.consecutive_failures >= limit:

@@ -20,6 +20,7 @@ from agentloops.controller.policy.error_policy import (
     ErrorPolicy,
 )
 from agentloops.controller.render import html_table
+from agentloops.controller.stages import Stages
 from agentloops.controller.stopping.status import Stop, StopStatus
 from agentloops.controller.task.context import (
     CompactionEvent,
@@ -161,7 +162,8 @@ class ControllerRun:
         return self.stop.system_record()
 
     def resume(self, answer: str, *, model: Model | None = None, trace: str | Path | None = None,
-               tools: Toolbox | None = None, executor: Executor | None = None) -> ControllerRun:
+               tools: Toolbox | None = None, executor: Executor | None = None, stages: Stages | None = None
+               ) -> ControllerRun:
         """Continue a waiting task with the user's answer (see :func:`resume`); the run's own tools are kept.
 
         A pause continues once: calling this twice on the same run raises :class:`ConfigError`.
@@ -172,7 +174,7 @@ class ControllerRun:
         from agentloops.controller.persistence.resuming import resume
 
         return resume(self.saved, answer, model=model, trace=trace if trace is not None else self.trace_path,
-                      tools=tools if tools is not None else self.toolbox, executor=executor)
+                      tools=tools if tools is not None else self.toolbox, executor=executor, stages=stages)
 
     def save(self, path: str | Path) -> Path:
         """Write the saved state as JSON (to resume later, even in another process).

@@ -21,6 +21,7 @@ from agentloops.controller.persistence.saved import (
 )
 from agentloops.controller.persistence.trace import TraceWriter
 from agentloops.controller.sim.planners import USER_ANSWER_PREFIX
+from agentloops.controller.stages import Stages
 from agentloops.controller.tools import (
     Toolbox,
 )
@@ -28,17 +29,16 @@ from agentloops.messages import Message
 from agentloops.stubs import Model
 
 
-def resume(saved: SavedLike, answer: str, *, model: Model | None = None,
-           trace: str | Path | None = None, tools: Toolbox | None = None,
-           executor: Executor | None = None, store: PauseStore | None = None) -> ControllerRun:
+def resume(saved: SavedLike, answer: str, *, model: Model | None = None, trace: str | Path | None = None,
+           tools: Toolbox | None = None, executor: Executor | None = None, store: PauseStore | None = None,
+           stages: Stages | None = None) -> ControllerRun:
     """Continue a task that stopped as ``waiting_for_user`` with the user's answer — once.
 
     Budgets, clock, state, fingerprints, fault counters and the outputs stored
     outside the context continue from where they were: waiting did not spend
     anything, and answering does not reset anything. The answer becomes a user
     input in state (version + 1) and a ``USER ANSWER`` message in the transcript.
-    (A ``handed_off`` run also has saved state, but it is the package a person
-    takes over; it cannot be resumed here.)
+    (A ``handed_off`` run's saved state is what a person takes over: it is not resumed here.)
 
     Resuming is idempotent: a pause is identified by (trace id, the state version
     it paused at); a second resume of the same pause — seen in the pause store
@@ -54,9 +54,9 @@ def resume(saved: SavedLike, answer: str, *, model: Model | None = None,
         model: the model to continue with (default: rebuilt from the scenario, if the run came from one).
         trace: the trace file to append to (default: the original one, if any).
         tools: the toolbox (default: the task's; :meth:`ControllerRun.resume` passes the run's own).
-        executor: runs tool attempts (default: the stub tools with the saved faults; replay passes
-            the recorded results).
+        executor: runs tool attempts (default: the stub tools with the saved faults; replay: the recorded ones).
         store: where pauses are claimed (default: the process-wide :data:`~.persistence.saved.RESUMED`).
+        stages: replaced stages to continue with (not saved with the run).
 
     Raises:
         ConfigError: the saved run is malformed, is not waiting, or was already resumed (one line).
@@ -71,7 +71,8 @@ def resume(saved: SavedLike, answer: str, *, model: Model | None = None,
     else:
         trace_path = state.trace_path
     check_not_resumed(data, source, trace_path)
-    controller = Controller.from_state(state, model=model, tools=tools, executor=executor, source=source)
+    controller = Controller.from_state(state, model=model, tools=tools, executor=executor, source=source,
+                                       stages=stages)
     run = controller.current
     run.trace_path = Path(trace_path) if trace_path else None
     (store or RESUMED).claim(data, source)  # before anything is written: a refused resume leaves no trace

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any, Literal
 
@@ -179,6 +179,16 @@ _NOTHING_USED: dict[str, float] = {name: 0 for name in BUDGET_NAMES if name != "
 """A new meter's usage (time is the clock's, not counted here)."""
 
 
+BudgetCheck = Callable[[str, float, float, "float | None"], bool]
+"""The budget stage's shape: (budget name, used so far, amount to spend, limit or ``None``) → may it be spent?"""
+
+
+def within(name: str, used: float, amount: float, limit: float | None) -> bool:
+    """The package's budget stage, asked *before* each spend: spending ``amount`` more keeps ``used``
+    within ``limit`` (``None``: that budget is off). Reaching the limit exactly is allowed."""
+    return limit is None or used + amount <= limit + EPSILON
+
+
 class BudgetMeter:
     """Counts what a run has used and answers "may I spend this?" before each spend.
 
@@ -189,7 +199,9 @@ class BudgetMeter:
 
     def __init__(self, budget: Budget, clock: SimClock, retry_scope: RetryScope = "shared",
                  used: dict[str, float] | None = None, retries_by_tool: dict[str, int] | None = None,
-                 started_at: float | None = None) -> None:
+                 started_at: float | None = None, check: BudgetCheck | None = None) -> None:
+        self.check: BudgetCheck = check or within
+        """The budget stage: the package's :func:`within`, or a learner's function of the same shape."""
         self.budget = budget
         self.limits: dict[str, float | None] = budget.limits
         """Each budget's limit, read once (the budget is frozen; the meter asks on every check)."""
@@ -211,16 +223,15 @@ class BudgetMeter:
         return round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else self.used[name]
 
     def allows(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> bool:
-        """True when spending ``amount`` more of ``name`` keeps the run within its limit."""
-        limit = self.limits[name]
-        if limit is None:
-            return True
+        """True when spending ``amount`` more of ``name`` keeps the run within its limit (the budget stage
+        decides, from what is used so far: a request's size stands alone, a per-tool retry counts its tool's)."""
         if name == "context_tokens":
-            return amount <= limit
-        if name == "retries" and self.retry_scope == "per_tool" and tool is not None:
-            return self.retries_by_tool.get(tool, 0) + amount <= limit
-        used = round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else self.used[name]
-        return used + amount <= limit + EPSILON
+            used: float = 0
+        elif name == "retries" and self.retry_scope == "per_tool" and tool is not None:
+            used = self.retries_by_tool.get(tool, 0)
+        else:
+            used = self.used_of(name)
+        return self.check(name, used, amount, self.limits[name])
 
     def spend(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> None:
         """Record use of a budget (time is spent by advancing the clock, not here)."""
@@ -276,8 +287,13 @@ class BudgetMeter:
         if limit is None:
             return None
         if self.retry_scope == "per_tool":
-            return limit - self.retries_by_tool.get(tool, 0) - (reserved.get(tool, 0) if reserved else 0)
-        return limit - self.used["retries"] - (sum(reserved.values()) if reserved else 0)
+            taken = reserved.get(tool, 0) if reserved else 0
+            left = limit - self.retries_by_tool.get(tool, 0) - taken
+        else:
+            taken = sum(reserved.values()) if reserved else 0
+            left = limit - self.used["retries"] - taken
+        # the budget stage decides whether one more may be spent (the package's: exactly when left >= 1)
+        return max(left, 1) if self.allows("retries", 1 + taken, tool) else min(left, 0)
 
     def usage(self) -> dict[str, float]:
         """What the run used of every budget."""

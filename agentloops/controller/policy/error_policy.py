@@ -35,7 +35,7 @@ the trajectories (:mod:`agentloops.controller.persistence.replaying`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -235,6 +235,10 @@ def _usable_fallback(policy: ErrorPolicy, ctx: RouteContext) -> ToolSpec | None:
     if not policy.fallback_same_backend and fallback.backend and fallback.backend == ctx.spec.backend:
         return None  # a new name on the same failing service fixes nothing
     return fallback
+
+
+Router = Callable[[ToolResult, RouteContext], Route]
+"""The route stage's shape (a learner's passes ``run_scenario(…, route=…)``; the package's is :func:`route`)."""
 
 
 def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:

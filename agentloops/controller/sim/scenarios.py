@@ -21,7 +21,8 @@ from typing import Any
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Controls
 from agentloops.controller.persistence.result import ControllerRun
-from agentloops.controller.policy.error_policy import PolicyLike
+from agentloops.controller.policy.budgets import BudgetCheck
+from agentloops.controller.policy.error_policy import PolicyLike, Router
 from agentloops.controller.render import Table, clip
 from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.sim.scenario_files import (  # re-exported: the file model used to live here
@@ -41,6 +42,8 @@ from agentloops.controller.sim.scenario_files import (  # re-exported: the file 
     read_scenario_file,
     scenario_from_dict,
 )
+from agentloops.controller.stages import Completion, Stages
+from agentloops.controller.stopping.progress import RepeatCheck
 from agentloops.controller.task.context import Compactor, careless_compactor, memory_from_state
 from agentloops.controller.task.tasks import Task
 from agentloops.messages import Message
@@ -120,17 +123,25 @@ def build_controller(scenario: ScenarioLike, *, policy: PolicyLike | None = None
 
 
 def run_scenario(scenario: ScenarioLike, *, policy: PolicyLike | None = None, trace: str | Path | None = None,
-                 resume: bool = False, **overrides: Any) -> ControllerRun:
+                 resume: bool = False, completion: Completion | None = None, route: Router | None = None,
+                 budget_check: BudgetCheck | None = None, repeat: RepeatCheck | None = None,
+                 **overrides: Any) -> ControllerRun:
     """Run a scenario; with ``resume=True`` a waiting run is resumed with the scenario's answer.
+
+    ``completion``, ``route``, ``budget_check`` and ``repeat`` replace the package's stage of that name with
+    your own function of the same shape (:mod:`~agentloops.controller.stages`).
 
     Example:
         >>> run_scenario("weather-normal").status
         'succeeded'
+        >>> run_scenario("weather-early-claim", completion=lambda items, facts, need: "complete").status
+        'succeeded'
     """
     loaded = load_controller_scenario(scenario)
-    run = build_controller(loaded, policy=policy, trace=trace, **overrides).run()
+    stages = Stages.of(completion, route, budget_check, repeat)
+    run = build_controller(loaded, policy=policy, trace=trace, stages=stages, **overrides).run()
     if resume and run.status == "waiting_for_user" and loaded.resume is not None:
-        return run.resume(loaded.resume.answer)
+        return run.resume(loaded.resume.answer, stages=stages)
     return run
 
 
@@ -189,14 +200,16 @@ def _compare(expect: Expectation, run: ControllerRun, actions: Sequence[str], wh
     return problems
 
 
-def check_scenario(scenario: ScenarioLike, *, policy: PolicyLike | None = None) -> ScenarioCheck:
-    """Run a scenario (and its resume) and compare with what its file expects."""
+def check_scenario(scenario: ScenarioLike, *, policy: PolicyLike | None = None, stages: Stages | None = None
+                   ) -> ScenarioCheck:
+    """Run a scenario (and its resume) and compare with what its file expects — with your own ``stages``
+    in place of the package's, to see whether they pass the regression scenario."""
     loaded = load_controller_scenario(scenario)
-    first = build_controller(loaded, policy=policy).run()
+    first = build_controller(loaded, policy=policy, stages=stages).run()
     problems = _compare(loaded.expect, first, first.actions, "")
     runs = [first]
     if loaded.resume is not None and first.status == "waiting_for_user":
-        second = first.resume(loaded.resume.answer)
+        second = first.resume(loaded.resume.answer, stages=stages)
         runs.append(second)
         problems += _compare(loaded.resume.expect, second, second.new_actions, "after resume: ")
     return ScenarioCheck(loaded.name, tuple(runs), tuple(problems))

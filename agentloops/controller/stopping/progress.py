@@ -28,7 +28,7 @@ two useless actions.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,20 +133,32 @@ class Repeat:
                 "nothing it depends on has changed since")
 
 
+RepeatCheck = Callable[[Fingerprint, "Sighting | None"], bool]
+"""The repeat stage's shape: (the action's fingerprint, its last sighting or ``None``) → is it a repeat?"""
+
+
+def is_repeat(fp: Fingerprint, seen: Sighting | None) -> bool:
+    """The package's repeat stage: the same action at the same progress, whose last attempt brought
+    nothing new — unless that attempt failed transiently (a legitimate retry, bounded by the retry budget)."""
+    return seen is not None and not seen.new_observation and seen.status not in TRANSIENT
+
+
 class ProgressMonitor:
     """Remembers fingerprints and idle turns; answers "is this a loop?" before each action."""
 
-    def __init__(self) -> None:
+    def __init__(self, repeat: RepeatCheck | None = None) -> None:
         self.sightings: dict[Fingerprint, Sighting] = {}
         self.idle = 0
+        self.repeat: RepeatCheck = repeat or is_repeat
+        """The repeat stage: the package's :func:`is_repeat`, or a learner's function of the same shape."""
 
     def check(self, fp: Fingerprint) -> Repeat | None:
         """A :class:`Repeat` if acting on ``fp`` again cannot bring anything new, else ``None``."""
         seen = self.sightings.get(fp)
-        if seen is None or seen.new_observation:
+        if not self.repeat(fp, seen):
             return None
-        if seen.status in TRANSIENT:
-            return None  # a legitimate retry after a transient failure; the retry budget bounds it
+        if seen is None:  # a replaced stage may flag a first attempt: say so rather than invent a turn
+            return Repeat(fp, 0, "the repeat check flagged an action never taken before")
         return Repeat(fp, seen.turn, seen.why)
 
     def record(self, fp: Fingerprint, turn: int, status: str, new_observation: bool, why: str = "") -> None:
@@ -168,9 +180,9 @@ class ProgressMonitor:
         }
 
     @classmethod
-    def from_state(cls, data: Mapping[str, Any]) -> ProgressMonitor:
-        """Inverse of :meth:`state`."""
-        monitor = cls()
+    def from_state(cls, data: Mapping[str, Any], repeat: RepeatCheck | None = None) -> ProgressMonitor:
+        """Inverse of :meth:`state` (the repeat stage is not saved: the caller passes it again)."""
+        monitor = cls(repeat)
         monitor.idle = int(data.get("idle", 0))
         for tool, args, version, turn, status, new, why in data.get("sightings", []):
             monitor.sightings[Fingerprint(tool, args, version)] = Sighting(turn, status, new, why)

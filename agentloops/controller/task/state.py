@@ -250,15 +250,8 @@ class TaskState:
 
     # -- views ------------------------------------------------------------------------------
     def assess(self, need: int) -> Literal["complete", "incomplete", "impossible"]:
-        """The business completion condition over this state: ``need`` items done, each with a verified
-        fact that names its source (``complete``); ``impossible`` when even finishing every open item
-        would not be enough. (:meth:`Task.assess <agentloops.controller.task.tasks.Task.assess>` asks it.)"""
-        done = self.sourced  # a fact is recorded only for a done item
-        if done >= need:
-            return "complete"
-        if done + len(self.open) < need:
-            return "impossible"
-        return "incomplete"
+        """The business completion condition over this state (:func:`assess`, the package's stage)."""
+        return assess(self.items, self.facts, need)
 
     def open_items(self) -> list[str]:
         """Items still to do, in task order (a new list of :attr:`open`)."""
@@ -382,3 +375,19 @@ def _numbers(left: Mapping[str, float | None]) -> str:
     if "inf" in text or "nan" in text:  # json spells those apart
         return "".join(_STATE_JSON({k: v for k, v in left.items() if v is not None and k != "context_tokens"}, 0))
     return text
+
+
+def assess(items: Mapping[str, str], facts: Mapping[str, Fact], need: int
+           ) -> Literal["complete", "incomplete", "impossible"]:
+    """The package's completion stage: ``need`` items done, each with a fact that names its source.
+
+    ``impossible`` when even finishing every open item would not be enough. A learner's own
+    completion check has this shape (items → ``open``/``done``/``missing``, facts by item, the
+    number of items the task needs) and is passed in as ``run_scenario(…, completion=…)``.
+    """
+    done = sum(1 for fact in facts.values() if fact.source)
+    if done >= need:
+        return "complete"
+    if done + sum(1 for status in items.values() if status == "open") < need:
+        return "impossible"
+    return "incomplete"
