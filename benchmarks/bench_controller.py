@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentloops import ScriptedModel, run_loop
 from agentloops.controller import Controller, load_controller_scenario, make_task
-from agentloops.controller.tools import as_plain_tools
+from agentloops.controller.sim.executor import as_plain_tools
 
 SCRIPT = load_controller_scenario("weather-normal")
 TASK = make_task("weather_compare", cities=["Shanghai", "Beijing"])

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.controller.engine import new_trace_id
+from agentloops.controller.persistence.resuming import resume
 from agentloops.controller.policy.error_policy import POLICIES
 from agentloops.controller.sim.scenarios import (
     build_controller,
@@ -55,7 +56,7 @@ def _run_case(name: str, policy: str | None, folder: Path) -> dict[str, Any]:
             out["file:bytes"] = path.read_text(encoding="utf-8")
         answer = load_controller_scenario(name).resume
         if run.status == "waiting_for_user" and answer is not None:
-            resumed = run.resume(answer.answer)
+            resumed = resume(run, answer.answer)
             out[f"{where}:resumed:lines"] = [_text(line) for line in resumed.trace_lines]
             out[f"{where}:resumed:result"] = _text(resumed.to_dict())
             if path is not None:

@@ -17,9 +17,10 @@ from agentloops.controller import (
     memory_from_state,
     run_scenario,
 )
+from agentloops.controller.persistence.resuming import resume
+from agentloops.controller.sim.executor import execute
 from agentloops.controller.task.context import observe, summarize
 from agentloops.controller.task.world import TOOLS
-from agentloops.controller.tools import execute
 from agentloops.messages import Message
 
 
@@ -90,7 +91,7 @@ def test_a_user_answer_survives_compaction_so_nobody_asks_twice():
     task = make_task("order_status")
     first = Controller(task, TaskPlanner(task, use_state=False), send_state=False,
                        context=ContextPolicy(compact_over_tokens=150, keep_recent_turns=0)).run()
-    done = first.resume("A-1042", model=TaskPlanner(task, use_state=False, bad_arguments=1))
+    done = resume(first, "A-1042", model=TaskPlanner(task, use_state=False, bad_arguments=1))
     # the repair turn pushes the request over the limit: the USER ANSWER message is compacted away,
     # and only the memory still says which order the user meant
     assert done.compactions and all(c.check.ok for c in done.compactions)

@@ -25,9 +25,9 @@ from agentloops.controller import (
 from agentloops.controller.persistence.resuming import resume
 from agentloops.controller.persistence.saved import PauseStore
 from agentloops.controller.policy.error_policy import DEFAULT_POLICY, Fallback, Retry, RouteContext, route
+from agentloops.controller.sim.executor import execute
 from agentloops.controller.stopping.status import NEXT_STEPS, STOP_CODES, Stop
 from agentloops.controller.task.world import TOOLS
-from agentloops.controller.tools import execute
 
 
 def call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -168,7 +168,7 @@ def test_a_new_run_that_reuses_a_seeded_trace_id_is_not_taken_for_a_redelivery()
 def test_after_a_resume_the_in_memory_trace_equals_the_file(tmp_path: Path):
     path = tmp_path / "run.jsonl"
     run = run_scenario("order-missing-id", trace=path)
-    resumed = run.resume("A-1042")
+    resumed = resume(run, "A-1042")
     on_disk = read_trace(path)
     for name in ("start", "turns", "events", "resumes", "stops", "stop"):
         assert getattr(resumed.trace, name) == getattr(on_disk, name), name

@@ -23,6 +23,7 @@ from agentloops.controller import (
     read_trace,
     run_scenario,
 )
+from agentloops.controller.persistence.resuming import resume
 from agentloops.controller.task.world import TOOLS
 
 
@@ -75,7 +76,7 @@ def test_the_model_can_ask_the_user_and_resume():
     run = Controller(task, TaskPlanner(task, ask_for_inputs=True)).run()
     assert (run.status, run.code, run.actions) == ("waiting_for_user", "asked_user", ["ask_user"])
     assert run.usage["tool_calls"] == 0
-    resumed = run.resume("B-2001", model=TaskPlanner(task, ask_for_inputs=True))
+    resumed = resume(run, "B-2001", model=TaskPlanner(task, ask_for_inputs=True))
     assert resumed.status == "succeeded" and "processing" in (resumed.answer or "")
 
 
@@ -228,12 +229,12 @@ def test_giving_up_on_spent_retries_is_a_budget_stop_with_a_structured_code():
 
 def test_a_value_the_user_gave_that_fails_the_schema_goes_back_to_the_user():
     first = run_scenario("order-missing-id")
-    again = first.resume("1042")  # not an order id: only the user can fix that
+    again = resume(first, "1042")  # not an order id: only the user can fix that
     assert (again.status, again.code) == ("waiting_for_user", "invalid_user_input")
     assert again.new_actions == ["held:lookup_order(order_id=1042)"] and again.usage["tool_calls"] == 0
     assert again.usage["model_calls"] == first.usage["model_calls"] + 1  # the model was not asked to repair it
     message = again.user_message()
     assert "'1042' does not look like a valid order id" in message and "A-1042" in message
     assert "[A-Z]" not in message and "pattern" not in message  # no validation regex in front of the user
-    done = again.resume("A-1042")
+    done = resume(again, "A-1042")
     assert (done.status, done.new_actions) == ("succeeded", ["lookup_order(order_id=A-1042)", "answer"])

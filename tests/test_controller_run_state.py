@@ -86,7 +86,7 @@ def test_a_rebuilt_controller_captures_exactly_the_state_it_was_built_from():
     run = _waiting()
     state = run.run_state
     assert state is not None
-    again = Controller.from_state(state).capture(run.stop)
+    again = Controller.from_state(state, model=lambda messages: None).capture(run.stop)  # type: ignore[arg-type]
     mine, theirs = state.to_saved(), again.to_saved()
     assert mine.pop("pause_id") != theirs.pop("pause_id")  # a new capture is a new pause
     mine.pop("trace_lines"), theirs.pop("trace_lines")  # the rebuilt one has not written any yet

@@ -99,10 +99,10 @@ def test_a_paused_task_continues_only_once(tmp_path: Path):
     run = run_scenario("order-missing-id", trace=trace)
     untouched = json.loads(json.dumps(run.saved))  # a copy made before anything resumed it
     saved = run.save(tmp_path / "saved.json")
-    assert run.resume("A-1042").status == "succeeded"
+    assert resume(run, "A-1042").status == "succeeded"
     with pytest.raises(ConfigError, match=r"^saved run: already resumed \(it paused at turn 1, state v2\); a paused "
                                           r"task continues only once") as caught:
-        run.resume("A-1042")  # the same run object, again
+        resume(run, "A-1042")  # the same run object, again
     assert "\n" not in str(caught.value)
     with pytest.raises(ConfigError, match=r"saved\.json: trace .*order\.jsonl shows run \S+ already continued after "
                                           r"turn 1"):
@@ -126,7 +126,7 @@ def test_a_resumed_run_that_is_killed_is_not_complete(tmp_path: Path):
     trace = tmp_path / "order.jsonl"
     run = run_scenario("order-missing-id", trace=trace)
     with pytest.raises(ProcessKilled):
-        run.resume("A-1042", tools=Toolbox.of([replace(TOOLS["lookup_order"], handler=_killed)]))
+        resume(run, "A-1042", tools=Toolbox.of([replace(TOOLS["lookup_order"], handler=_killed)]))
     read = read_trace(trace)
     assert not read.complete and read.stop is None and read.status is None
     assert [s["status"] for s in read.stops] == ["waiting_for_user"] and len(read.resumes) == 1
@@ -147,7 +147,7 @@ def test_stored_outputs_and_custom_tools_survive_a_resume():
     louder = replace(TOOLS["fetch"], handler=lambda args: {**TOOLS["fetch"].handler(args), "title": "CUSTOM"})
     first = Controller(task, ScriptedModel(script), tools=Toolbox.of([louder])).run()
     assert first.status == "waiting_for_user" and list(first.stored) == ["ref:1"]
-    done = first.resume("2024", model=ScriptedModel(rest))
+    done = resume(first, "2024", model=ScriptedModel(rest))
     assert done.status == "succeeded"
     assert [f.ref for f in done.stop.facts] == ["ref:1", "ref:2"]  # refs continue; they never restart and collide
     assert done.stored["ref:1"]["source_id"] == "s1" and done.stored["ref:2"]["source_id"] == "s2"
@@ -158,9 +158,9 @@ def test_only_a_waiting_run_resumes():
     run = run_scenario("refund-handoff")
     assert run.saved is not None  # the handover package for the person
     with pytest.raises(ConfigError, match="cannot be resumed"):
-        run.resume("yes")
+        resume(run, "yes")
     with pytest.raises(ConfigError, match="cannot be resumed"):
-        run_scenario("weather-normal").resume("yes")
+        resume(run_scenario("weather-normal"), "yes")
 
 
 @pytest.mark.parametrize(("patch", "message"), [

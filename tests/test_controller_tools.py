@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from agentloops.controller import ConfigError, Fault, FaultInjector, Param, ProcessKilled, Toolbox, ToolSpec
+from agentloops.controller.sim.executor import call_tool, execute
 from agentloops.controller.sim.faults import faults_from
 from agentloops.controller.task.world import TOOLS
-from agentloops.controller.tools import call_tool, execute, validate
+from agentloops.controller.tools import validate
 
 
 def test_schema_rejects_before_the_tool_runs():

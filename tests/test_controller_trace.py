@@ -22,6 +22,7 @@ from agentloops.controller import (
     replay,
     run_scenario,
 )
+from agentloops.controller.persistence.resuming import resume
 from agentloops.controller.persistence.trace import TraceWriter
 from agentloops.controller.sim.scenarios import controller_scenario_names
 
@@ -203,8 +204,8 @@ def test_replay_feeds_the_recorded_answers_back_to_a_waiting_task(tmp_path: Path
 def test_replay_without_a_scenario_feeds_the_answers_to_the_recorded_replies(tmp_path: Path):
     task = make_task("order_status")
     path = tmp_path / "custom.jsonl"
-    Controller(task, TaskPlanner(task, ask_for_inputs=True), trace=path).run().resume(
-        "B-2001", model=TaskPlanner(task, ask_for_inputs=True))
+    resume(Controller(task, TaskPlanner(task, ask_for_inputs=True), trace=path).run(),
+           "B-2001", model=TaskPlanner(task, ask_for_inputs=True))
     again = replay(path)
     assert again.run.status == "succeeded" and again.diff.same, str(again.diff)
 

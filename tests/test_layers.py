@@ -38,12 +38,17 @@ def imports(module: str, path: Path, known: dict[str, Path], *, lazy: bool = Tru
     """The modules ``module`` imports: at module level, and (``lazy``) inside functions and ``if`` blocks too.
 
     ``from p import m`` counts as importing ``p.m`` when that is a module; relative imports are resolved;
-    ``importlib.import_module("…")`` with a literal name counts as an import.
+    ``importlib.import_module("…")`` with a literal name counts as an import. Imports under
+    ``if TYPE_CHECKING:`` never run, so they do not count.
     """
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                   for n in ast.walk(node)}
     found: set[str] = set()
     for node in ast.walk(tree) if lazy else tree.body:
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -93,29 +98,22 @@ def layers_import_sim(root: Path, name: str = "agentloops.controller") -> list[s
 
 
 def import_circles(root: Path, name: str) -> list[str]:
-    """Circles among module-level imports (a lazy import inside a function is how a circle is broken)."""
+    """Every import circle, counting imports inside functions (an import moved into a function still runs,
+    so it hides a circle rather than breaking it): each group of modules that reach one another, sorted."""
     known = modules(root, name)
-    graph = {module: {d for d in imports(module, path, known, lazy=False) if d in known}
-             for module, path in known.items()}
-    circles, done = [], set()
+    graph = {module: {d for d in imports(module, path, known) if d in known} for module, path in known.items()}
 
-    def visit(module: str, path: list[str]) -> None:
-        for dep in sorted(graph[module]):
-            if dep in path:
-                circle = [*path[path.index(dep):], dep]
-                if frozenset(circle) not in done:
-                    done.add(frozenset(circle))
-                    circles.append(" -> ".join(circle))
-            elif dep not in seen:
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for dep in graph[todo.pop()] - seen:
                 seen.add(dep)
-                visit(dep, [*path, dep])
+                todo.append(dep)
+        return seen
 
-    seen: set[str] = set()
-    for module in sorted(graph):
-        if module not in seen:
-            seen.add(module)
-            visit(module, [module])
-    return circles
+    reached = {module: reach(module) for module in graph}
+    groups = {frozenset(m for m in reached[module] if module in reached[m]) for module in graph if module in reached[module]}
+    return sorted(" <-> ".join(sorted(group)) for group in groups)
 
 
 def subpackage_inits_define_names(root: Path) -> list[str]:
@@ -218,13 +216,19 @@ def test_a_teaching_module_may_import_the_engine_and_the_layers_may_use_persiste
     assert engine_imports_ui(root) == [] and layers_import_sim(root) == []
 
 
-def test_an_import_circle_is_found_and_a_lazy_import_breaks_it(tmp_path):
+def test_an_import_circle_is_found_even_through_an_import_inside_a_function(tmp_path):
     root = tmp_path / "pkg"
     root.mkdir()
     (root / "__init__.py").write_text("", encoding="utf-8")
     (root / "a.py").write_text("from pkg.b import x\n", encoding="utf-8")
     (root / "b.py").write_text("from pkg import a\nx = 1\n", encoding="utf-8")
-    assert import_circles(root, "pkg") == ["pkg.a -> pkg.b -> pkg.a"]
+    assert import_circles(root, "pkg") == ["pkg.a <-> pkg.b"]
     (root / "b.py").write_text("x = 1\ndef f():\n    from pkg import a\n", encoding="utf-8")
-    problems = import_circles(root, "pkg")
-    assert not problems, "\n".join(problems)
+    assert import_circles(root, "pkg") == ["pkg.a <-> pkg.b"]  # hidden in a function: still a circle
+    (root / "c.py").write_text("import importlib\ndef g():\n    importlib.import_module('pkg.a')\n", encoding="utf-8")
+    (root / "a.py").write_text("from pkg.b import x\nfrom pkg import c\n", encoding="utf-8")
+    assert import_circles(root, "pkg") == ["pkg.a <-> pkg.b <-> pkg.c"]
+    (root / "b.py").write_text("from typing import TYPE_CHECKING\nx = 1\nif TYPE_CHECKING:\n    from pkg import a\n",
+                               encoding="utf-8")
+    (root / "c.py").write_text("", encoding="utf-8")
+    assert import_circles(root, "pkg") == []  # a typing-only import never runs

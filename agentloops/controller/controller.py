@@ -163,29 +163,21 @@ class Controller:
         })
 
     @classmethod
-    def from_state(cls, state: RunState, *, model: Model | None = None, tools: Toolbox | None = None,
+    def from_state(cls, state: RunState, *, model: Model, tools: Toolbox | None = None,
                    executor: Executor | None = None, source: str = "saved run", stages: Stages | None = None
                    ) -> Controller:
         """A controller in exactly the state ``state`` holds: budgets, clock, state, transcript, monitor, ledger.
 
         Args:
             state: a run state (``run.run_state``, or :func:`~agentloops.controller.persistence.saved.load_state`).
-            model: the model to continue with (default: rebuilt from the scenario, past the calls made).
+            model: the model to continue with (:func:`~agentloops.controller.persistence.resuming.resume`
+                rebuilds a scenario's stub model past the calls made).
             tools: the toolbox (default: the task's).
             executor: runs tool attempts (default: the stub tools with the saved faults).
             source: names the state in error messages.
             stages: replaced stages to continue with (they are not saved with the run).
-
-        Raises:
-            ConfigError: no model given and the state did not come from a scenario.
         """
-        task = replace(make_task(state.task.type, state.task.params, source=f"{source}: task"), budget=state.budget)
-        if model is None:
-            if state.scenario is None:
-                raise ConfigError(f"{source}: this saved run did not come from a scenario; pass model= to resume it")
-            from agentloops.controller.sim.scenarios import build_model, scenario_from_dict
-
-            model = build_model(scenario_from_dict(state.scenario, f"{source}: scenario"), task, skip=state.model_calls)
+        task = saved_task(state, source)
         c = cls(task, model, tools=tools, policy=state.policy, budget=task.budget, faults=state.faults,
                 context=state.context, send_state=state.send_state, trace=None, trace_id=state.trace_id,
                 label=state.label, model_latency_s=state.model_latency_s, scenario=state.scenario, executor=executor,
@@ -252,3 +244,8 @@ def _turn_from_dict(data: dict[str, Any]) -> TurnRecord:
     for name in ("open_items", "missing_items", "actions"):
         fields[name] = tuple(fields.get(name, ()))
     return TurnRecord(**fields)
+
+
+def saved_task(state: RunState, source: str = "saved run") -> Task:
+    """The task a saved run was working on, with the budget it ran under."""
+    return replace(make_task(state.task.type, state.task.params, source=f"{source}: task"), budget=state.budget)

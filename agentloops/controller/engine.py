@@ -26,6 +26,7 @@ from agentloops.controller.parallel import Arrival, Ledger
 from agentloops.controller.persistence.trace import TRACE_SCHEMA, TraceSink, TurnRecord
 from agentloops.controller.policy.budgets import Budget, BudgetMeter, BudgetName, SimClock
 from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
+from agentloops.controller.sim.executor import execute
 from agentloops.controller.sim.faults import FaultInjector, FaultLike
 from agentloops.controller.stages import Stages
 from agentloops.controller.stopping.progress import Fingerprint, ProgressMonitor
@@ -39,7 +40,7 @@ from agentloops.controller.task.context import (
 )
 from agentloops.controller.task.state import StateDelta, TaskState
 from agentloops.controller.task.tasks import Task
-from agentloops.controller.tools import TRANSIENT, Toolbox, ToolResult, ToolSpec, execute
+from agentloops.controller.tools import TRANSIENT, Toolbox, ToolResult, ToolSpec
 from agentloops.messages import Message
 from agentloops.response import Response
 from agentloops.stubs import Model

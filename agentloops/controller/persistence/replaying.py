@@ -27,16 +27,19 @@ from typing import Any
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Controls
 from agentloops.controller.persistence.result import ControllerRun
+from agentloops.controller.persistence.resuming import resume
 from agentloops.controller.persistence.trace import Trace, read_trace
 from agentloops.controller.policy.budgets import Budget
 from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
 from agentloops.controller.render import Table, clip, html_table
+from agentloops.controller.sim.executor import execute
 from agentloops.controller.sim.faults import FaultInjector
+from agentloops.controller.sim.planners import build_model
 from agentloops.controller.sim.scenario_files import ControllerScenario, scenario_from_dict
 from agentloops.controller.stopping.progress import normalize_args
-from agentloops.controller.task.context import ContextPolicy
+from agentloops.controller.task.context import COMPACTORS, ContextPolicy
 from agentloops.controller.task.tasks import Task, make_task
-from agentloops.controller.tools import ToolResult, ToolSpec, execute
+from agentloops.controller.tools import ToolResult, ToolSpec
 from agentloops.i18n import _
 from agentloops.response import Response
 from agentloops.stubs import Model, ScriptedModel
@@ -281,8 +284,6 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
     rebuild = model is None and scenario is not None  # a scenario model is rebuilt past the replies already used
     extra: dict[str, Any] = {}
     if scenario is not None:
-        from agentloops.controller.sim.scenarios import COMPACTORS, build_model
-
         extra["compactor"] = COMPACTORS[scenario.compactor]  # the recorded run compacted this way: so must its replay
         if model is None:
             model = build_model(scenario, task)
@@ -299,7 +300,7 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
     for answer in original.resumes:
         if run.status != "waiting_for_user":
             break
-        run = run.resume(answer.answer, model=None if rebuild else model, executor=executor)
+        run = resume(run, answer.answer, model=None if rebuild else model, executor=executor)
     diff = diff_traces(original, run.trace, before_label=f"recorded ({recorded_policy.name})",
                        after_label=label or f"replay ({chosen.name})", unrecorded=executor.unrecorded)
     return Replay(original, run, diff, executor.served)

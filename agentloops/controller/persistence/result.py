@@ -10,7 +10,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentloops.controller.engine import Executor
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.parallel import CallRecord, LedgerEvent
 from agentloops.controller.persistence.run_state import RunState
@@ -20,7 +19,6 @@ from agentloops.controller.policy.error_policy import (
     ErrorPolicy,
 )
 from agentloops.controller.render import html_table
-from agentloops.controller.stages import Stages
 from agentloops.controller.stopping.status import Stop, StopStatus
 from agentloops.controller.task.context import (
     CompactionEvent,
@@ -30,7 +28,6 @@ from agentloops.controller.tools import (
     Toolbox,
 )
 from agentloops.i18n import _
-from agentloops.stubs import Model
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -160,21 +157,6 @@ class ControllerRun:
     def system_record(self) -> dict[str, Any]:
         """The stop, for the system."""
         return self.stop.system_record()
-
-    def resume(self, answer: str, *, model: Model | None = None, trace: str | Path | None = None,
-               tools: Toolbox | None = None, executor: Executor | None = None, stages: Stages | None = None
-               ) -> ControllerRun:
-        """Continue a waiting task with the user's answer (see :func:`resume`); the run's own tools are kept.
-
-        A pause continues once: calling this twice on the same run raises :class:`ConfigError`.
-        """
-        if self.saved is None or self.status != "waiting_for_user":
-            raise ConfigError(f"a run that stopped as {self.status} cannot be resumed; only a waiting_for_user run "
-                              "continues with the user's answer")
-        from agentloops.controller.persistence.resuming import resume
-
-        return resume(self.saved, answer, model=model, trace=trace if trace is not None else self.trace_path,
-                      tools=tools if tools is not None else self.toolbox, executor=executor, stages=stages)
 
     def save(self, path: str | Path) -> Path:
         """Write the saved state as JSON (to resume later, even in another process).

@@ -32,15 +32,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
 
 from agentloops.controller.errors import ConfigError
+from agentloops.controller.tools import ToolResult, ToolSpec
 from agentloops.errors import describe_validation_error
-
-if TYPE_CHECKING:
-    from agentloops.controller.tools import ToolResult, ToolSpec
 
 FaultKind = Literal[
     "timeout", "rate_limited", "empty", "reject_arguments", "missing_parameter", "permission_denied",
@@ -135,8 +133,6 @@ def _norm(value: Any) -> Any:
 
 def fault_result(fault: Fault, spec: ToolSpec) -> ToolResult:
     """The result a failing kind reports (kinds that still run the tool are handled by the caller)."""
-    from agentloops.controller.tools import ToolResult
-
     name = spec.name
     text = fault.message
     if fault.kind == "timeout":

@@ -23,11 +23,12 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentloops.controller.sim.scenario_files import ControllerScenario
 from agentloops.controller.task.tasks import Task
 from agentloops.controller.tools import ASK_USER, ToolResult
 from agentloops.messages import Message
 from agentloops.response import Response, ToolCall
-from agentloops.stubs import FunctionModel
+from agentloops.stubs import FunctionModel, Model, ScriptedModel
 
 USER_ANSWER_PREFIX = "USER ANSWER"
 """How the controller passes a resumed user answer into the transcript: ``USER ANSWER order_id: A-1042``."""
@@ -212,3 +213,37 @@ def _mangle(args: Mapping[str, Any]) -> dict[str, Any]:
             return out
     out["unexpected"] = True
     return out
+
+
+def build_model(scenario: ControllerScenario, task: Task, skip: int = 0) -> Model:
+    """The scenario's stub model (a planner, or a script starting after ``skip`` replies already used)."""
+    spec = scenario.model
+    model: Model
+    if spec.script is not None:
+        model = ScriptedModel(spec.script[skip:] or spec.script[-1:])
+    else:
+        options = spec.planner.model_dump() if spec.planner is not None else {}
+        alternative = options.pop("alternative", None)
+        model = TaskPlanner(task, alternative=(alternative["tool"], alternative["args"]) if alternative else None,
+                            **options)
+    if spec.outage_after is None:
+        return model
+    return ProviderOutage(model, max(0, spec.outage_after - skip))
+
+
+class ProviderUnavailable(ConnectionError):
+    """What a client raises when the provider answers HTTP 503: the service, not the request, failed."""
+
+
+class ProviderOutage:
+    """A model whose provider goes down after ``replies`` answers (a stand-in for an HTTP 503 outage)."""
+
+    def __init__(self, model: Model, replies: int) -> None:
+        self.model = model
+        self.replies_left = replies
+
+    def __call__(self, messages: Sequence[Message]) -> Response:
+        if self.replies_left <= 0:
+            raise ProviderUnavailable("503 Service Unavailable")
+        self.replies_left -= 1
+        return self.model(messages)

@@ -20,11 +20,12 @@ from typing import Any
 
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Controls
+from agentloops.controller.persistence import resuming
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.policy.budgets import BudgetCheck
 from agentloops.controller.policy.error_policy import PolicyLike, Router
 from agentloops.controller.render import Table, clip
-from agentloops.controller.sim.planners import TaskPlanner
+from agentloops.controller.sim.planners import build_model
 from agentloops.controller.sim.scenario_files import (  # re-exported: the file model used to live here
     AlternativeSpec,
     ControllerScenario,
@@ -44,57 +45,16 @@ from agentloops.controller.sim.scenario_files import (  # re-exported: the file 
 )
 from agentloops.controller.stages import Completion, Stages
 from agentloops.controller.stopping.progress import RepeatCheck
-from agentloops.controller.task.context import Compactor, careless_compactor, memory_from_state
-from agentloops.controller.task.tasks import Task
-from agentloops.messages import Message
-from agentloops.response import Response
-from agentloops.stubs import Model, ScriptedModel
+from agentloops.controller.task.context import COMPACTORS
+from agentloops.stubs import Model
 
 __all__ = [
-    "COMPACTORS", "AlternativeSpec", "ControllerScenario", "ControlsSpec", "Expectation", "ModelSpec", "PlannerSpec",
-    "ProviderOutage", "ProviderUnavailable", "ResumeSpec", "ScenarioCheck", "ScenarioLike", "TaskSpec",
-    "build_controller", "build_model", "check_scenario", "controller_scenario_names", "controller_scenarios_dir",
+    "AlternativeSpec", "ControllerScenario", "ControlsSpec", "Expectation", "ModelSpec", "PlannerSpec",
+    "ResumeSpec", "ScenarioCheck", "ScenarioLike", "TaskSpec",
+    "build_controller", "check_scenario", "controller_scenario_names", "controller_scenarios_dir",
     "list_controller_scenarios", "load_controller_scenario", "read_scenario_file", "run_scenario",
     "scenario_from_dict", "scenario_table",
 ]
-
-COMPACTORS: dict[str, Compactor] = {"state": memory_from_state, "careless": careless_compactor}
-"""Compactors a scenario file can name: the safe one written from state, and a careless stub."""
-
-
-def build_model(scenario: ControllerScenario, task: Task, skip: int = 0) -> Model:
-    """The scenario's stub model (a planner, or a script starting after ``skip`` replies already used)."""
-    spec = scenario.model
-    model: Model
-    if spec.script is not None:
-        model = ScriptedModel(spec.script[skip:] or spec.script[-1:])
-    else:
-        options = spec.planner.model_dump() if spec.planner is not None else {}
-        alternative = options.pop("alternative", None)
-        model = TaskPlanner(task, alternative=(alternative["tool"], alternative["args"]) if alternative else None,
-                            **options)
-    if spec.outage_after is None:
-        return model
-    return ProviderOutage(model, max(0, spec.outage_after - skip))
-
-
-class ProviderUnavailable(ConnectionError):
-    """What a client raises when the provider answers HTTP 503: the service, not the request, failed."""
-
-
-class ProviderOutage:
-    """A model whose provider goes down after ``replies`` answers (a stand-in for an HTTP 503 outage)."""
-
-    def __init__(self, model: Model, replies: int) -> None:
-        self.model = model
-        self.replies_left = replies
-
-    def __call__(self, messages: Sequence[Message]) -> Response:
-        if self.replies_left <= 0:
-            raise ProviderUnavailable("503 Service Unavailable")
-        self.replies_left -= 1
-        return self.model(messages)
-
 
 def build_controller(scenario: ScenarioLike, *, policy: PolicyLike | None = None, trace: str | Path | None = None,
                      model: Model | None = None, trace_id: str | None = None, **overrides: Any) -> Controller:
@@ -141,7 +101,7 @@ def run_scenario(scenario: ScenarioLike, *, policy: PolicyLike | None = None, tr
     stages = Stages.of(completion, route, budget_check, repeat)
     run = build_controller(loaded, policy=policy, trace=trace, stages=stages, **overrides).run()
     if resume and run.status == "waiting_for_user" and loaded.resume is not None:
-        return run.resume(loaded.resume.answer, stages=stages)
+        return resuming.resume(run, loaded.resume.answer, stages=stages)
     return run
 
 
@@ -209,7 +169,7 @@ def check_scenario(scenario: ScenarioLike, *, policy: PolicyLike | None = None, 
     problems = _compare(loaded.expect, first, first.actions, "")
     runs = [first]
     if loaded.resume is not None and first.status == "waiting_for_user":
-        second = first.resume(loaded.resume.answer, stages=stages)
+        second = resuming.resume(first, loaded.resume.answer, stages=stages)
         runs.append(second)
         problems += _compare(loaded.resume.expect, second, second.new_actions, "after resume: ")
     return ScenarioCheck(loaded.name, tuple(runs), tuple(problems))

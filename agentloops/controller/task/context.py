@@ -197,3 +197,7 @@ class CompactionEvent:
         return {"turn": self.turn, "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
                 "turns_compacted": self.turns_compacted, "ok": self.check.ok, "dropped": list(self.check.dropped),
                 "used": self.used}
+
+
+COMPACTORS: dict[str, Compactor] = {"state": memory_from_state, "careless": careless_compactor}
+"""Compactors a scenario file can name: the safe one written from state, and a careless stub."""

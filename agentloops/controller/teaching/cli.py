@@ -64,6 +64,7 @@ def _run_output(run: Any, as_json: bool) -> str:
 
 
 def _run(args: argparse.Namespace) -> str:
+    from agentloops.controller.persistence.resuming import resume
     from agentloops.controller.sim.scenarios import build_controller, load_controller_scenario
 
     scenario = load_controller_scenario(args.scenario)
@@ -79,7 +80,7 @@ def _run(args: argparse.Namespace) -> str:
                 parts.append(_("saved state to {path}; continue with: agentloops controller resume {path} "
                                "--answer …").format(path=args.save))
         if answer is not None:
-            resumed = run.resume(answer)
+            resumed = resume(run, answer)
             if args.json:  # one JSON document: the run's keys, and the resumed run under "resumed"
                 return json.dumps({**_json(run), "resumed": _json(resumed)}, ensure_ascii=False, indent=1,
                                   default=str)

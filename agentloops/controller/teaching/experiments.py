@@ -35,11 +35,12 @@ from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.policy.budgets import BUDGET_NAMES, Budget, BudgetName
 from agentloops.controller.policy.error_policy import PolicyLike
 from agentloops.controller.render import Table
+from agentloops.controller.sim.executor import call_tool
 from agentloops.controller.sim.faults import Fault, FaultInjector, FaultKind
 from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.task.state import Fact
 from agentloops.controller.task.tasks import TASK_TYPES, WEATHER_CITIES, Task, make_task
-from agentloops.controller.tools import ASK_USER, ToolResult, call_tool
+from agentloops.controller.tools import ASK_USER, ToolResult
 from agentloops.errors import RunError
 from agentloops.i18n import _
 from agentloops.loop import run_loop
