@@ -122,7 +122,7 @@ class Controller:
                 stop = play(run)
             stop = finish(run, stop)
         except StageError as error:  # a replaced stage failed: one error naming it, not the engine's frames
-            raise StageError(str(error)) from None
+            raise error.with_traceback(None) from None
         finally:
             run.sink.close()
         return self._result(stop)

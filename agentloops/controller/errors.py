@@ -56,4 +56,16 @@ class ProcessKilled(BaseException):
 
 class StageError(ControllerUsageError, TypeError):
     """A stage passed in to replace the package's (completion, route, budget, repeat) raised or returned a
-    value of the wrong type; the message names the stage, the function and what it did."""
+    value of the wrong type; the message names the stage, the function and what it did.
+
+    Attributes:
+        stage / function: which stage, and the name of the function passed in for it.
+        problem: ``raised`` or ``returned``.
+        detail: the exception (``ZeroDivisionError: division by zero (at file:line)``) or the value returned.
+        expected: what the stage must return.
+    """
+
+    def __init__(self, stage: str, function: str, problem: str, detail: str, expected: str) -> None:
+        said = f"raised {detail}" if problem == "raised" else f"returned {detail}; expected {expected}"
+        super().__init__(f"the {stage} stage ({function}) {said}")
+        self.stage, self.function, self.problem, self.detail, self.expected = stage, function, problem, detail, expected

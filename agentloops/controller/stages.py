@@ -89,9 +89,9 @@ def _guarded(stage: str, function: Callable[..., Any], valid: Callable[[Any], bo
         try:
             value = function(*args)
         except Exception as exc:
-            raise StageError(f"the {stage} stage ({name}) raised {type(exc).__name__}: {exc}{_where(exc)}") from None
+            raise StageError(stage, name, "raised", f"{type(exc).__name__}: {exc}{_where(exc)}", expected) from None
         if not valid(value):
-            raise StageError(f"the {stage} stage ({name}) returned {value!r}; expected {expected}")
+            raise StageError(stage, name, "returned", repr(value), expected)
         return value
 
     return stage_call

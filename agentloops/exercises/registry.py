@@ -43,6 +43,8 @@ SETS: dict[str, ExerciseSet] = {
                     "exercises/01-stop-the-loop.ipynb"),
         ExerciseSet("controlling", N_("Control the loop: repeats, error routes, completion"),
                     "exercises/02-control-the-loop.ipynb"),
+        ExerciseSet("building", N_("Build the controller: your stages inside it, on the regression scenarios"),
+                    "exercises/03-build-the-controller.ipynb"),
     )
 }
 """The exercise sets in teaching order."""

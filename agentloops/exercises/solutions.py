@@ -14,6 +14,16 @@ from dataclasses import replace
 
 import agentloops as al
 from agentloops.controller import Fingerprint, RouteContext, TaskState, ToolResult, fingerprint
+from agentloops.controller.policy.routes import (
+    Accept,
+    AcceptNotFound,
+    AskUser,
+    Degrade,
+    Fallback,
+    Repair,
+    Retry,
+    StopRun,
+)
 from agentloops.controller.tools import TRANSIENT
 from agentloops.exercises.controlling import PRICE_TASK, Action, Attempt
 from agentloops.exercises.part1 import Setup, failing_tools
@@ -196,3 +206,52 @@ def respond(record: al.RunRecord, setup: Setup) -> Setup | None:
     if record.error == "max_steps" and failing_tools(record):
         return replace(setup, tool_fixed=True)  # the model kept calling a broken tool: fix the tool
     return None  # nothing automatic helps: a person decides
+
+
+# -- set 3: build the controller -----------------------------------------------------------------
+
+
+def my_completion(items, facts, need):
+    """Done when enough items have a fact that names its source; impossible when the open ones cannot make it."""
+    sourced = sum(1 for fact in facts.values() if fact.source)
+    if sourced >= need:
+        return "complete"
+    still_open = sum(1 for status in items.values() if status == "open")
+    return "impossible" if sourced + still_open < need else "incomplete"
+
+
+def my_route(result, ctx):
+    """One move per status; a retry only for what may pass, and only while the shared budget allows it."""
+    status = result.status
+    if status == "ok":
+        return Accept()
+    if status == "empty":
+        return AcceptNotFound() if ctx.allows_not_found else Degrade("empty", "empty, and 'not found' is no answer")
+    if status == "invalid_arguments":
+        if ctx.repairs_used < 1:
+            return Repair("the model may fix its arguments once")
+        return StopRun("failed_unrecoverable", "invalid_arguments_repeated", "the same slip again")
+    if status == "missing_parameter":
+        return AskUser(result.question or "Which one do you mean?", result.parameter or "answer", "only the user knows")
+    if status == "permission_denied":
+        return StopRun("failed_unrecoverable", "permission_denied", "no tool may get around a denial")
+    if status == "not_found":
+        return Degrade("not_found", result.error or "not found")
+    if status in TRANSIENT and result.retryable:
+        if ctx.retries_left is not None and ctx.retries_left < 1:
+            return StopRun("budget_exhausted", "budget:retries", "the shared retry budget is spent", budget="retries")
+        return Retry(0.5 * 2 ** (ctx.attempts_on_tool - 1), f"{status} may pass: try again after a pause")
+    fallback, can_retry = ctx.fallback, ctx.retries_left is None or ctx.retries_left >= 1
+    if fallback is not None and can_retry and not fallback.side_effects and fallback.backend != ctx.spec.backend:
+        return Fallback(fallback.name, f"{status} here; an independent source may have it")
+    return Degrade(status, result.error or status)
+
+
+def my_budget_check(name, used, amount, limit):
+    """Reaching the limit exactly is fine; going past it is not (limit None: the budget is off)."""
+    return limit is None or used + amount <= limit + 1e-6
+
+
+def my_repeat(fingerprint, seen):
+    """Taken before at the same progress, it brought nothing new, and it did not fail transiently."""
+    return seen is not None and not seen.new_observation and seen.status not in TRANSIENT

@@ -1,0 +1,134 @@
+"""Exercise set 3: the learner's stages run inside the controller, and each check names the scenario that went
+differently. Every exercise is run against its reference, two typical wrong answers and a crashing one; the
+capstone against the reference stages and against one wrong stage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentloops.controller.policy.routes import Accept, Retry
+from agentloops.controller.sim.scenarios import controller_scenario_names
+from agentloops.exercises import solutions
+from agentloops.exercises.building import judge_outcome, q7, q8, q9, q10, regression
+from agentloops.exercises.checking import LearnerError
+from agentloops.exercises.exercise import Exercise
+from agentloops.i18n import speaking
+
+
+def failures(exercise: Exercise, answer: Any) -> dict[str, str]:
+    with speaking("en"):
+        result = exercise.judge(answer)
+    assert result.status != "not_attempted"
+    return {case.name: case.message for case in result.cases if not case.passed}
+
+
+WRONG: list[tuple[Exercise, Any, dict[str, str]]] = [
+    # the completion stage believes the model: the early claim passes as a success
+    (q7, lambda items, facts, need: "complete",
+     {"weather-early-claim": "the run ended succeeded (completion_condition_met); with the package's it ends "
+                             "partially_completed (premature_claim)"}),
+    # given-up items counted as done: an empty city passes as a success
+    (q7, lambda items, facts, need: "incomplete" if "open" in items.values() else "complete",
+     {"weather-empty": "with the package's it ends partially_completed (items_unobtainable)"}),
+    # the naive policy: retry everything
+    (q8, lambda result, ctx: Accept() if result.status == "ok" else Retry(0.5, "again"),
+     {"refund-permission-denied": "with the package's it ends failed_unrecoverable (permission_denied)",
+      "order-missing-id": "with the package's it ends waiting_for_user (missing_parameter)"}),
+    # a route that never switches to the fallback
+    (q8, lambda result, ctx: solutions.my_route(result, ctx.__class__(**{**{f: getattr(ctx, f) for f in (
+        "spec", "attempts_on_tool", "retries_left", "allows_not_found", "repairs_used", "granted")}, "fallback": None})),
+     {"weather-format-change": "with the package's it ends succeeded (completion_condition_met) "
+                               "(ours went on with fallback:weather_backup(city=Beijing))"}),
+    # off by one at the limit: exactly enough is refused
+    (q9, lambda name, used, amount, limit: limit is None or used + amount < limit,
+     {"weather-normal@steps=3": "the run ended budget_exhausted (budget:steps); with the package's it ends succeeded",
+      "weather-normal@tool_calls=2": "with the package's it ends succeeded"}),
+    # no limit at all: one less than needed is spent anyway
+    (q9, lambda name, used, amount, limit: name != "steps" or limit is None or used + amount <= limit,
+     {"weather-normal@tool_calls=1": "with the package's it ends budget_exhausted (budget:tool_calls)"}),
+    # never a repeat: the loop runs on until idle turns stop it
+    (q10, lambda fingerprint, seen: False,
+     {"weather-reask": "the run ended no_progress (idle_turns); with the package's it ends no_progress "
+                       "(repeated_action)"}),
+    # everything seen before is a repeat: the first call of a fresh fingerprint still runs, but so does nothing else
+    (q10, lambda fingerprint, seen: True,
+     {"weather-normal": "with the package's it ends succeeded (completion_condition_met)"}),
+]
+
+
+@pytest.mark.parametrize("exercise", [q7, q8, q9, q10], ids=lambda e: e.name)
+def test_the_reference_stage_passes_every_scenario(exercise: Exercise) -> None:
+    with speaking("en"):
+        result = exercise.judge(exercise.reference())
+    assert result.passed, str(result)
+    assert len(result.cases) >= 4
+    assert all("as with the package's stages" in case.message for case in result.cases)
+
+
+@pytest.mark.parametrize(("exercise", "answer", "expected"), WRONG,
+                         ids=[f"{e.name}-{i}" for i, (e, _a, _x) in enumerate(WRONG)])
+def test_a_typical_wrong_stage_fails_naming_the_scenario_and_what_went_differently(exercise, answer, expected) -> None:
+    failed = failures(exercise, answer)
+    for scenario, said in expected.items():
+        assert scenario in failed, (scenario, failed)
+        assert said in failed[scenario]
+
+
+@pytest.mark.parametrize("exercise", [q7, q8, q9, q10], ids=lambda e: e.name)
+def test_a_crashing_stage_fails_every_case_with_the_error_not_a_traceback(exercise: Exercise) -> None:
+    def crashes(*args: Any) -> Any:
+        return {}["missing"]
+
+    failed = failures(exercise, crashes)
+    assert failed and all("stage raised KeyError: 'missing'" in message for message in failed.values())
+
+
+def test_a_stage_of_the_wrong_type_is_named() -> None:
+    failed = failures(q7, lambda items, facts, need: True)
+    assert all("returned True; expected one of complete, incomplete, impossible" in m for m in failed.values())
+
+
+def test_more_tool_calls_than_ours_fails_even_with_the_same_stop() -> None:
+    ours_calls = judge_outcome({"runs": [["succeeded", "completion_condition_met",
+                                          ["start", "get_weather(city=Shanghai)", "answer"]]], "tool_calls": 99},
+                               case="weather-normal", stage="route")
+    assert ours_calls[0] is False and "made 99 tool calls where ours made 2" in ours_calls[1]
+
+
+@pytest.mark.parametrize("forged", [None, 3, {"runs": "x"}, {"runs": [["a", "b"]], "tool_calls": 1},
+                                    {"error": {"stage": 1}}, {"runs": [["a", "b", [1]]], "tool_calls": 1}])
+def test_what_crosses_the_pipe_is_checked_before_it_is_read(forged: Any) -> None:
+    with pytest.raises(LearnerError, match="sent back no result"):
+        judge_outcome(forged, case="weather-normal", stage="route")
+
+
+def test_the_capstone_passes_with_the_reference_stages_and_names_every_scenario() -> None:
+    with speaking("en"):
+        result = regression(solutions.my_completion, solutions.my_route, solutions.my_budget_check,
+                            solutions.my_repeat)
+    assert result.ok and result.passed == len(controller_scenario_names()), str(result)
+    assert result.table.column("scenario") == controller_scenario_names()
+    assert "passes all" in str(result) and "passes all" in result._repr_html_()
+
+
+def test_the_capstone_fails_exactly_the_scenarios_a_wrong_stage_breaks() -> None:
+    def stubborn(result: Any, ctx: Any) -> Any:
+        return Accept() if result.status == "ok" else Retry(0.5, "again")
+
+    with speaking("en"):
+        result = regression(route=stubborn, scenarios=["weather-normal", "refund-permission-denied",
+                                                       "document-not-found", "weather-timeout-once"])
+    verdicts = dict(zip(result.table.column("scenario"), result.table.column("same as ours")))
+    assert verdicts == {"weather-normal": "✓", "refund-permission-denied": "✗", "document-not-found": "✗",
+                        "weather-timeout-once": "✓"}
+    assert not result.ok and "passes 2 of 4" in result.headline()
+
+
+def test_a_stub_stage_keeps_the_packages() -> None:
+    def my_repeat(fingerprint: Any, seen: Any) -> Any:
+        ...
+
+    with speaking("en"):
+        assert regression(repeat=my_repeat, scenarios=["weather-reask"]).ok
