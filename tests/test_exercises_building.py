@@ -11,7 +11,7 @@ import pytest
 from agentloops.controller.policy.routes import Accept, Retry
 from agentloops.controller.sim.scenarios import controller_scenario_names
 from agentloops.exercises import solutions
-from agentloops.exercises.building import judge_outcome, q7, q8, q9, q10, regression
+from agentloops.exercises.building import judge_outcome, q7, q8, q9, q10, q11, q12, regression
 from agentloops.exercises.checking import LearnerError
 from agentloops.exercises.exercise import Exercise
 from agentloops.i18n import speaking
@@ -55,10 +55,27 @@ WRONG: list[tuple[Exercise, Any, dict[str, str]]] = [
     # everything seen before is a repeat: the first call of a fresh fingerprint still runs, but so does nothing else
     (q10, lambda fingerprint, seen: True,
      {"weather-normal": "with the package's it ends succeeded (completion_condition_met)"}),
+    # the backup's °F taken for °C: the same stop, a wrong fact in the task state
+    (q11, lambda item, result: ({"temp": result.data.get("temp_c", result.data.get("temp_f"))},
+                                f"{result.data.get('temp_c', result.data.get('temp_f'))}°C, "
+                                f"{result.data.get('conditions', result.data.get('sky'))}")
+     if isinstance(result.data, dict) else "nothing",
+     {"weather-format-change": "but the task state holds weather:Beijing = 64.4°C, cloudy where ours holds 18°C"}),
+    # only the main service's shape: the backup's data is refused, the city given up
+    (q11, lambda item, result: (result.data, f"{result.data['temp_c']}°C") if isinstance(result.data, dict)
+     and "temp_c" in result.data else "no temp_c",
+     {"weather-format-change": "the run ended partially_completed (items_unobtainable); with the package's it ends "
+                               "succeeded"}),
+    # wait for every call: the slow ones the task no longer needs are waited for
+    (q12, lambda succeeded, finished, total, needed: finished >= total,
+     {"research-parallel": "but your run waited 12 s of simulated time where ours took 4.5 s"}),
+    # stop at the first success: the task lacks evidence and asks again
+    (q12, lambda succeeded, finished, total, needed: succeeded >= 1,
+     {"research-parallel": "but your run made 7 tool calls where ours made 4"}),
 ]
 
 
-@pytest.mark.parametrize("exercise", [q7, q8, q9, q10], ids=lambda e: e.name)
+@pytest.mark.parametrize("exercise", [q7, q8, q9, q10, q11, q12], ids=lambda e: e.name)
 def test_the_reference_stage_passes_every_scenario(exercise: Exercise) -> None:
     with speaking("en"):
         result = exercise.judge(exercise.reference())
@@ -76,7 +93,7 @@ def test_a_typical_wrong_stage_fails_naming_the_scenario_and_what_went_different
         assert said in failed[scenario]
 
 
-@pytest.mark.parametrize("exercise", [q7, q8, q9, q10], ids=lambda e: e.name)
+@pytest.mark.parametrize("exercise", [q7, q8, q9, q10, q11, q12], ids=lambda e: e.name)
 def test_a_crashing_stage_fails_every_case_with_the_error_not_a_traceback(exercise: Exercise) -> None:
     def crashes(*args: Any) -> Any:
         return {}["missing"]
@@ -91,14 +108,31 @@ def test_a_stage_of_the_wrong_type_is_named() -> None:
 
 
 def test_more_tool_calls_than_ours_fails_even_with_the_same_stop() -> None:
-    ours_calls = judge_outcome({"runs": [["succeeded", "completion_condition_met",
-                                          ["start", "get_weather(city=Shanghai)", "answer"]]], "tool_calls": 99},
-                               case="weather-normal", stage="route")
+    ours = regression_outcome("weather-normal")
+    ours_calls = judge_outcome({**ours, "tool_calls": 99}, case="weather-normal", stage="route")
     assert ours_calls[0] is False and "made 99 tool calls where ours made 2" in ours_calls[1]
 
 
+def regression_outcome(case: str) -> dict[str, Any]:
+    from agentloops.exercises.building import ours
+
+    return dict(ours(case))
+
+
+def test_a_wrong_fact_or_a_longer_wait_fails_only_where_it_is_asked() -> None:
+    ours = regression_outcome("research-parallel")
+    slower = {**ours, "seconds": ours["seconds"] + 1.0}
+    assert judge_outcome(slower, case="research-parallel", stage="join", timed=True)[0] is False
+    assert judge_outcome(slower, case="research-parallel", stage="route")[0] is True
+    item = next(iter(ours["facts"]))
+    wrong = judge_outcome({**ours, "facts": {**ours["facts"], item: "made up"}}, case="research-parallel", stage="route")
+    assert wrong[0] is False and f"holds {item} = made up" in wrong[1]
+
+
 @pytest.mark.parametrize("forged", [None, 3, {"runs": "x"}, {"runs": [["a", "b"]], "tool_calls": 1},
-                                    {"error": {"stage": 1}}, {"runs": [["a", "b", [1]]], "tool_calls": 1}])
+                                    {"error": {"stage": 1}}, {"runs": [["a", "b", [1]]], "tool_calls": 1},
+                                    {"runs": [["a", "b", []]], "tool_calls": 1, "seconds": 1, "facts": {}},
+                                    {"runs": [["a", "b", []]], "tool_calls": 1, "seconds": 1.0, "facts": {"x": 1}}])
 def test_what_crosses_the_pipe_is_checked_before_it_is_read(forged: Any) -> None:
     with pytest.raises(LearnerError, match="sent back no result"):
         judge_outcome(forged, case="weather-normal", stage="route")
@@ -107,7 +141,7 @@ def test_what_crosses_the_pipe_is_checked_before_it_is_read(forged: Any) -> None
 def test_the_capstone_passes_with_the_reference_stages_and_names_every_scenario() -> None:
     with speaking("en"):
         result = regression(solutions.my_completion, solutions.my_route, solutions.my_budget_check,
-                            solutions.my_repeat)
+                            solutions.my_repeat, solutions.my_join)
     assert result.ok and result.passed == len(controller_scenario_names()), str(result)
     assert result.table.column("scenario") == controller_scenario_names()
     assert "passes all" in str(result) and "passes all" in result._repr_html_()

@@ -41,10 +41,11 @@ handful of plain functions over it, each returning a value — ``None`` to go on
       next_step(run)           -> Stop | None       nothing left to try? too many failed turns?        task, stopping
     turn.finish(run, stop) -> Stop                  freeze the task, the stop line, late results
 
-**Four stages are yours to replace.** The completion condition, the route of a tool result, the budget
-check before a spend and the repeat check are plain functions; pass your own of the same shape —
-``run_scenario("weather-early-claim", completion=my_check)`` (or ``route=``, ``budget_check=``,
-``repeat=``) — and it runs inside this controller in place of the package's (:mod:`.stages`)::
+**Six stages are yours to replace.** The completion condition, the state update from a result, the route
+of a tool result, the budget check before a spend, the repeat check and the join of parallel calls are plain
+functions; pass your own of the same shape — ``run_scenario("weather-early-claim", completion=my_check)``
+(or ``update=``, ``route=``, ``budget_check=``, ``repeat=``, ``join=``) — and it runs inside this controller
+in place of the package's (:mod:`.stages`)::
 
     >>> run_scenario("weather-early-claim", completion=lambda items, facts, need: "complete").status
     'succeeded'

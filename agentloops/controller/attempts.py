@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, make_stop
+from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
 from agentloops.controller.parallel import ARRIVAL_ORDER, Arrival
 from agentloops.controller.policy.budgets import EPSILON
 from agentloops.controller.policy.error_policy import Degrade, Fallback, Retry, Route, RouteContext, route
@@ -264,7 +264,7 @@ def usable(run: Run, use: Use, result: ToolResult) -> tuple[ToolResult, Parts]:
         return result, None
     if result.status == "empty":
         return result, (use.item, None, None)
-    made = run.task.type.fact(use.item, result, run.task.params)
+    made = fact_of(run, use.item, result)
     if isinstance(made, str):
         return replace(result, status="permanent_error", retryable=False,
                        error=f"{use.tool}: the data cannot be used for {use.item} ({made})"), None

@@ -41,7 +41,7 @@ from agentloops.controller.attempts import (
     tool_message,
     usable,
 )
-from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, make_stop
+from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
 from agentloops.controller.parallel import Arrival, Batch
 from agentloops.controller.policy.budgets import EPSILON, BudgetName
 from agentloops.controller.policy.error_policy import (
@@ -231,7 +231,7 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
     still_needed = None if join.kind == "all" else run.task.need - run.state.sourced  # "all" waits for all anyway
-    batch = Batch(join, len(started), deadline, still_needed, arrivals)
+    batch = Batch(join, len(started), deadline, still_needed, arrivals, run.stages.join)
     statuses: dict[str, str] = {}
     pending_stop: Stop | None = None
     while pending_stop is None and (arrival := batch.next()) is not None:
@@ -309,7 +309,7 @@ def _apply(run: Run, t: Turn, use: Use, result: ToolResult, decision: Route | St
         if parts is not None:
             item_name, value, summary = parts
             if isinstance(decision, AcceptNotFound) or summary is None:
-                made = run.task.type.fact(item_name, result, run.task.params)
+                made = fact_of(run, item_name, result)
                 value, summary = made if isinstance(made, tuple) else ([], "none found")
             source = f"{result.source or tool} via {tool} ({call_id.rsplit('-', 1)[-1]})"
             state.add_fact(Fact(item_name, value, summary, source, run.turn, ref))

@@ -55,8 +55,8 @@ class ProcessKilled(BaseException):
 
 
 class StageError(ControllerUsageError, TypeError):
-    """A stage passed in to replace the package's (completion, route, budget, repeat) raised or returned a
-    value of the wrong type; the message names the stage, the function and what it did.
+    """A stage passed in to replace the package's (completion, update, route, budget check, repeat, join)
+    raised or returned a value of the wrong type; the message names the stage, the function and what it did.
 
     Attributes:
         stage / function: which stage, and the name of the function passed in for it.

@@ -20,7 +20,7 @@ minimum number of successes (the "minimum evidence set").
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal
@@ -247,6 +247,17 @@ class Ledger:
         return tuple(call.freeze() for call in self.calls.values())
 
 
+JoinCheck = Callable[[int, int, int, int], bool]
+"""The join stage's shape: (successes so far, results so far, calls in the batch, successes needed) → stop waiting?"""
+
+
+def joined(succeeded: int, finished: int, total: int, needed: int) -> bool:
+    """The package's join stage: the batch is done once the successes the task still needs have arrived —
+    never before (a running call that carries needed evidence is not cancelled), never later (what is still
+    running is then not needed, and is cancelled)."""
+    return succeeded >= needed
+
+
 class Batch:
     """Feeds a batch's arrivals in time order until its join rule is satisfied or its deadline passes.
 
@@ -259,8 +270,10 @@ class Batch:
     """
 
     def __init__(self, join: JoinRule, total: int, deadline: float | None, still_needed: int | None = None,
-                 arrivals: Iterable[Arrival] = ()) -> None:
+                 arrivals: Iterable[Arrival] = (), satisfied: JoinCheck = joined) -> None:
         self.join = join
+        self.satisfied = satisfied
+        """The join stage: the package's :func:`joined`, or a learner's function of the same shape."""
         self.total = total
         self.deadline = deadline
         self.arrivals: list[Arrival] = sorted(arrivals, key=ARRIVAL_ORDER)
@@ -289,7 +302,7 @@ class Batch:
             return
         self.finished += 1
         self.succeeded += int(succeeded)
-        if self.succeeded >= self.needed:
+        if self.satisfied(self.succeeded, self.finished, self.total, self.needed):
             self.outcome = "satisfied"
         elif self.succeeded + self.total - self.finished < self.needed:
             self.short = True  # noted, but the running calls are still needed: wait for them

@@ -10,14 +10,17 @@ otherwise its verdict names the scenario and what went differently:
 - ``q8`` — the route of one tool result ``(result, ctx)``;
 - ``q9`` — the budget check before a spend ``(name, used, amount, limit)``, also on scenarios whose
   budget is cut to exactly what the run needs, and to one less;
-- ``q10`` — the repeat check ``(fingerprint, seen)``.
+- ``q10`` — the repeat check ``(fingerprint, seen)``;
+- ``q11`` — the state update ``(item, result)``: the fact a weather result establishes, or why it cannot;
+- ``q12`` — the join of parallel calls ``(succeeded, finished, total, needed)``, where waiting longer than
+  needed also fails (the simulated time is compared too).
 
-:func:`regression` is the capstone: the learner's stages together, on every shipped scenario,
-as a table of their stop against ours with the first difference.
+:func:`regression` is the capstone: the learner's task-independent stages together, on every shipped
+scenario, as a table of their stop against ours with the first difference.
 
 In a notebook::
 
-    from agentloops.exercises.building import q7, q8, q9, q10, regression
+    from agentloops.exercises.building import q7, q8, q9, q10, q11, q12, regression
 """
 
 from __future__ import annotations
@@ -61,7 +64,9 @@ def play(case: str, stages: Stages) -> Outcome:
         return {"error": {"stage": error.stage, "problem": error.problem, "detail": error.detail,
                           "expected": error.expected}}
     return {"runs": [[run.status, run.code, list(run.actions)] for run in runs],
-            "tool_calls": sum(int(run.usage["tool_calls"]) for run in runs[-1:])}
+            "tool_calls": sum(int(run.usage["tool_calls"]) for run in runs[-1:]),
+            "seconds": sum(float(run.usage["wall_time_s"]) for run in runs[-1:]),
+            "facts": {fact.item: fact.summary for fact in runs[-1].stop.facts}}
 
 
 def _sent(case: str, stages: Stages) -> outputs.Encoded:
@@ -77,7 +82,9 @@ def _well_formed(raw: Any) -> bool:
         return isinstance(raw["error"], dict) and all(isinstance(raw["error"].get(k), str)
                                                       for k in ("stage", "problem", "detail", "expected"))
     runs = raw.get("runs")
-    return (type(raw.get("tool_calls")) is int and isinstance(runs, list) and bool(runs)
+    facts = raw.get("facts")
+    return (type(raw.get("tool_calls")) is int and type(raw.get("seconds")) is float and isinstance(runs, list)
+            and isinstance(facts, dict) and all(isinstance(v, str) for v in facts.values()) and bool(runs)
             and all(isinstance(run, list) and len(run) == 3 and all(isinstance(v, str) for v in run[:2])
                     and isinstance(run[2], list) and all(isinstance(a, str) for a in run[2]) for run in runs))
 
@@ -98,8 +105,9 @@ def _first_difference(mine: Sequence[str], theirs: Sequence[str]) -> str:
     return _("the same actions")
 
 
-def judge_outcome(raw: Any, case: str, stage: str | None) -> Verdict:
-    """Compare the learner's run of ``case`` with the package's (``stage``: the one replaced; ``None``: several)."""
+def judge_outcome(raw: Any, case: str, stage: str | None, timed: bool = False) -> Verdict:
+    """Compare the learner's run of ``case`` with the package's (``stage``: the one replaced; ``None``: several;
+    ``timed``: a run that takes more simulated time than ours fails too)."""
     yours = _("your {stage} stage").format(stage=stage) if stage else _("your stages")
     if outputs.tag(raw) == "raised":
         raise LearnerError(_("running the scenario raised {error}").format(error=raised_text(raw)))
@@ -121,17 +129,29 @@ def judge_outcome(raw: Any, case: str, stage: str | None) -> Verdict:
         return False, _("with {yours} the run ended {mine}; with the package's it ends {ours} "
                         "({difference})").format(yours=yours, mine=ended, ours=expected,
                                                  difference=_first_difference(mine[last][2], theirs[last][2]))
+    mine_facts, our_facts = raw["facts"], ours(case)["facts"]
+    differs = next((item for item in sorted(set(mine_facts) | set(our_facts))
+                    if mine_facts.get(item) != our_facts.get(item)), None)
+    if differs is not None:
+        return False, _("{mine} as with the package's stages, but the task state holds {item} = {yours} where ours "
+                        "holds {ours}").format(mine=ended, item=differs, yours=mine_facts.get(differs, "—"),
+                                               ours=our_facts.get(differs, "—"))
     calls, our_calls = raw["tool_calls"], ours(case)["tool_calls"]
     if calls > our_calls:
         return False, _("{mine} as with the package's stages, but your run made {calls} tool calls where "
                         "ours made {ours} ({difference})").format(mine=ended, calls=calls, ours=our_calls,
                                                             difference=_first_difference(mine[-1][2], theirs[-1][2]))
+    seconds, our_seconds = raw["seconds"], ours(case)["seconds"]
+    if timed and seconds > our_seconds + 1e-6:
+        return False, _("{mine} as with the package's stages, but your run waited {seconds:g} s of simulated time "
+                        "where ours took {ours:g} s").format(mine=ended, seconds=seconds, ours=our_seconds)
     return True, _("{mine}, as with the package's stages").format(mine=ended)
 
 
 def _stage_cases(stage: str, cases: Callable[[], Sequence[str]], function: Callable[..., Any]) -> list[Case]:
     stages = Stages.of(**{stage: function})
-    return [Case(case, partial(_sent, case, stages), partial(judge_outcome, case=case, stage=stage))
+    return [Case(case, partial(_sent, case, stages), partial(judge_outcome, case=case, stage=stage,
+                                                           timed=stage == "join"))
             for case in cases()]
 
 
@@ -153,6 +173,9 @@ ROUTE_SCENARIOS = ("weather-timeout-once", "weather-timeout-always", "weather-fo
                    "recall-none-found")
 REPEAT_SCENARIOS = ("weather-normal", "weather-reask", "weather-no-state", "weather-timeout-once",
                     "research-compaction-careless", "research-parallel")
+UPDATE_SCENARIOS = ("weather-normal", "weather-format-change", "weather-timeout-once", "weather-early-claim",
+                    "weather-empty", "weather-reask")
+JOIN_SCENARIOS = ("research-parallel", "weather-normal", "weather-timeout-once", "research-compaction-checked")
 
 
 q7 = Exercise(
@@ -233,6 +256,46 @@ q10 = Exercise(
 )
 
 
+q11 = Exercise(
+    id="stage-update",
+    number=11,
+    set_name="building",
+    title=N_("the state update, inside the controller"),
+    variable="my_update",
+    arguments=("item", "result"),
+    noun="scenarios",
+    hints=(
+        N_("A tool result becomes a fact only when its data really answers the item: the right city, a "
+           "temperature, the conditions. Return (value, summary), or a text saying why the data cannot be used."),
+        N_("The item is 'weather:<city>'. result.data may be a dict, empty or None (an empty result asks you too). "
+           "The backup service reports temp_f, not temp_c: convert it, (temp_f - 32) * 5 / 9, rounded."),
+        N_("data = result.data if isinstance(result.data, dict) else {}; check data.get('city') against the item's "
+           "city (ignore case); temp from temp_c or converted temp_f; sky from conditions or sky; return "
+           "({'temp_c': temp, 'conditions': sky}, f'{temp}°C, {sky}'), else a reason."),
+    ),
+    build_cases=partial(_stage_cases, "update", lambda: UPDATE_SCENARIOS),
+)
+
+q12 = Exercise(
+    id="stage-join",
+    number=12,
+    set_name="building",
+    title=N_("the join of parallel calls, inside the controller"),
+    variable="my_join",
+    arguments=("succeeded", "finished", "total", "needed"),
+    noun="scenarios",
+    hints=(
+        N_("Several calls run at once. Each time one finishes, the controller asks whether it may stop waiting; "
+           "whatever is still running is then cancelled. Stop too early and the task lacks evidence; too late and "
+           "it waits for calls it no longer needs."),
+        N_("needed is how many successes the task still needs from this batch (its minimum evidence). finished "
+           "counts failures too."),
+        N_("return succeeded >= needed"),
+    ),
+    build_cases=partial(_stage_cases, "join", lambda: JOIN_SCENARIOS),
+)
+
+
 @dataclass(frozen=True)
 class Regression:
     """Your stages on every regression scenario: each scenario's stop with yours and with ours."""
@@ -261,12 +324,13 @@ class Regression:
 
 def regression(completion: Callable[..., Any] | None = None, route: Callable[..., Any] | None = None,
                budget_check: Callable[..., Any] | None = None, repeat: Callable[..., Any] | None = None,
-               *, scenarios: Sequence[str] | None = None) -> Regression:
+               join: Callable[..., Any] | None = None, *, scenarios: Sequence[str] | None = None) -> Regression:
     """Run your stages (any you pass and have written: a stub whose body is ``...`` keeps the package's) on every
     regression scenario, each in the checker's guarded worker, and tabulate: the scenario, your stop, ours, and
-    the first difference."""
-    given = [None if stage is None or is_stub(stage) else stage for stage in (completion, route, budget_check, repeat)]
-    stages = Stages.of(*given)
+    the first difference. (The update stage is not among them: it is one task type's — the weather task's
+    in ``q11`` — while every scenario's task type keeps its own.)"""
+    given = {"completion": completion, "route": route, "budget_check": budget_check, "repeat": repeat, "join": join}
+    stages = Stages.of(**{name: None if stage is None or is_stub(stage) else stage for name, stage in given.items()})
     names = list(scenarios) if scenarios is not None else controller_scenario_names()
     cases = [Case(name, partial(_sent, name, stages), partial(judge_outcome, case=name, stage=None)) for name in names]
     results, _printed = run_cases(cases)
@@ -279,4 +343,4 @@ def regression(completion: Callable[..., Any] | None = None, route: Callable[...
     return Regression(table, sum(1 for result in results if result.passed))
 
 
-__all__ = ["Regression", "q7", "q8", "q9", "q10", "regression"]
+__all__ = ["Regression", "q7", "q8", "q9", "q10", "q11", "q12", "regression"]

@@ -255,3 +255,26 @@ def my_budget_check(name, used, amount, limit):
 def my_repeat(fingerprint, seen):
     """Taken before at the same progress, it brought nothing new, and it did not fail transiently."""
     return seen is not None and not seen.new_observation and seen.status not in TRANSIENT
+
+
+def my_update(item, result):
+    """A weather fact only from data for this city, with a temperature (°F converted) and the conditions."""
+    data = result.data if isinstance(result.data, dict) else {}
+    city = item.split(":", 1)[1]
+    if str(data.get("city", "")).casefold() != city.casefold():
+        return f"the data is for {data.get('city')!r}, not {city}"
+    if "temp_c" in data:
+        temp = data["temp_c"]
+    elif "temp_f" in data:
+        temp = round((float(data["temp_f"]) - 32) * 5 / 9)
+    else:
+        return "no temperature in the data"
+    sky = data.get("conditions", data.get("sky"))
+    if not sky:
+        return "no conditions in the data"
+    return {"temp_c": temp, "conditions": sky}, f"{temp}°C, {sky}"
+
+
+def my_join(succeeded, finished, total, needed):
+    """Stop waiting once the successes the task still needs are in: never before, never after."""
+    return succeeded >= needed

@@ -20,6 +20,7 @@ from typing import Any
 
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Controls
+from agentloops.controller.parallel import JoinCheck
 from agentloops.controller.persistence import resuming
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.policy.budgets import BudgetCheck
@@ -46,6 +47,7 @@ from agentloops.controller.sim.scenario_files import (  # re-exported: the file 
 from agentloops.controller.stages import Completion, Stages
 from agentloops.controller.stopping.progress import RepeatCheck
 from agentloops.controller.task.context import COMPACTORS
+from agentloops.controller.task.task_types import Update
 from agentloops.stubs import Model
 
 __all__ = [
@@ -83,13 +85,13 @@ def build_controller(scenario: ScenarioLike, *, policy: PolicyLike | None = None
 
 
 def run_scenario(scenario: ScenarioLike, *, policy: PolicyLike | None = None, trace: str | Path | None = None,
-                 resume: bool = False, completion: Completion | None = None, route: Router | None = None,
-                 budget_check: BudgetCheck | None = None, repeat: RepeatCheck | None = None,
-                 **overrides: Any) -> ControllerRun:
+                 resume: bool = False, completion: Completion | None = None, update: Update | None = None,
+                 route: Router | None = None, budget_check: BudgetCheck | None = None,
+                 repeat: RepeatCheck | None = None, join: JoinCheck | None = None, **overrides: Any) -> ControllerRun:
     """Run a scenario; with ``resume=True`` a waiting run is resumed with the scenario's answer.
 
-    ``completion``, ``route``, ``budget_check`` and ``repeat`` replace the package's stage of that name with
-    your own function of the same shape (:mod:`~agentloops.controller.stages`).
+    ``completion``, ``update``, ``route``, ``budget_check``, ``repeat`` and ``join`` replace the package's
+    stage of that name with your own function of the same shape (:mod:`~agentloops.controller.stages`).
 
     Example:
         >>> run_scenario("weather-normal").status
@@ -98,7 +100,8 @@ def run_scenario(scenario: ScenarioLike, *, policy: PolicyLike | None = None, tr
         'succeeded'
     """
     loaded = load_controller_scenario(scenario)
-    stages = Stages.of(completion, route, budget_check, repeat)
+    stages = Stages.of(completion=completion, update=update, route=route, budget_check=budget_check, repeat=repeat,
+                       join=join)
     run = build_controller(loaded, policy=policy, trace=trace, stages=stages, **overrides).run()
     if resume and run.status == "waiting_for_user" and loaded.resume is not None:
         return resuming.resume(run, loaded.resume.answer, stages=stages)

@@ -8,7 +8,7 @@ reading tasks are in :mod:`~agentloops.controller.task.reading_tasks`. A
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
@@ -71,6 +71,12 @@ class ResearchParams(_Params):
         return self
 
 
+Update = Callable[[str, ToolResult], "tuple[Any, str] | str"]
+"""The update stage's shape: (the item a call serves, its tool result) → the fact it establishes as (value,
+summary), or a text saying why the data cannot be used. The package's is the task type's :meth:`TaskType.fact`;
+a learner's passes ``run_scenario(…, update=…)``."""
+
+
 class TaskType:
     """A kind of task, as a small class: its completion condition, tools and budgets as attributes, and as
     methods how its parameters become work items, facts and an answer. One subclass per kind of task;
@@ -125,7 +131,8 @@ class TaskType:
         raise NotImplementedError
 
     def fact(self, item: str, result: ToolResult, p: Any) -> Any:
-        """(value, summary) from a result, or a text saying why the data cannot be used."""
+        """(value, summary) from a result, or a text saying why the data cannot be used (the package's update
+        stage, see :data:`Update`)."""
         raise NotImplementedError
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
