@@ -198,7 +198,8 @@ class MockInterview:
         asked = self.current
         self.submit.disabled = asked is None
         if asked is None:
-            self.question.value = f"<b>{html.escape(self._say(N_('The interview is over.')))}</b>"
+            over = self._say(N_("The interview is over."))
+            self.question.value = f"<b>{html.escape(over)}</b>"
             self.summary_view.value = self.summary()._repr_html_()
             return
         number = self._say(N_("Question {number} of {total}")).format(number=len(self.answers) + 1,
