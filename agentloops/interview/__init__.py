@@ -44,6 +44,7 @@ from agentloops.interview.speaking import (
     script_title,
     speaking_pace,
     speaking_seconds,
+    step_limit_example,
     word_count,
 )
 from agentloops.interview.widgets import OWN_WORDS, Practice, SpeakingTimer, practice, speaking_timer
@@ -55,6 +56,6 @@ __all__ = [
     "FollowUpRun", "Grade", "MockInterview", "Pace", "PointResult", "Practice", "SpeakingTimer", "calibrate",
     "checklist_markdown", "evidence_for", "exemplars_for", "exemplars_markdown", "follow_up", "framework_rows",
     "grade", "kendall_tau", "mock_interview", "pace", "practice", "script", "script_title", "self_review_markdown",
-    "spearman", "speaking_pace", "speaking_seconds", "speaking_timer", "synonym_table", "to_simplified",
+    "spearman", "speaking_pace", "speaking_seconds", "speaking_timer", "step_limit_example", "synonym_table", "to_simplified",
     "word_count",
 ]

@@ -56,25 +56,28 @@ ZH_CAUSE = re.compile(r"因为|由于|根因|原因|源于|来自|导致|多半�
 """Before a wrong claim in its sentence: the sentence describes what causes a loop, and claims nothing."""
 
 
-def rejected_before(sentence: str, start: int) -> bool:
+def rejected_before(sentence: str, start: int, raw: str | None = None) -> bool:
     """Is the phrase at ``sentence[start:]`` in the forward reach of a negation in its own clause?
 
-    ``sentence`` has its key phrases blanked, so the "without" of "*without tool calls*" negates nothing.
+    ``sentence`` has its key phrases blanked, so the "without" of "*without tool calls*" negates nothing;
+    ``raw`` (default: ``sentence``) is the same sentence unblanked, where a contrast or a clause ends even
+    inside a phrase ("never *reset the count when* we switch to *a backup tool*").
     """
+    raw = sentence if raw is None else raw
     words = [m.start() for m in re.finditer(r"\S+", sentence[:start])]
     en_from = words[-EN_WINDOW] if len(words) >= EN_WINDOW else 0
-    return (_in_reach(sentence, start, max(0, start - ZH_WINDOW), ZH_NEGATION, ZH_SCOPE_END, ZH_EXEMPT)
-            or _in_reach(sentence, start, en_from, EN_NEGATION, EN_SCOPE_END, EN_EXEMPT))
+    return (_in_reach(sentence, raw, start, max(0, start - ZH_WINDOW), ZH_NEGATION, ZH_SCOPE_END, ZH_EXEMPT)
+            or _in_reach(sentence, raw, start, en_from, EN_NEGATION, EN_SCOPE_END, EN_EXEMPT))
 
 
-def _in_reach(sentence: str, start: int, window_from: int, cues: re.Pattern[str], scope_end: re.Pattern[str],
-              exempt: re.Pattern[str]) -> bool:
+def _in_reach(sentence: str, raw: str, start: int, window_from: int, cues: re.Pattern[str],
+              scope_end: re.Pattern[str], exempt: re.Pattern[str]) -> bool:
     last = None
     for cue in cues.finditer(sentence, window_from):
         if cue.end() > start:
             break
         last = cue
-    if last is None or scope_end.search(sentence, last.end(), start):
+    if last is None or scope_end.search(raw, last.end(), start):
         return False
     clause_start = max((m.end() for m in CLAUSE_MARK.finditer(sentence, 0, last.start())), default=0)
     return not exempt.search(sentence, clause_start, last.start())
@@ -86,9 +89,9 @@ def rejected_after(sentence: str, end: int) -> bool:
     return bool(EN_AFTER.search(rest) or ZH_AFTER.search(rest))
 
 
-def rejected(sentence: str, start: int, end: int) -> bool:
+def rejected(sentence: str, start: int, end: int, raw: str | None = None) -> bool:
     """The phrase ``sentence[start:end]`` is argued against, from before it or from after it."""
-    return rejected_before(sentence, start) or rejected_after(sentence, end)
+    return rejected_before(sentence, start, raw) or rejected_after(sentence, end)
 
 
 def described_as_cause(sentence: str, start: int) -> bool:

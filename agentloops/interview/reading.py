@@ -171,10 +171,10 @@ def hits(folded: str, original: str, start: int, end: int) -> tuple[list[Hit], l
     blanked = _blank(sentence, spans + [m.span() for *_found, m in found])
     wrong = [WrongHit(p.key, c.key, start + m.start(), start + m.end(), _words(original, start + m.start(),
                                                                                 start + m.end()),
-                      negation.rejected(blanked, m.start(), m.end())) for p, c, m in claims]
+                      negation.rejected(blanked, m.start(), m.end(), sentence)) for p, c, m in claims]
     concepts = [Hit(p.key, c.name.en, start + m.start(), start + m.end(),
                     _words(original, start + m.start(), start + m.end()),
-                    c.negatable and negation.rejected(blanked, m.start(), m.end())) for p, c, m in found]
+                    c.negatable and negation.rejected(blanked, m.start(), m.end(), sentence)) for p, c, m in found]
     corrections = [Hit(w.point, claim.corrects, w.start, w.end, w.words, False, w.claim)
                    for w, (_p, claim, _m) in zip(wrong, claims) if w.rejected]
     return concepts + corrections, wrong
