@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentloops import interview
-from agentloops.interview import chinese, followups, grader, negation, reading
 from agentloops.errors import UsageError
 from agentloops.interview import (
     EVIDENCE,
@@ -27,7 +26,12 @@ from agentloops.interview import (
     THIRTY_SECONDS,
     TWO_MINUTES,
     DrillError,
+    chinese,
+    followups,
     grade,
+    grader,
+    negation,
+    reading,
 )
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

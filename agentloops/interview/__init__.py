@@ -21,11 +21,19 @@ from agentloops.interview.calibration import calibrate, kendall_tau, spearman
 from agentloops.interview.chinese import to_simplified
 from agentloops.interview.content import DrillError
 from agentloops.interview.evidence import EVIDENCE, FRAMEWORK_FUSES, Evidence, checklist_markdown, framework_rows
-from agentloops.interview.exemplars import exemplars_for, exemplars_markdown, self_review_markdown, synonym_table
+from agentloops.interview.exemplars import QUESTIONS as EXEMPLAR_QUESTIONS
+from agentloops.interview.exemplars import (
+    exemplar_scores,
+    exemplars_for,
+    exemplars_markdown,
+    self_review_markdown,
+    synonym_table,
+)
 from agentloops.interview.followups import FOLLOW_UPS, STATUS_SCENARIOS, FollowUp, FollowUpRun, evidence_for, follow_up
 from agentloops.interview.grader import Grade, PointResult, grade
 from agentloops.interview.messages import HEURISTIC_NOTE, MESSAGES
 from agentloops.interview.mock import MockInterview, mock_interview
+from agentloops.interview.mock import plan as mock_plan
 from agentloops.interview.reading import POINTS
 from agentloops.interview.speaking import (
     QUESTION,
@@ -50,12 +58,58 @@ from agentloops.interview.speaking import (
 from agentloops.interview.widgets import OWN_WORDS, Practice, SpeakingTimer, practice, speaking_timer
 
 __all__ = [
-    "EVIDENCE", "FOLLOW_UPS", "FRAMEWORK_FUSES", "HEURISTIC_NOTE", "MESSAGES", "OWN_WORDS", "POINTS", "QUESTION",
-    "QUESTION_ZH", "SCRIPTS", "SCRIPTS_ZH", "SPEAKING_PACE_CPM", "SPEAKING_PACE_WPM", "STATUS_SCENARIOS",
-    "THIRTY_SECONDS", "THIRTY_SECONDS_ZH", "TWO_MINUTES", "TWO_MINUTES_ZH", "DrillError", "Evidence", "FollowUp",
-    "FollowUpRun", "Grade", "MockInterview", "Pace", "PointResult", "Practice", "SpeakingTimer", "calibrate",
-    "checklist_markdown", "evidence_for", "exemplars_for", "exemplars_markdown", "follow_up", "framework_rows",
-    "grade", "kendall_tau", "mock_interview", "pace", "practice", "script", "script_title", "self_review_markdown",
-    "spearman", "speaking_pace", "speaking_seconds", "speaking_timer", "step_limit_example", "synonym_table", "to_simplified",
+    "EVIDENCE",
+    "EXEMPLAR_QUESTIONS",
+    "FOLLOW_UPS",
+    "FRAMEWORK_FUSES",
+    "HEURISTIC_NOTE",
+    "MESSAGES",
+    "OWN_WORDS",
+    "POINTS",
+    "QUESTION",
+    "QUESTION_ZH",
+    "SCRIPTS",
+    "SCRIPTS_ZH",
+    "SPEAKING_PACE_CPM",
+    "SPEAKING_PACE_WPM",
+    "STATUS_SCENARIOS",
+    "THIRTY_SECONDS",
+    "THIRTY_SECONDS_ZH",
+    "TWO_MINUTES",
+    "TWO_MINUTES_ZH",
+    "DrillError",
+    "Evidence",
+    "FollowUp",
+    "FollowUpRun",
+    "Grade",
+    "MockInterview",
+    "Pace",
+    "PointResult",
+    "Practice",
+    "SpeakingTimer",
+    "calibrate",
+    "checklist_markdown",
+    "evidence_for",
+    "exemplar_scores",
+    "exemplars_for",
+    "exemplars_markdown",
+    "follow_up",
+    "framework_rows",
+    "grade",
+    "kendall_tau",
+    "mock_interview",
+    "mock_plan",
+    "pace",
+    "practice",
+    "script",
+    "script_title",
+    "self_review_markdown",
+    "speaking_pace",
+    "speaking_seconds",
+    "speaking_timer",
+    "spearman",
+    "step_limit_example",
+    "synonym_table",
+    "to_simplified",
     "word_count",
 ]

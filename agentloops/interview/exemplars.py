@@ -7,10 +7,9 @@ Markdown for the notebook, in either language.
 
 from __future__ import annotations
 
-from agentloops.interview.content import ExemplarSet, drill_language, exemplars
-from agentloops.interview.content import DrillError
-from agentloops.interview.grader import grade
+from agentloops.interview.content import DrillError, ExemplarSet, drill_language, exemplars
 from agentloops.interview.followups import FOLLOW_UPS
+from agentloops.interview.grader import grade
 from agentloops.interview.reading import POINTS
 from agentloops.interview.speaking import QUESTION, QUESTION_ZH
 
@@ -46,14 +45,20 @@ def question_text(question: str, language: str) -> str:
     return next(f.question_in(language) for f in FOLLOW_UPS if f.key == question)
 
 
+def exemplar_scores(question: str = "main", language: str | None = None) -> tuple[int, ...]:
+    """The grader's percent for the weak, the adequate and the strong answer to ``question``, in that order
+    (a follow-up's answers graded on its points only)."""
+    chosen = drill_language(language, "exemplar_scores")
+    return tuple(grade(e.text, points_of(question)).percent for e in exemplars_for(question, chosen).exemplars)
+
+
 def exemplars_markdown(question: str = "main", language: str | None = None) -> str:
     """The three answers to ``question`` as Markdown: each quoted, with its notes and the grader's score."""
     chosen = drill_language(language, "exemplars_markdown")
     item = exemplars_for(question, chosen)
     score = "评分器" if chosen == "zh" else "grader"
     parts = [f"**{question_text(question, chosen)}**"]
-    for e in item.exemplars:
-        percent = grade(e.text, points_of(question)).percent
+    for e, percent in zip(item.exemplars, exemplar_scores(question, chosen)):
         parts.append(f"*{_LEVELS[chosen][e.level]}* ({score}: {percent}%)\n\n> {e.text}\n\n{e.notes}")
     return "\n\n".join(parts)
 

@@ -208,7 +208,8 @@ class Grade:
         said = self.say("verdict", covered=len(self.covered), total=len(self.core), partly=len(self.partly),
                         named=len(self.named), missed=len(self.missed), percent=self.percent)
         if self.wrong:
-            said += " " + self.say("verdict_wrong", count=len(self.wrong), penalty=f"{WRONG_PENALTY * len(self.wrong):g}")
+            penalty = f"{WRONG_PENALTY * len(self.wrong):g}"
+            said += " " + self.say("verdict_wrong", count=len(self.wrong), penalty=penalty)
         return f"{said} {self.say(f'band_{self.band}')}"
 
     def notes(self) -> list[str]:
@@ -270,7 +271,8 @@ class Grade:
         for r in self.results if self.attempted else self.core:
             mark, color = _MARKS[r.status]
             spans = "".join(f"<div><small>{html.escape(label)}: {html.escape(text + ' — ' if text else '')}"
-                            f"“<mark>{html.escape(words)}</mark>”</small></div>" for label, text, words in self._lines(r))
+                            f"“<mark>{html.escape(words)}</mark>”</small></div>"
+                            for label, text, words in self._lines(r))
             if self.attempted and r.point.core and r.status != "covered":
                 spans += f"<div><small><i>{self.say('add')}:</i> {html.escape(self.advice(r.point))}</small></div>"
             tag = "" if r.point.core else f" <small>({self.say('bonus')})</small>"

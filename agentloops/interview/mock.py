@@ -116,7 +116,8 @@ class Summary:
 
     def _repr_html_(self) -> str:
         head, *rest = self.lines()
-        return f"<div><b>{html.escape(head)}</b>" + "".join(f"<div>{html.escape(line)}</div>" for line in rest) + "</div>"
+        body = "".join(f"<div>{html.escape(line)}</div>" for line in rest)
+        return f"<div><b>{html.escape(head)}</b>{body}</div>"
 
 
 class MockInterview:

@@ -22,7 +22,8 @@ EN_NEGATION = re.compile(
 EN_SCOPE_END = re.compile(r"[,:()]|\b(but|however|instead(?! of)|rather(?! than)|so|because|which|then|and|while|"
                           r"although|though|yet|unless|if|when)\b", re.IGNORECASE)
 EN_EXEMPT = re.compile(r"\b(because|since|due to|caused by|comes? from|stems? from|results? from|lacks?|"
-                       r"(usually|often|typically) (have|has)|if|when|whenever|unless|in case|once|which|what|whether)\b|\b(that|which|who)\s+$",
+                       r"(usually|often|typically) (have|has)|if|when|whenever|unless|in case|once|which|what|"
+                       r"whether)\b|\b(that|which|who)\s+$",
                        re.IGNORECASE)
 """Before a negation in its clause: the negation describes a cause, a condition or its subject ("a run *that
 cannot* finish ends as partially completed"), and rejects nothing."""

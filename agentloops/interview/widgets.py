@@ -15,9 +15,9 @@ from agentloops.i18n import N_, _, translate
 from agentloops.interview.content import DrillError, drill_language
 from agentloops.interview.grader import Grade, grade
 from agentloops.interview.speaking import (
-    SCRIPT_TITLES,
     QUESTION,
     QUESTION_ZH,
+    SCRIPT_TITLES,
     SCRIPTS,
     SCRIPTS_ZH,
     SPEAKING_PACE_WPM,
@@ -26,6 +26,7 @@ from agentloops.interview.speaking import (
     speaking_pace,
     word_count,
 )
+
 
 class Practice:
     """The practice box: write an answer, press the button, read the checklist (a heuristic, and it says so).
