@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from agentloops.interview import negation
 from agentloops.interview.chinese import CJK, WORD, compile_pattern
 from agentloops.interview.content import Concept, Point, WrongClaim, rubric
+from agentloops.interview.negation import described_as_cause, rejected
 from agentloops.interview.speaking import QUESTION, QUESTION_ZH
 
 POINTS: tuple[Point, ...] = rubric().points
@@ -163,7 +163,7 @@ def hits(folded: str, original: str, start: int, end: int) -> tuple[list[Hit], l
     """The concepts and the wrong claims in the sentence ``folded[start:end]``, each marked asserted or not."""
     sentence = folded[start:end]
     claims = [(p, c, m) for p, c, patterns in _WRONG for pattern in patterns for m in pattern.finditer(sentence)]
-    claims = [(p, c, m) for p, c, m in claims if not negation.described_as_cause(sentence, m.start())]
+    claims = [(p, c, m) for p, c, m in claims if not described_as_cause(sentence, m.start())]
     claims = list({(p.key, c.key): (p, c, m) for p, c, m in claims}.values())
     spans = [m.span() for *_claim, m in claims]
     found = [(p, c, m) for p, c, patterns in _CONCEPTS for pattern in patterns for m in pattern.finditer(sentence)
@@ -171,10 +171,10 @@ def hits(folded: str, original: str, start: int, end: int) -> tuple[list[Hit], l
     blanked = _blank(sentence, spans + [m.span() for *_found, m in found])
     wrong = [WrongHit(p.key, c.key, start + m.start(), start + m.end(), _words(original, start + m.start(),
                                                                                 start + m.end()),
-                      negation.rejected(blanked, m.start(), m.end(), sentence)) for p, c, m in claims]
+                      rejected(blanked, m.start(), m.end(), sentence)) for p, c, m in claims]
     concepts = [Hit(p.key, c.name.en, start + m.start(), start + m.end(),
                     _words(original, start + m.start(), start + m.end()),
-                    c.negatable and negation.rejected(blanked, m.start(), m.end(), sentence)) for p, c, m in found]
+                    c.negatable and rejected(blanked, m.start(), m.end(), sentence)) for p, c, m in found]
     corrections = [Hit(w.point, claim.corrects, w.start, w.end, w.words, False, w.claim)
                    for w, (_p, claim, _m) in zip(wrong, claims) if w.rejected]
     return concepts + corrections, wrong
