@@ -92,6 +92,8 @@ def test_a_rejected_wrong_claim_counts_as_the_concept_it_contradicts(sentence: s
     ("A run that cannot finish ends as partially completed, so the user knows what is missing.", "statuses",
      "names several endings"),
     ("逐轮读轨迹，看哪一轮没有改变状态，再修根因。", "state", "each turn must change the state"),
+    ("超时、参数缺失和权限拒绝分别进入重试、澄清和停止，因为原因不同。", "errors",
+     "asks the user for a missing parameter"),  # 分别 is "each", not 别 "don't"
 ])
 def test_a_negation_inside_a_condition_or_a_description_rejects_nothing(sentence: str, point: str,
                                                                         concept: str) -> None:

@@ -28,8 +28,8 @@ EN_EXEMPT = re.compile(r"\b(because|since|due to|caused by|comes? from|stems? fr
 """Before a negation in its clause: the negation describes a cause, a condition or its subject ("a run *that
 cannot* finish ends as partially completed"), and rejects nothing."""
 
-ZH_NEGATION = re.compile(r"不需要?|不要|不用|无需|无须|不必|没有?必要|用不[着著]|别|从不|绝不|永远不|不会|不能|"
-                         r"不应|不该|不可|不设|不加|不做|不去|不考虑|不搞|不管|不使用|而不是|与其|不再相信|"
+ZH_NEGATION = re.compile(r"不需要?|不要|不用|无需|无须|不必|没有?必要|用不[着著]|(?<![分区特类级告识辨个差性])别|"
+                         r"从不|绝不|永远不|不会|不能|不应|不该|不可|不设|不加|不做|不去|不考虑|不搞|不管|不使用|而不是|与其|不再相信|"
                          r"(?<!有)没有?|不(?=[^同断仅少久论停止结过但光然如])")
 ZH_SCOPE_END = re.compile(r"[，,；：:（）()]|但|不过|而是|不如|只|就|所以|因为|然后|再|否则|代替|替代|取代")
 ZH_EXEMPT = re.compile(r"因为|由于|来自|源于|常因|往往|通常|导致|缺少|缺乏|根因|原因是|问题是|出在|多半|大多|常常|"
