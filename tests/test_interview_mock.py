@@ -41,7 +41,7 @@ def test_a_follow_up_count_out_of_range_is_refused(bad: object) -> None:
 def test_a_whole_interview_times_and_grades_every_answer() -> None:
     clock = Clock()
     mock = mock_interview(seed=3, follow_ups=2, clock=clock, language="en")
-    assert mock.current is not None and QUESTION in mock.question.value and "1 of 3" in mock.question.value
+    assert mock.current is not None and QUESTION in mock.question.value and "1 of 3 · target 120 s" in mock.question.value
     assert mock.answers == [] and mock.result.value == ""  # nothing graded before Submit
     clock.now += 100
     mock.answer.value = _strong("main")
@@ -70,7 +70,7 @@ def test_the_summary_lists_what_a_weak_interview_missed_and_its_wrong_claims() -
     mock.submit_answer("")
     summary = mock.summary()
     assert summary.made == [] and "completion" in summary.missed and summary.wrong == ["cap_is_the_fix"]
-    assert "Wrong claims: cap_is_the_fix" in str(summary)
+    assert "Wrong claims: a step cap is the fix" in str(summary)
 
 
 def test_start_again_asks_the_same_questions() -> None:
@@ -85,4 +85,4 @@ def test_the_chinese_interview_asks_in_chinese() -> None:
     mock = mock_interview(seed=1, follow_ups=1, clock=Clock(), language="zh")
     assert "你的 Agent" in mock.question.value and mock.submit.description == "提交回答"
     mock.submit_answer(_strong("main", "zh"))
-    assert "第 2 题，共 2 题" in mock.question.value
+    assert "第 2 题，共 2 题 · 目标 45 秒" in mock.question.value

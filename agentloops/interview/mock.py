@@ -108,7 +108,8 @@ class Summary:
                 question=a.asked.question, percent=a.grade.percent, seconds=f"{a.seconds:.0f}",
                 target=f"{a.asked.target_s:.0f}"))
         if self.wrong:
-            out.append(self._say(N_("Wrong claims: {claims}")).format(claims=", ".join(self.wrong)))
+            names = [c.name.said(self.language) for p in POINTS for c in p.wrong_claims if c.key in self.wrong]
+            out.append(self._say(N_("Wrong claims: {claims}")).format(claims="; ".join(names)))
         return out
 
     def __str__(self) -> str:
@@ -203,8 +204,8 @@ class MockInterview:
             self.question.value = f"<b>{html.escape(over)}</b>"
             self.summary_view.value = self.summary()._repr_html_()
             return
-        number = self._say(N_("Question {number} of {total}")).format(number=len(self.answers) + 1,
-                                                                      total=len(self.questions))
+        number = self._say(N_("Question {number} of {total} · target {target} s")).format(
+            number=len(self.answers) + 1, total=len(self.questions), target=f"{asked.target_s:.0f}")
         self.question.value = (f"<div style='font-size:16px'><small>{html.escape(number)}</small><br>"
                                f"<b>{html.escape(asked.question)}</b></div>")
 
