@@ -59,7 +59,8 @@ def exemplars_markdown(question: str = "main", language: str | None = None) -> s
     score = "评分器" if chosen == "zh" else "grader"
     parts = [f"**{question_text(question, chosen)}**"]
     for e, percent in zip(item.exemplars, exemplar_scores(question, chosen)):
-        parts.append(f"*{_LEVELS[chosen][e.level]}* ({score}: {percent}%)\n\n> {e.text}\n\n{e.notes}")
+        said = f"（{score}：{percent}%）" if chosen == "zh" else f" ({score}: {percent}%)"
+        parts.append(f"*{_LEVELS[chosen][e.level]}*{said}\n\n> {e.text}\n\n{e.notes}")
     return "\n\n".join(parts)
 
 
