@@ -69,10 +69,10 @@ def test_the_two_minute_answer_quotes_a_step_limit_derived_from_runs() -> None:
     derived = interview.step_limit_example()
     en, zh = interview.TWO_MINUTES, interview.TWO_MINUTES_ZH
     said = re.search(r"(\d+) runs took (\d+) steps at the median and (\d+) at the 95th percentile; a retried "
-                     r"timeout added (\w+), so the limit is (\d+) steps", en)
+                     r"timeout added (\w+), so the derived limit is (\d+) steps", en)
     assert said, en
     runs, median, p95, added, limit = said.groups()
     assert (int(runs), float(median), float(p95), float(limit)) == (200, derived.median, derived.p95, derived.limit)
     assert (added == "none") == (derived.one_failure == 0)
-    assert (f"跑 {runs} 次，中位数 {median} 步，95 分位 {p95} 步" in zh and f"上限定在 {limit} 步" in zh)
+    assert (f"跑 {runs} 次，中位数 {median} 步，95 分位 {p95} 步" in zh and f"推出的上限是 {limit} 步" in zh)
     assert "version" not in en and "版本" not in zh  # the package's words, said in interview words
