@@ -32,7 +32,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "core": ("*.py", "diagnose/*.py", "frameworks/*.py", "providers/*.py"),
     "controller": ("controller/*.py", "controller/*/*.py"),
     "exercises": ("exercises/*.py",),
-    "interview": ("interview.py",),
+    "interview": ("interview/*.py",),
     "cli": ("cli.py", "doctor.py", "lab.py", "controller/teaching/cli.py"),
 }
 """Module globs per domain, under ``agentloops/``; a specific domain takes a module from ``core``/``controller``."""

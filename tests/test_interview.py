@@ -26,7 +26,12 @@ from agentloops.interview import (
     THIRTY_SECONDS,
     TWO_MINUTES,
     DrillError,
+    chinese,
+    followups,
     grade,
+    grader,
+    negation,
+    reading,
 )
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -152,7 +157,7 @@ GAMED_EXTRA = [
 @pytest.fixture
 def no_floor(monkeypatch: pytest.MonkeyPatch) -> None:
     """Grade one-sentence answers without the length floor, to see a single rule at work."""
-    monkeypatch.setattr(interview, "LENGTH_FLOOR", 1)
+    monkeypatch.setattr(grader, "LENGTH_FLOOR", 1)
 
 
 def _percent(answer: str) -> int:
@@ -330,16 +335,16 @@ def test_a_sentence_naming_many_points_explains_none() -> None:
 def test_the_sentence_list_boundary_is_enumeration(monkeypatch: pytest.MonkeyPatch) -> None:
     three = ("The cap is a fuse, the completion condition is checked, and a retry budget is shared, because the "
              "loop must converge.")
-    monkeypatch.setattr(interview, "ENUMERATION", 3)
+    monkeypatch.setattr(grader, "ENUMERATION", 3)
     assert not grade(three).get("completion").explained
 
 
 def test_the_length_floor(monkeypatch: pytest.MonkeyPatch) -> None:
     answer = "The system checks a completion condition over the state with evidence, because a claim is cheap."
     words = grade(answer).words
-    monkeypatch.setattr(interview, "LENGTH_FLOOR", words)
+    monkeypatch.setattr(grader, "LENGTH_FLOOR", words)
     assert "short" not in grade(answer).flags and grade(answer).get("completion").status == "covered"
-    monkeypatch.setattr(interview, "LENGTH_FLOOR", words + 1)
+    monkeypatch.setattr(grader, "LENGTH_FLOOR", words + 1)
     assert "short" in grade(answer).flags and grade(answer).get("completion").status == "partly"
 
 
@@ -347,10 +352,10 @@ def test_the_density_ceiling(monkeypatch: pytest.MonkeyPatch) -> None:
     answer = "The system checks a completion condition over the state with evidence, because a claim is cheap."
     density = grade(answer).density
     assert 0 < density < 1
-    monkeypatch.setattr(interview, "LENGTH_FLOOR", 1)
-    monkeypatch.setitem(interview.DENSITY_CEILING, "en", density)
+    monkeypatch.setattr(grader, "LENGTH_FLOOR", 1)
+    monkeypatch.setitem(grader.DENSITY_CEILING, "en", density)
     assert "keywords" not in grade(answer).flags
-    monkeypatch.setitem(interview.DENSITY_CEILING, "en", density - 0.01)
+    monkeypatch.setitem(grader.DENSITY_CEILING, "en", density - 0.01)
     result = grade(answer)
     assert "keywords" in result.flags and result.get("completion").score == pytest.approx(0.1)
 
@@ -363,7 +368,7 @@ def test_density_counts_words_inside_key_terms() -> None:
 @pytest.mark.parametrize(("score", "status"), [(1.0, "covered"), (0.999, "partly"), (0.5, "partly"),
                                                (0.499, "named"), (0.001, "named"), (0.0, "missed")])
 def test_status_thresholds(score: float, status: str) -> None:
-    assert interview._status(score) == status
+    assert grader.status_of(score) == status
 
 
 def test_the_score_is_the_sum_of_the_core_points() -> None:
@@ -388,8 +393,8 @@ def test_evidence_spans_show_the_answers_own_words() -> None:
 
 # --------------------------------------------------------------------------- advice in the answer's language
 
-_HANT_ONLY = interview._HANT_ONLY
-_HANS_ONLY = interview._HANS_ONLY
+_HANT_ONLY = chinese.HANT_ONLY
+_HANS_ONLY = chinese.HANS_ONLY
 
 
 def _cjk(text: str) -> set[str]:
@@ -419,15 +424,16 @@ def test_traditional_answers_get_traditional_advice() -> None:
 
 def test_every_chinese_message_has_a_traditional_rendering() -> None:
     said = [*interview.MESSAGES["zh"].values()]
-    said += [p.title_zh for p in POINTS] + [p.advice_zh for p in POINTS]
-    said += [c.name_zh for p in POINTS for c in p.concepts]
+    said += [p.title.zh for p in POINTS] + [p.advice.zh for p in POINTS]
+    said += [c.name.zh for p in POINTS for c in p.concepts]
+    said += [w.name.zh for p in POINTS for w in p.wrong_claims] + [w.why.zh for p in POINTS for w in p.wrong_claims]
     for text in said:
-        assert not (_cjk(interview._script(text, "zh-Hant")) & _HANS_ONLY), text
+        assert not (_cjk(chinese.in_script(text, "zh-Hant")) & _HANS_ONLY), text
 
 
 def test_folding_keeps_offsets() -> None:
     text = "權限拒絕就停止，重試預算統一核算。"
-    assert len(interview._fold(text)) == len(text) and interview._fold(text) == "权限拒绝就停止，重试预算统一核算。"
+    assert len(interview.to_simplified(text)) == len(text) and interview.to_simplified(text) == "权限拒绝就停止，重试预算统一核算。"
 
 
 @pytest.mark.parametrize(("answer", "language"), [("We retry.", "en"), ("我们重试。", "zh-Hans"),
@@ -458,7 +464,7 @@ def test_an_empty_answer_is_not_attempted(empty: object) -> None:
 def test_odd_input_never_raises(odd: object) -> None:
     result = grade(odd)
     assert isinstance(str(result), str) and result._repr_html_().startswith("<div")
-    assert len(result.text) <= interview.MAX_CHARS
+    assert len(result.text) <= grader.MAX_CHARS
 
 
 def test_an_object_whose_str_fails_is_not_attempted() -> None:
@@ -670,8 +676,8 @@ def test_asking_for_a_follow_up_that_does_not_exist(bad: Any) -> None:
 
 
 def test_first_repeat_finds_the_first_repeated_action() -> None:
-    assert interview._first_repeat(["a", "b", "a", "b"]) == 3
-    assert interview._first_repeat(["a", "b"]) is None and interview._first_repeat([]) is None
+    assert followups._first_repeat(["a", "b", "a", "b"]) == 3
+    assert followups._first_repeat(["a", "b"]) is None and followups._first_repeat([]) is None
 
 
 @pytest.mark.parametrize("number", range(1, len(FOLLOW_UPS) + 1))
@@ -718,9 +724,9 @@ def test_the_answers_say_which_version_a_fingerprint_uses_as_the_code_does() -> 
     monitor.record(fp, 2, "not_found", new_observation=False)
     assert monitor.check(fp) is not None  # after any other fruitless outcome it is a repeat
     repeat_or_retry = FOLLOW_UPS[2].answer
-    for text in (TWO_MINUTES, repeat_or_retry):
-        assert "progress version" in text and "state version" not in text
-        assert re.search(r"failure (does not move|is not progress)", text), text
+    for text in (TWO_MINUTES, repeat_or_retry):  # the package's "progress version", in interview words
+        assert "items" in text and "version" not in text
+        assert re.search(r"failure (does not (move|change)|is not progress)", text), text
     assert "after a timeout" in repeat_or_retry and "retry budget" in repeat_or_retry
 
 
@@ -765,7 +771,7 @@ def test_each_evidence_link_lands_on_the_cell_that_produces_it(evidence: intervi
     cells = _cells(NOTEBOOKS / evidence.notebook)
     marker = f'<a id="{evidence.anchor}"></a>'
     index = next(i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and marker in _source(c))
-    assert f"### {evidence.heading}" in _source(cells[index])
+    assert f"### {evidence.heading.en}" in _source(cells[index])
     following = next(c for c in cells[index + 1:] if c["cell_type"] == "code")
     assert f"ctl.{evidence.function}(" in _source(following)
     assert evidence.link() in "".join(_source(c) for c in _cells(DRILL) if c["cell_type"] == "markdown")
@@ -872,7 +878,7 @@ def test_each_follow_up_is_shown_by_its_runs_in_chinese(number: int) -> None:
 
 def test_a_chinese_claim_keeps_its_values() -> None:
     check = interview.follow_up(2, language="zh").checks[0]
-    used, limit = interview._steps(interview.follow_up(2).runs["weather-normal"])
+    used, limit = followups._steps(interview.follow_up(2).runs["weather-normal"])
     assert check.claim == f"the happy path uses {used} of the {limit} steps"
     assert check.said("zh") == f"正常路径只用了 {limit} 步中的 {used} 步"
 
@@ -894,7 +900,7 @@ def test_follow_up_one_names_every_stop_status_in_chinese() -> None:
 
 def test_the_chinese_answers_say_which_version_a_fingerprint_uses() -> None:
     for text in (interview.TWO_MINUTES_ZH, FOLLOW_UPS[2].answer_zh):
-        assert "进展版本" in text and "状态版本" not in text and "失败不算进展" in text, text
+        assert "已完成的事项数" in text and "版本" not in text and "失败不算进展" in text, text
     assert "超时" in FOLLOW_UPS[2].answer_zh and "重试预算" in FOLLOW_UPS[2].answer_zh
 
 
@@ -929,13 +935,15 @@ def test_the_chinese_pace_verdicts() -> None:
 
 def _grader_texts() -> list[str]:
     texts = list(interview.MESSAGES["en"].values())
-    texts += [p.title for p in POINTS] + [p.advice for p in POINTS] + [c.name for p in POINTS for c in p.concepts]
     return texts
 
 
 def test_every_text_the_grader_says_has_a_chinese_translation_in_the_catalog() -> None:
     untranslated = [text for text in _grader_texts() if not _cjk(translate(text, "zh"))]
     assert untranslated == []
+    rubric_zh = [p.title.zh for p in POINTS] + [p.advice.zh for p in POINTS] + [c.name.zh for p in POINTS
+                                                                               for c in p.concepts]
+    assert [text for text in rubric_zh if not _cjk(text)] == []  # the rubric is bilingual data
     assert dict(interview.MESSAGES["zh"]) == {k: translate(v, "zh") for k, v in interview.MESSAGES["en"].items()}
 
 
@@ -943,9 +951,9 @@ def test_english_answers_get_the_english_text_byte_for_byte() -> None:
     result = grade(PLAIN_EN[1])
     assert result.verdict() == interview.MESSAGES["en"]["verdict"].format(
         covered=len(result.covered), total=len(CORE), partly=len(result.partly), named=len(result.named),
-        missed=len(result.missed), percent=result.percent)
+        missed=len(result.missed), percent=result.percent) + " " + interview.MESSAGES["en"][f"band_{result.band}"]
     for point in POINTS:
-        assert result.title(point) == point.title and result.advice(point) == point.advice
+        assert result.title(point) == point.title.en and result.advice(point) == point.advice.en
     assert str(result).endswith(f"Note: {HEURISTIC_NOTE}") and not _cjk(str(result))
 
 
@@ -953,7 +961,7 @@ def test_chinese_answers_get_the_catalogs_chinese(zh: None) -> None:
     set_language("en")  # the advice follows the answer, not the package's language
     result = grade(HANS[0][:100])
     for point in POINTS:
-        assert result.title(point) == translate(point.title, "zh") and result.advice(point) == point.advice_zh
+        assert result.title(point) == point.title.zh and result.advice(point) == point.advice.zh
     assert result.say("heuristic") == interview.MESSAGES["zh"]["heuristic"] and "补充" in str(result)
 
 
@@ -1027,9 +1035,11 @@ def test_any_mix_of_chinese_sentences_grades_the_same_in_either_script(parts: li
 
 
 def _chinese_patterns() -> list[str]:
-    patterns = [p for point in POINTS for c in point.concepts for p in c.patterns if _cjk(p)]
-    patterns += [r.pattern for r in (interview._ZH_NEGATION, interview._ZH_SCOPE_END, interview._ZH_DIAGNOSIS,
-                                     interview._ZH_VERBS, interview._ZH_REASON, interview._SUBJECT)]
+    patterns = [p for point in POINTS for c in point.concepts for p in c.patterns.zh + c.synonyms.zh]
+    patterns += [p for point in POINTS for w in point.wrong_claims for p in w.patterns.zh]
+    patterns += [r.pattern for r in (negation.ZH_NEGATION, negation.ZH_SCOPE_END, negation.ZH_EXEMPT,
+                                     negation.ZH_AFTER, negation.ZH_CAUSE, reading.ZH_VERBS, reading.ZH_REASON,
+                                     reading.SUBJECT)]
     return patterns
 
 
@@ -1052,14 +1062,15 @@ def test_every_chinese_pattern_survives_the_round_trip_through_traditional(conve
     Traditional spelling."""
     broken = [p for p in _chinese_patterns() if not _accepts(p, interview.to_simplified(convert.convert(p)))]
     assert broken == []
-    plain = [p for point in POINTS for c in point.concepts for p in c.patterns if _cjk(p) and re.escape(p) == p]
+    plain = [p for point in POINTS for c in point.concepts for p in c.patterns.zh + c.synonyms.zh
+             if re.escape(p) == p]
     assert len(plain) > 100
     unmatched = [p for p in plain if not re.search(p, interview.to_simplified(convert.convert(f"我们{p}。")))]
     assert unmatched == []
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.text(alphabet=st.sampled_from(sorted(interview._HANT_ONLY | interview._HANS_ONLY | set("，。’'a "))),
+@given(st.text(alphabet=st.sampled_from(sorted(chinese.HANT_ONLY | chinese.HANS_ONLY | set("，。’'a "))),
                max_size=80))
 def test_conversion_keeps_the_length_so_offsets_hold(text: str) -> None:
     assert len(interview.to_simplified(text)) == len(text)
@@ -1090,7 +1101,7 @@ def test_each_chinese_evidence_link_lands_on_the_chinese_heading(evidence: inter
     cells = _cells(NOTEBOOKS / "zh" / evidence.notebook)
     marker = f'<a id="{evidence.anchor}"></a>'
     index = next(i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and marker in _source(c))
-    assert f"### {translate(evidence.heading, 'zh')}" in _source(cells[index])
+    assert f"### {evidence.heading.zh}" in _source(cells[index])
 
 
 @pytest.mark.parametrize("name", ["2-minute answer", "good", "good, spoken"])
