@@ -10,13 +10,14 @@ OpenTelemetry spans alike.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from agentloops.errors import UsageError
-from agentloops.i18n import Phrase, shown
+from agentloops.i18n import N_, Phrase, shown
 from agentloops.response import Response
 
 
@@ -110,6 +111,22 @@ class Ending:
 
 
 @dataclass(frozen=True, slots=True)
+class FailedAttempt:
+    """An HTTP attempt that got no response: the transport failed (a timeout, a refused connection).
+
+    The OpenAI SDK logs such an attempt with ``"response": null`` and retries the
+    same request (twice by default); it is part of an ordinary log, not damage.
+
+    Attributes:
+        where: where it is in the file.
+        error: what failed, as ``type: message`` (``APITimeoutError: Request timed out.``).
+    """
+
+    where: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
 class Run:
     """The turns of one task and how it ended.
 
@@ -121,6 +138,7 @@ class Run:
         tail_results: results of the last turn's tool calls, when the log shows tools that ran
             after the last model call (an execute-tool span with no model call after it).
         complete: ``False`` when the log stopped inside the run, so how it ended is not known.
+        failed_attempts: HTTP attempts of the run that failed at the transport (retried or not).
     """
 
     name: str
@@ -129,16 +147,85 @@ class Run:
     ending: Ending
     tail_results: tuple[Msg, ...] = ()
     complete: bool = True
+    failed_attempts: tuple[FailedAttempt, ...] = ()
+
+
+class TooDeep(UsageError, ValueError):
+    """A value nested too deeply to be compared (the readers add where it is)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+def canonical_json(value: object) -> str:
+    """``value`` as sorted, compact JSON: two writings of the same value give the same text."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except RecursionError:
+        raise TooDeep(Phrase(N_("nested too deeply to be read"))) from None
+    except (TypeError, ValueError):  # keys of mixed types cannot be sorted: keep the given order
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_text(text: str | None) -> str | None:
+    """A tool result as compared: its JSON in canonical form when it is JSON, else the text as it is.
+
+    Frameworks write the same result compact in one place and spaced in another
+    (Pydantic AI's spans do), so raw text would call one result two.
+    """
+    if text is None:
+        return None
+    try:
+        return canonical_json(_STRICT.decode(text))
+    except (ValueError, RecursionError):
+        return text
 
 
 def canonical_arguments(arguments: object) -> str:
-    """Arguments as sorted, compact JSON, so the same call compares equal across formats."""
+    """Arguments as sorted, compact JSON, so the same call compares equal across formats.
+
+    Text that is not JSON (a call cut off mid-generation, or nested past what
+    can be parsed) stays as it is; an already parsed value nested too deeply
+    raises :class:`TooDeep`.
+    """
     if isinstance(arguments, str):
+        if not arguments.strip():
+            return "{}"
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            return str(arguments)
-    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            return canonical_json(_STRICT.decode(arguments))
+        except (ValueError, RecursionError):  # TooDeep is a ValueError too: text nested that deep stays text
+            return arguments
+    return canonical_json(arguments)
+
+
+class PrefixMemo:
+    """The messages of a log's requests, each converted once per run of unchanged prefixes.
+
+    Each request of an agent run repeats the whole conversation so far. The raw
+    entries of a request are compared with the previous request's in one C-level
+    list comparison; the unchanged prefix reuses the previous conversion (the very
+    same :class:`Msg` objects, so comparing two requests is cheap too) and only the
+    new entries are converted. Memory: one request.
+    """
+
+    def __init__(self) -> None:
+        self._raw: list[Any] = []
+        self._chunks: list[tuple[Msg, ...]] = []
+
+    def read(self, entries: list[Any], convert: Callable[[int, Any], Sequence[Msg]]) -> tuple[Msg, ...]:
+        """All messages of ``entries``; ``convert(i, entry)`` turns entry ``i`` into its messages."""
+        previous = self._raw
+        keep = len(previous)
+        if keep > len(entries) or entries[:keep] != previous:
+            keep = next((i for i, (a, b) in enumerate(zip(entries, previous)) if a != b), min(keep, len(entries)))
+        chunks = self._chunks[:keep]
+        chunks.extend(tuple(convert(i, entry)) for i, entry in enumerate(entries[keep:], start=keep))
+        self._raw, self._chunks = entries, chunks
+        return tuple(itertools.chain.from_iterable(chunks))
 
 
 class TurnBuilder:
@@ -187,8 +274,8 @@ class TurnBuilder:
         calls = self.turns[-1].response.tool_calls if self.turns else ()
         call = next((c for c in calls if c.id == message.call_id), None)
         if call is None:
-            return ("tool", message.name, None, message.text)
-        return ("tool", call.name, canonical_arguments(call.arguments), message.text)
+            return ("tool", message.name, None, canonical_text(message.text))
+        return ("tool", call.name, canonical_arguments(call.arguments), canonical_text(message.text))
 
     def _added(self, request: tuple[Msg, ...] | None, incremental: bool) -> tuple[Msg, ...] | None:
         if request is None:
