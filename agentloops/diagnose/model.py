@@ -81,6 +81,8 @@ class Turn:
         user_spoke: the request added a user message (the caller had returned, and the conversation went on).
         results: tool results this request sent for the first time, in order.
         tokens: prompt plus completion tokens of the call, when reported.
+        signatures: the canonical arguments of each of the response's tool calls, when the reader
+            computed them (it does, so a detector never parses arguments again).
     """
 
     call: int
@@ -90,6 +92,13 @@ class Turn:
     user_spoke: bool
     results: tuple[Msg, ...]
     tokens: int | None
+    signatures: tuple[str, ...] = ()
+
+    def signature(self, index: int) -> str:
+        """The canonical arguments of tool call ``index`` of the response."""
+        if index < len(self.signatures):
+            return self.signatures[index]
+        return canonical_arguments(self.response.tool_calls[index].arguments)
 
 
 How = Literal["returned", "raised", "unknown"]
@@ -188,17 +197,19 @@ def canonical_text(text: str | None) -> str | None:
 def canonical_arguments(arguments: object) -> str:
     """Arguments as sorted, compact JSON, so the same call compares equal across formats.
 
-    Text that is not JSON (a call cut off mid-generation, or nested past what
-    can be parsed) stays as it is; an already parsed value nested too deeply
-    raises :class:`TooDeep`.
+    Text that is not JSON (a call cut off mid-generation) stays as it is;
+    arguments nested past what can be parsed raise :class:`TooDeep`.
     """
     if isinstance(arguments, str):
         if not arguments.strip():
             return "{}"
         try:
-            return canonical_json(_STRICT.decode(arguments))
-        except (ValueError, RecursionError):  # TooDeep is a ValueError too: text nested that deep stays text
+            value = _STRICT.decode(arguments)
+        except RecursionError:
+            raise TooDeep(Phrase(N_("nested too deeply to be read"))) from None
+        except ValueError:
             return arguments
+        return canonical_json(value)
     return canonical_json(arguments)
 
 
@@ -261,7 +272,8 @@ class TurnBuilder:
             self._seen.update(keys)
         results = tuple(m for m in added or () if m.role == "tool")
         user_spoke = bool(self.turns) and any(m.role == "user" for m in added or ())
-        turn = Turn(len(self.turns) + 1, where, response, fresh, user_spoke, results, tokens)
+        signatures = tuple(canonical_arguments(c.arguments) for c in response.tool_calls)
+        turn = Turn(len(self.turns) + 1, where, response, fresh, user_spoke, results, tokens, signatures)
         self.turns.append(turn)
         if request is not None and not incremental:
             self._previous = request
@@ -271,11 +283,12 @@ class TurnBuilder:
         """What makes a message new information: a tool result once per (tool, arguments, text)."""
         if message.role != "tool":
             return (message.role, message.text)
-        calls = self.turns[-1].response.tool_calls if self.turns else ()
-        call = next((c for c in calls if c.id == message.call_id), None)
-        if call is None:
+        last = self.turns[-1] if self.turns else None
+        calls = last.response.tool_calls if last else ()
+        index = next((i for i, c in enumerate(calls) if c.id == message.call_id), None)
+        if last is None or index is None:
             return ("tool", message.name, None, canonical_text(message.text))
-        return ("tool", call.name, canonical_arguments(call.arguments), canonical_text(message.text))
+        return ("tool", calls[index].name, last.signature(index), canonical_text(message.text))
 
     def _added(self, request: tuple[Msg, ...] | None, incremental: bool) -> tuple[Msg, ...] | None:
         if request is None:

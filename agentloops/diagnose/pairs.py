@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from agentloops.diagnose.model import Ending, FailedAttempt, Run, TurnBuilder, canonical_json, log_error
+from agentloops.diagnose.model import Ending, FailedAttempt, Run, TooDeep, TurnBuilder, canonical_json, log_error
 from agentloops.diagnose.requests import RequestReader
 from agentloops.diagnose.source import one_line
 from agentloops.errors import UsageError
@@ -115,7 +115,10 @@ def read_pairs(items: Iterator[tuple[str, dict[str, Any]]], format: str | None =
             assert current is not None
             current.attempts.extend(pending)
             pending = []
-            current.builder.add(where, read.request, read.response, read.tokens, incremental=read.incremental)
+            try:
+                current.builder.add(where, read.request, read.response, read.tokens, incremental=read.incremental)
+            except TooDeep:
+                raise log_error(N_("{where}: nested too deeply to be a log entry"), where=where) from None
             current.error = read.error
     except UsageError:
         if current is not None and (current.builder.turns or current.attempts or pending):
