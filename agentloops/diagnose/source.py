@@ -102,9 +102,17 @@ def iter_items(path: str | Path) -> Iterator[Item]:
             json.loads(raw)
         except (ValueError, RecursionError, UnicodeDecodeError):
             if raw.lstrip()[:1] in (b"{", b"["):
-                yield from _document(path)
-                return
-        yield from _lines(path, handle, number, raw)
+                items = _document(path)
+            else:
+                items = _lines(path, handle, number, raw)
+        else:
+            items = _lines(path, handle, number, raw)
+        found = False
+        for item in items:
+            found = True
+            yield item
+        if not found:
+            raise log_error(N_("{where}: the log holds no JSON object (only empty lists)"), where=f"{path}:{number}")
 
 
 BOM = b"\xef\xbb\xbf"
