@@ -134,7 +134,11 @@ def looks_failed(result: Msg) -> bool:
     return result.is_error or bool(result.text and (_ERROR_TEXT.match(result.text) or '"error":' in result.text[:40]))
 
 
-def reasks(run: Run) -> Iterator[Finding]:
+Observed = list[tuple[Turn, tuple[str, str], Msg]]
+"""Every tool call with a known result, in order: (the turn that made it, its signature, its result)."""
+
+
+def reasks(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
     """Consecutive calls that got the previous response again although the request added nothing.
 
     A repeated round of tool calls whose results the log shows is left to the
@@ -142,7 +146,7 @@ def reasks(run: Run) -> Iterator[Finding]:
     """
     group: list[Turn] = []
     turns = run.turns
-    explained = _calls_with_results(run)
+    explained = _calls_with_results(run, _observations(run) if seen is None else seen)
     for previous, turn in pairwise(turns):
         if turn.fresh is False and turn.response.same_as(previous.response) and turn.call not in explained:
             group.append(turn)
@@ -152,10 +156,10 @@ def reasks(run: Run) -> Iterator[Finding]:
     yield from _reask_finding(run, group)
 
 
-def _calls_with_results(run: Run) -> set[int]:
+def _calls_with_results(run: Run, seen: Observed) -> set[int]:
     """Calls that made well-formed tool calls whose every result the log shows."""
     shown: dict[int, int] = {}
-    for turn, _signature, _result in _observations(run):
+    for turn, _signature, _result in seen:
         shown[turn.call] = shown.get(turn.call, 0) + 1
     return {t.call for t in run.turns if t.response.tool_calls and not is_abnormal(t.response)
             and shown.get(t.call) == len(t.response.tool_calls)}
@@ -174,9 +178,9 @@ def _reask_finding(run: Run, group: list[Turn]) -> Iterator[Finding]:
                              tokens=tokens))
 
 
-def _observations(run: Run) -> list[tuple[Turn, tuple[str, str], Msg]]:
-    """Every tool call with a known result, in order: (the turn that made it, its signature, its result)."""
-    seen = []
+def _observations(run: Run) -> Observed:
+    """Every tool call with a known result, in order (see :data:`Observed`)."""
+    seen: Observed = []
     for i, turn in enumerate(run.turns):
         calls = turn.response.tool_calls
         pool = run.turns[i + 1].results if i + 1 < len(run.turns) else run.tail_results
@@ -186,7 +190,7 @@ def _observations(run: Run) -> list[tuple[Turn, tuple[str, str], Msg]]:
     return seen
 
 
-def tool_repeats(run: Run) -> Iterator[Finding]:
+def tool_repeats(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
     """Calls re-issued with the same arguments that got the same successful result: no new observation.
 
     Only the last stretch of identical results of a call counts: a call whose result
@@ -195,7 +199,7 @@ def tool_repeats(run: Run) -> Iterator[Finding]:
     """
     tails: dict[tuple[str, str], list[tuple[Turn, str]]] = {}
     order: list[tuple[str, str]] = []
-    for turn, signature, result in _observations(run):
+    for turn, signature, result in _observations(run) if seen is None else seen:
         if looks_failed(result):
             tails.pop(signature, None)
             continue
@@ -235,10 +239,10 @@ def _alternating(order: list[tuple[str, str]], repeated: set[tuple[str, str]]) -
     return found
 
 
-def failure_streaks(run: Run, threshold: int = FAILURE_STREAK) -> Iterator[Finding]:
+def failure_streaks(run: Run, threshold: int = FAILURE_STREAK, seen: Observed | None = None) -> Iterator[Finding]:
     """``threshold`` or more failed tool results in a row."""
     streak: list[tuple[Turn, Msg]] = []
-    for turn, _signature, result in _observations(run):
+    for turn, _signature, result in _observations(run) if seen is None else seen:
         if looks_failed(result):
             streak.append((turn, result))
             continue
@@ -319,4 +323,6 @@ def _ended_on(run: Run, turn: Turn, context: str) -> Iterator[Finding]:
 
 def find(run: Run, max_steps: int | None = None) -> list[Finding]:
     """Every finding in ``run``, in the order of the detectors above."""
-    return [*reasks(run), *endings(run, max_steps), *tool_repeats(run), *failure_streaks(run)]
+    seen = _observations(run)  # once: three detectors read it
+    return [*reasks(run, seen), *endings(run, max_steps), *tool_repeats(run, seen),
+            *failure_streaks(run, FAILURE_STREAK, seen)]

@@ -14,6 +14,7 @@ import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from agentloops.errors import UsageError
@@ -169,6 +170,10 @@ def _refuse_constant(name: str) -> Any:
 
 _STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
 
+CACHED = 64
+"""Texts whose canonical form is kept: a call's arguments come back in the next request, a result is compared
+twice (is it new? is it a repeat?), so a small cache spares most second parses while memory stays bounded."""
+
 
 def canonical_json(value: object) -> str:
     """``value`` as sorted, compact JSON: two writings of the same value give the same text."""
@@ -186,12 +191,28 @@ def canonical_text(text: str | None) -> str | None:
     Frameworks write the same result compact in one place and spaced in another
     (Pydantic AI's spans do), so raw text would call one result two.
     """
-    if text is None:
-        return None
+    return None if text is None else _canonical_text(text)
+
+
+@lru_cache(maxsize=CACHED)
+def _canonical_text(text: str) -> str:
     try:
         return canonical_json(_STRICT.decode(text))
     except (ValueError, RecursionError):
         return text
+
+
+@lru_cache(maxsize=CACHED)
+def _canonical_arguments_text(arguments: str) -> str:
+    if not arguments.strip():
+        return "{}"
+    try:
+        value = _STRICT.decode(arguments)
+    except RecursionError:
+        raise TooDeep(Phrase(N_("nested too deeply to be read"))) from None
+    except ValueError:
+        return arguments
+    return canonical_json(value)
 
 
 def canonical_arguments(arguments: object) -> str:
@@ -201,15 +222,7 @@ def canonical_arguments(arguments: object) -> str:
     arguments nested past what can be parsed raise :class:`TooDeep`.
     """
     if isinstance(arguments, str):
-        if not arguments.strip():
-            return "{}"
-        try:
-            value = _STRICT.decode(arguments)
-        except RecursionError:
-            raise TooDeep(Phrase(N_("nested too deeply to be read"))) from None
-        except ValueError:
-            return arguments
-        return canonical_json(value)
+        return _canonical_arguments_text(arguments)
     return canonical_json(arguments)
 
 

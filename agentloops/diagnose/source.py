@@ -98,21 +98,22 @@ def iter_items(path: str | Path) -> Iterator[Item]:
         if first is None:
             raise log_error(N_("{path}: the log is empty"), path=str(path))
         number, raw = first
-        try:
-            json.loads(raw)
-        except (ValueError, RecursionError, UnicodeDecodeError):
-            if raw.lstrip()[:1] in (b"{", b"["):
-                items = _document(path)
-            else:
-                items = _lines(path, handle, number, raw)
-        else:
-            items = _lines(path, handle, number, raw)
+        items = _document(path) if _opens_a_document(raw) else _lines(path, handle, number, raw)
         found = False
         for item in items:
             found = True
             yield item
         if not found:
             raise log_error(N_("{where}: the log holds no JSON object (only empty lists)"), where=f"{path}:{number}")
+
+
+def _opens_a_document(raw: bytes) -> bool:
+    """The first line does not parse alone but opens an object or a list: the file is JSON documents."""
+    try:
+        json.loads(raw)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return raw.lstrip()[:1] in (b"{", b"[")
+    return False
 
 
 BOM = b"\xef\xbb\xbf"
