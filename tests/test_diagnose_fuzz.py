@@ -117,7 +117,7 @@ def one_case(seed_file: Path, number: int, folder: Path) -> tuple[str, str] | No
     label = f"case {number} ({seed.name}, {what})"
     try:
         status, out, err = run_cli(["diagnose", str(case)])
-    except BaseException as exc:  # noqa: BLE001 - an exception out of main is exactly what is hunted
+    except BaseException as exc:  # an exception out of main is exactly what is hunted
         return type(exc).__name__, f"{label}: {type(exc).__name__}: {str(exc)[:160]!r}"
     problem = problem_with(status, out, err, case.name)
     return None if problem is None else (problem, f"{label}: status {status}, stderr {err[:200]!r}")

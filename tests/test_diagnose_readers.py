@@ -120,7 +120,7 @@ def test_an_entry_without_resource_spans_mid_file_is_skipped_and_named(tmp_path:
     report = diagnose(log)
     assert report.runs == 1 and report.stopped is None
     assert report.skipped is not None and report.skipped.count == 1 and report.skipped.first == (f"{log}:2",)
-    assert f"skipped 1 entries that have none of the keys resourceSpans" in str(report)
+    assert "skipped 1 entries that have none of the keys resourceSpans" in str(report)
 
 
 def test_a_trace_whose_root_never_arrived_is_incomplete(tmp_path: Path) -> None:
