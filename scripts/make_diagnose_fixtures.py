@@ -12,7 +12,7 @@ log order; an empty list is a healthy run):
 ``otel``     Pydantic AI's own agent loop with its ``FunctionModel``, instrumented with
              OpenTelemetry (in-memory exporter), spans serialised as OTLP JSON. Needs the
              frameworks venv: ``pip install pydantic-ai-slim opentelemetry-sdk`` (see --help).
-``heldout``  logs as real code writes them, each with one planted bug and one trait that
+``heldout``  (under ``heldout/``) logs as real code writes them, each with one planted bug and one trait that
              once misled diagnose: Pydantic AI spans of one call repeated eight times whose
              last result is compact JSON and the others spaced; the OpenAI SDK's HTTP
              exchanges (its own client over a scripted transport) with one attempt that timed
@@ -519,12 +519,12 @@ def _sdk_step_cap() -> list[dict[str, Any]]:
 
 
 def make_heldout() -> dict[str, list[list[str]]]:
-    write_lines(OUT / "otel" / "pydantic-ai-repeated-json.jsonl", _otel_repeated_json())
-    write_lines(OUT / "pairs" / "openai-sdk-timeout.jsonl", _sdk_timeout())
-    write_lines(OUT / "pairs" / "openai-sdk-step-cap.jsonl", _sdk_step_cap())
-    return {"otel/pydantic-ai-repeated-json.jsonl": [["repeated_tool_call"]],
-            "pairs/openai-sdk-timeout.jsonl": [["premature_answer"]],
-            "pairs/openai-sdk-step-cap.jsonl": [["work_pending"]]}
+    write_lines(OUT / "heldout" / "pydantic-ai-repeated-json.jsonl", _otel_repeated_json())
+    write_lines(OUT / "heldout" / "openai-sdk-timeout.jsonl", _sdk_timeout())
+    write_lines(OUT / "heldout" / "openai-sdk-step-cap.jsonl", _sdk_step_cap())
+    return {"heldout/pydantic-ai-repeated-json.jsonl": [["repeated_tool_call"]],
+            "heldout/openai-sdk-timeout.jsonl": [["premature_answer"]],
+            "heldout/openai-sdk-step-cap.jsonl": [["work_pending"]]}
 
 
 PARTS = {"records": make_records, "pairs": make_pairs, "otel": make_otel, "heldout": make_heldout}

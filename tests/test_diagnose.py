@@ -196,7 +196,8 @@ def test_the_package_made_fixtures_regenerate_with_the_same_planted_bugs(tmp_pat
         assert kinds_per_run(tmp_path / name) == [sorted(set(k)) for k in runs], name
 
 
-HELDOUT = ("otel/pydantic-ai-repeated-json.jsonl", "pairs/openai-sdk-timeout.jsonl", "pairs/openai-sdk-step-cap.jsonl")
+HELDOUT = ("heldout/pydantic-ai-repeated-json.jsonl", "heldout/openai-sdk-timeout.jsonl",
+           "heldout/openai-sdk-step-cap.jsonl")
 
 
 @pytest.mark.skipif(not SCRIPT.is_file(), reason="the fixture generator ships with the source checkout only")
@@ -209,7 +210,7 @@ def test_the_held_out_style_logs_regenerate_from_real_sdk_and_framework_code(tmp
     assert set(made) == set(HELDOUT) and made == {name: EXPECTED[name] for name in HELDOUT}
     for name, runs in made.items():
         assert kinds_per_run(tmp_path / name) == [sorted(set(k)) for k in runs], name
-    assert len(diagnose(tmp_path / "pairs" / "openai-sdk-timeout.jsonl").failed_attempts) == 1
+    assert len(diagnose(tmp_path / "heldout" / "openai-sdk-timeout.jsonl").failed_attempts) == 1
 
 
 def test_the_public_surface_is_what_all_says() -> None:

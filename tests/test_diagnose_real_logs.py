@@ -58,7 +58,7 @@ def test_a_result_written_compact_once_is_the_same_result() -> None:
 
 
 def test_the_pydantic_ai_run_that_repeats_a_call_eight_times_is_found() -> None:
-    path = FIXTURES / "otel" / "pydantic-ai-repeated-json.jsonl"
+    path = FIXTURES / "heldout" / "pydantic-ai-repeated-json.jsonl"
     texts = [m for m in path.read_text().split("tool_call_response") if "max_steps" in m]
     assert any('max_steps\\":10,' in t for t in texts) and any('max_steps\\": 10,' in t for t in texts)
     [finding] = diagnose(path).findings
@@ -68,7 +68,7 @@ def test_the_pydantic_ai_run_that_repeats_a_call_eight_times_is_found() -> None:
 # --- attempts that failed at the transport ------------------------------------------------------------------------
 
 def test_an_attempt_that_timed_out_is_a_failed_attempt_shown_not_a_cut_off_log() -> None:
-    path = FIXTURES / "pairs" / "openai-sdk-timeout.jsonl"
+    path = FIXTURES / "heldout" / "openai-sdk-timeout.jsonl"
     rows = rows_of(path)
     assert rows[1]["response"] is None and rows[1]["error"]["type"] == "ReadTimeout"
     assert rows[1]["request"] == rows[2]["request"]  # the SDK's retry sends the same request
@@ -84,7 +84,7 @@ def test_an_attempt_that_timed_out_is_a_failed_attempt_shown_not_a_cut_off_log()
 
 
 def test_attempts_after_the_last_response_end_the_run_raised(tmp_path: Path) -> None:
-    rows = rows_of(FIXTURES / "pairs" / "openai-sdk-step-cap.jsonl")[:3]
+    rows = rows_of(FIXTURES / "heldout" / "openai-sdk-step-cap.jsonl")[:3]
     failed = {"request": rows[2]["request"], "response": None, "error": "APITimeoutError: Request timed out."}
     log = tmp_path / "raised.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in [*rows[:2], failed, failed, failed]))
@@ -95,7 +95,7 @@ def test_attempts_after_the_last_response_end_the_run_raised(tmp_path: Path) -> 
 
 
 def test_a_failed_attempt_must_say_what_failed(tmp_path: Path) -> None:
-    rows = rows_of(FIXTURES / "pairs" / "openai-sdk-timeout.jsonl")
+    rows = rows_of(FIXTURES / "heldout" / "openai-sdk-timeout.jsonl")
     del rows[1]["error"]
     log = tmp_path / "bad.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -127,7 +127,7 @@ def test_a_known_cap_or_a_record_that_says_otherwise_wins_over_a_common_one() ->
 
 
 def test_the_sdk_loop_stopped_by_its_own_cap_says_work_pending() -> None:
-    path = FIXTURES / "pairs" / "openai-sdk-step-cap.jsonl"
+    path = FIXTURES / "heldout" / "openai-sdk-step-cap.jsonl"
     [finding] = diagnose(path).findings
     assert finding.kind == "work_pending" and finding.calls == "10"
     assert "a common step cap (OpenAI Agents SDK max_turns)" in finding.detail
@@ -202,6 +202,12 @@ def test_a_crash_inside_diagnose_is_one_line_and_status_3(monkeypatch: pytest.Mo
     err = capsys.readouterr().err
     assert (text, status) == ("", diagnose_cli.EXIT_CRASHED) and diagnose_cli.EXIT_CRASHED == 3
     assert err.count("\n") == 1 and "runs.jsonl: diagnose failed inside the package (KeyError" in err
+
+
+def test_the_readme_names_the_common_caps_the_code_uses() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    caps = sorted(COMMON_CAPS)
+    assert ", ".join(map(str, caps[:-1])) + f" or {caps[-1]} calls" in " ".join(readme.split())
 
 
 def test_the_help_documents_every_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
