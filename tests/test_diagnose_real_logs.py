@@ -262,3 +262,14 @@ def test_requests_that_continue_share_their_messages(tmp_path: Path) -> None:
         messages, _ = reader.read(row["request"])
         assert all(a is b for a, b in zip(messages, previous))
         previous = messages
+
+
+def test_nesting_too_deep_for_a_detector_is_named_with_its_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentloops.diagnose as module
+
+    def deep(run: Run, max_steps: int | None = None) -> list[Any]:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(module, "find", deep)
+    with pytest.raises(LogError, match=r"runs\.jsonl:1: nested too deeply to be a log entry"):
+        diagnose(RECORDS)

@@ -18,9 +18,12 @@ a provider format   the same, every line in that format: ``openai-chat``, ``open
                     ``anthropic``, ``gemini``, ``ollama``
 ==================  =======================================================================
 
-The log is streamed: one line (or one open trace) at a time, so memory does not
-grow with the file. A log that breaks off is diagnosed as far as it goes, and
-the report says where and why it stopped.
+The log is streamed: one line (or one open trace) at a time, each message of a
+run converted once, so memory does not grow with the file and time grows with
+its length. A log that breaks off is diagnosed as far as it goes, and the
+report says where and why it stopped. Lines of other kinds mixed in (a hook's
+own events) are skipped, counted and named in the report; attempts that failed
+at the transport (``"response": null`` with an ``error``) are listed, not refused.
 """
 
 from __future__ import annotations
@@ -180,7 +183,15 @@ def detected_format(path: str | Path, format: str = "auto") -> str:
 def iter_findings(path: str | Path, format: str = "auto", max_steps: int | None = None) -> Iterator[Finding]:
     """Findings as each run is read (nothing is kept); raises :class:`LogError` where reading stops."""
     for run in iter_runs(path, format):
-        yield from find(run, max_steps)
+        yield from _find(run, max_steps)
+
+
+def _find(run: Run, max_steps: int | None) -> list[Finding]:
+    """:func:`find`, with arguments nested past what Python can walk named by their run."""
+    try:
+        return find(run, max_steps)
+    except (RecursionError, TooDeep):
+        raise log_error(N_("{where}: nested too deeply to be a log entry"), where=run.where) from None
 
 
 def diagnose(path: str | Path, format: str = "auto", *, max_steps: int | None = None,
@@ -211,7 +222,7 @@ def diagnose(path: str | Path, format: str = "auto", *, max_steps: int | None = 
             calls += len(run.turns)
             incomplete += not run.complete
             attempts.extend(run.failed_attempts)
-            findings.extend(find(run, max_steps))
+            findings.extend(_find(run, max_steps))
     except LogError as exc:
         if not partial or not runs:
             raise  # nothing was read: there is no partial report to give
