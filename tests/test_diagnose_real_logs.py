@@ -272,4 +272,4 @@ def test_nesting_too_deep_for_a_detector_is_named_with_its_run(monkeypatch: pyte
 
     monkeypatch.setattr(module, "find", deep)
     with pytest.raises(LogError, match=r"runs\.jsonl:1: nested too deeply to be a log entry"):
-        diagnose(RECORDS)
+        diagnose(RECORDS, partial=False)
