@@ -79,6 +79,7 @@ def test_an_attempt_that_timed_out_is_a_failed_attempt_shown_not_a_cut_off_log()
     assert [f.kind for f in report.findings] == ["premature_answer"]
     assert "1 HTTP attempt failed at the transport" in str(report) and f"{path}:2 (ReadTimeout" in str(report)
     assert report.to_dict()["failed_attempts"] == [{"where": f"{path}:2", "error": attempt.error}]
+    assert "1 HTTP attempt failed at the transport" in report.to_html()
     text, status = cli(["diagnose", str(path)])
     assert status == 1 and "premature_answer" in text
 
