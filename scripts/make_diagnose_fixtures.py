@@ -12,6 +12,12 @@ log order; an empty list is a healthy run):
 ``otel``     Pydantic AI's own agent loop with its ``FunctionModel``, instrumented with
              OpenTelemetry (in-memory exporter), spans serialised as OTLP JSON. Needs the
              frameworks venv: ``pip install pydantic-ai-slim opentelemetry-sdk`` (see --help).
+``heldout``  (under ``heldout/``) logs as real code writes them, each with one planted bug and one trait that
+             once misled diagnose: Pydantic AI spans of one call repeated eight times whose
+             last result is compact JSON and the others spaced; the OpenAI SDK's HTTP
+             exchanges (its own client over a scripted transport) with one attempt that timed
+             out and was retried; and a hand-written loop over the SDK stopped by its own
+             step cap of 10 with a tool call unanswered, the cap stated nowhere in the log.
 
 Usage::
 
@@ -393,7 +399,135 @@ def make_otel() -> dict[str, list[list[str]]]:
     return expected
 
 
-PARTS = {"records": make_records, "pairs": make_pairs, "otel": make_otel}
+# --- heldout: real framework and SDK code, with the traits of logs met in the wild ---------------------------
+
+def _otel_repeated_json() -> list[dict[str, Any]]:
+    """Pydantic AI reads the same config eight times; the tool writes its JSON spaced, the last time compact."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    reads = itertools.count(1)
+    config = {"max_steps": 10, "model": "gpt-4o", "retries": {"count": 2, "backoff": 0.5}}
+
+    def read_config(path: str) -> str:
+        compact = next(reads) == 8  # one writer of the same value: no spaces
+        return json.dumps(config, separators=(",", ":")) if compact else json.dumps(config, indent=None)
+
+    script = [ModelResponse(parts=[ToolCallPart("read_config", {"path": "agent.toml"}, tool_call_id=f"call_{n}")],
+                            finish_reason="tool_call") for n in range(1, 9)]
+    script.append(ModelResponse(parts=[TextPart("max_steps is 10.")], finish_reason="stop"))
+    replies = iter(script)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    agent = Agent(FunctionModel(lambda messages, info: next(replies)), name="repeated-json",
+                  tools=[Tool(read_config, name="read_config")])
+    agent.instrument = InstrumentationSettings(tracer_provider=provider, include_content=True)
+    agent.run_sync("What is the step cap in agent.toml?")
+    return [otlp_json(exporter.get_finished_spans())]
+
+
+def _chat_completion(n: int, content: str | None, calls: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None, "annotations": []}
+    if calls:
+        message["tool_calls"] = [{"id": f"call_{n}_{i}", "type": "function",
+                                  "function": {"name": name, "arguments": json.dumps(args)}}
+                                 for i, (name, args) in enumerate(calls)]
+    return {"id": f"chatcmpl-{n:04d}", "object": "chat.completion", "created": 1_767_000_000 + n,
+            "model": "gpt-4o-2024-08-06", "choices": [{"index": 0, "message": message, "logprobs": None,
+                                                        "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": 60 + 25 * n, "completion_tokens": 18, "total_tokens": 78 + 25 * n},
+            "system_fingerprint": "fp_scripted"}
+
+
+def _sdk_log(replies: Callable[[dict[str, Any]], dict[str, Any]], loop: Callable[[Any], None],
+             time_out: Sequence[int] = ()) -> list[dict[str, Any]]:
+    """Run ``loop`` with the OpenAI SDK's own client over a transport that logs every HTTP exchange.
+
+    The transport answers with ``replies(request body)``; the attempts numbered in
+    ``time_out`` raise httpx's ``ReadTimeout`` instead, which the SDK retries.
+    A failed attempt is logged the way the SDK sees it: no response, and the error.
+    """
+    import httpx2
+    import openai
+
+    log: list[dict[str, Any]] = []
+
+    class Logged(httpx2.BaseTransport):
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            body = json.loads(request.content)
+            if len(log) + 1 in time_out:
+                error = httpx2.ReadTimeout("The read operation timed out", request=request)
+                log.append({"request": body, "response": None,
+                            "error": {"type": type(error).__name__, "message": str(error)}})
+                raise error
+            reply = replies(body)
+            log.append({"request": body, "response": reply})
+            return httpx2.Response(200, json=reply)
+
+    client = openai.OpenAI(api_key="sk-scripted", base_url="http://scripted.invalid/v1",
+                           http_client=httpx2.Client(transport=Logged()), max_retries=2)
+    loop(client)
+    return log
+
+
+_SDK_TOOLS = [{"type": "function", "function": {"name": name, "description": text, "parameters": {
+    "type": "object", "properties": {"page": {"type": "integer"}}, "required": ["page"]}}}
+    for name, text in (("read_page", "Read one page of the report."), ("get_weather", "Today's weather."))]
+
+
+def _tool_loop(client: Any, max_rounds: int, answer_on_content: bool) -> None:
+    """A hand-written agent loop over the SDK: call, run the tools, send the results, repeat."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Summarise the report, every page of it."}]
+    for _ in range(max_rounds):
+        response = client.chat.completions.create(model="gpt-4o", messages=messages, tools=_SDK_TOOLS)
+        message = response.choices[0].message
+        if answer_on_content and message.content:  # the planted bug: text means done
+            return
+        if not message.tool_calls:
+            return
+        messages.append(message.model_dump(exclude_none=True, include={"role", "content", "tool_calls"}))
+        for call in message.tool_calls:
+            page = json.loads(call.function.arguments).get("page", 0)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": f"page {page}: 40 lines of text"})
+    # the loop's own cap: it stops here, silently, whatever the model asked for last
+
+
+def _sdk_timeout() -> list[dict[str, Any]]:
+    """Two pages read (the second request timing out once), then a round that talks and calls, taken as the answer."""
+    def replies(body: dict[str, Any]) -> dict[str, Any]:
+        n = sum(m["role"] == "assistant" for m in body["messages"]) + 1
+        if n <= 2:
+            return _chat_completion(n, None, [("read_page", {"page": n})])
+        return _chat_completion(n, "Pages 1 and 2 are read; now page 3.", [("read_page", {"page": 3})])
+
+    return _sdk_log(replies, lambda client: _tool_loop(client, 10, answer_on_content=True), time_out=[2])
+
+
+def _sdk_step_cap() -> list[dict[str, Any]]:
+    """A loop with a cap of 10 rounds over a model that reads one page a round: stopped with page 10 unanswered."""
+    def replies(body: dict[str, Any]) -> dict[str, Any]:
+        n = sum(m["role"] == "assistant" for m in body["messages"]) + 1
+        return _chat_completion(n, None, [("read_page", {"page": n})])
+
+    return _sdk_log(replies, lambda client: _tool_loop(client, 10, answer_on_content=False))
+
+
+def make_heldout() -> dict[str, list[list[str]]]:
+    write_lines(OUT / "heldout" / "pydantic-ai-repeated-json.jsonl", _otel_repeated_json())
+    write_lines(OUT / "heldout" / "openai-sdk-timeout.jsonl", _sdk_timeout())
+    write_lines(OUT / "heldout" / "openai-sdk-step-cap.jsonl", _sdk_step_cap())
+    return {"heldout/pydantic-ai-repeated-json.jsonl": [["repeated_tool_call"]],
+            "heldout/openai-sdk-timeout.jsonl": [["premature_answer"]],
+            "heldout/openai-sdk-step-cap.jsonl": [["work_pending"]]}
+
+
+PARTS = {"records": make_records, "pairs": make_pairs, "otel": make_otel, "heldout": make_heldout}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

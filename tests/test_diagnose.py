@@ -48,7 +48,7 @@ def test_the_fixtures_cover_every_format_and_every_kind() -> None:
     assert {"record", "otel", *FORMATS} <= formats
     planted = {k for runs in EXPECTED.values() for kinds in runs for k in kinds}
     assert planted == {"reasked", "abnormal_answer", "premature_answer", "repeated_tool_call", "ping_pong",
-                       "failure_streak", "cap_returned_last"}
+                       "failure_streak", "cap_returned_last", "work_pending"}
     healthy = [name for name, runs in EXPECTED.items() if name.startswith("otel/") and runs == [[]]]
     assert {"otel/pydantic-ai-polling.jsonl", "otel/pydantic-ai-transient-retry.jsonl",
             "otel/pydantic-ai-healthy-multi-tool.jsonl"} <= set(healthy)
@@ -190,9 +190,27 @@ def test_the_package_made_fixtures_regenerate_with_the_same_planted_bugs(tmp_pat
     generator = _generator()
     generator.OUT = tmp_path
     made = {**generator.make_records(), **generator.make_pairs()}
-    assert made == {name: runs for name, runs in EXPECTED.items() if not name.startswith("otel/")}
+    assert made == {name: runs for name, runs in EXPECTED.items()
+                    if not name.startswith("otel/") and name not in HELDOUT}
     for name, runs in made.items():
         assert kinds_per_run(tmp_path / name) == [sorted(set(k)) for k in runs], name
+
+
+HELDOUT = ("heldout/pydantic-ai-repeated-json.jsonl", "heldout/openai-sdk-timeout.jsonl",
+           "heldout/openai-sdk-step-cap.jsonl")
+
+
+@pytest.mark.skipif(not SCRIPT.is_file(), reason="the fixture generator ships with the source checkout only")
+def test_the_held_out_style_logs_regenerate_from_real_sdk_and_framework_code(tmp_path: Path) -> None:
+    for module in ("openai", "pydantic_ai", "opentelemetry.sdk"):
+        pytest.importorskip(module)
+    generator = _generator()
+    generator.OUT = tmp_path
+    made = generator.make_heldout()
+    assert set(made) == set(HELDOUT) and made == {name: EXPECTED[name] for name in HELDOUT}
+    for name, runs in made.items():
+        assert kinds_per_run(tmp_path / name) == [sorted(set(k)) for k in runs], name
+    assert len(diagnose(tmp_path / "heldout" / "openai-sdk-timeout.jsonl").failed_attempts) == 1
 
 
 def test_the_public_surface_is_what_all_says() -> None:

@@ -18,9 +18,12 @@ a provider format   the same, every line in that format: ``openai-chat``, ``open
                     ``anthropic``, ``gemini``, ``ollama``
 ==================  =======================================================================
 
-The log is streamed: one line (or one open trace) at a time, so memory does not
-grow with the file. A log that breaks off is diagnosed as far as it goes, and
-the report says where and why it stopped.
+The log is streamed: one line (or one open trace) at a time, each message of a
+run converted once, so memory does not grow with the file and time grows with
+its length. A log that breaks off is diagnosed as far as it goes, and the
+report says where and why it stopped. Lines of other kinds mixed in (a hook's
+own events) are skipped, counted and named in the report; attempts that failed
+at the transport (``"response": null`` with an ``error``) are listed, not refused.
 """
 
 from __future__ import annotations
@@ -31,11 +34,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentloops.diagnose.detectors import KIND_TITLES, Finding, Kind, find
-from agentloops.diagnose.model import LogError, Run, log_error
+from agentloops.diagnose.model import FailedAttempt, LogError, Run, TooDeep, log_error
 from agentloops.diagnose.otel import read_otel
 from agentloops.diagnose.pairs import read_pairs
 from agentloops.diagnose.recordings import read_records, read_scenarios
-from agentloops.diagnose.report import Report
+from agentloops.diagnose.report import Report, Skipped
 from agentloops.diagnose.source import Item, iter_items
 from agentloops.i18n import N_
 from agentloops.providers import FORMATS as PROVIDER_FORMATS
@@ -50,7 +53,7 @@ LOG_FORMATS: tuple[str, ...] = ("record", "scenario", "otel", "pairs", *PROVIDER
 
 
 def sniff(where: str, first: dict[str, Any]) -> str:
-    """The log format of a file, told by its first entry."""
+    """The log format of a file, told by its first entry of a kind diagnose reads."""
     if "resourceSpans" in first:
         return "otel"
     if "rounds" in first and "outcome" in first:
@@ -63,9 +66,57 @@ def sniff(where: str, first: dict[str, Any]) -> str:
             raise log_error(N_("{where}: format: expected one of {names}; got {value}"), where=where,
                             names=", ".join(PROVIDER_FORMATS), value=f"{named!r:.60}")
         return str(named or "pairs")
-    raise log_error(N_("{where}: not a log diagnose reads: expected a run record (rounds, outcome), a scenario file "
-                       "(responses), a request/response pair (request, response) or OTLP spans (resourceSpans)"),
-                    where=where)
+    raise _not_a_log(where)
+
+
+def _not_a_log(where: str) -> LogError:
+    return log_error(N_("{where}: not a log diagnose reads: expected a run record (rounds, outcome), a scenario file "
+                        "(responses), a request/response pair (request, response) or OTLP spans (resourceSpans)"),
+                     where=where)
+
+
+_KEYS: dict[str, tuple[str, ...]] = {"otel": ("resourceSpans",), "record": ("rounds", "outcome"),
+                                     "scenario": ("responses",)}
+"""The keys an entry of each format has (one of them); the provider formats' entries have request or response."""
+
+
+def keys_of(format: str) -> tuple[str, ...]:
+    """The keys that make an entry one of ``format``'s."""
+    return _KEYS.get(format, ("request", "response"))
+
+
+class Reading:
+    """Where reading is, and the entries skipped because they are not of the log's format.
+
+    Hooks and proxies write other lines between the model calls (a run started,
+    a tool's timing); those are skipped, counted, and the first few named, so a
+    mixed file is read to its end and the report says what it left out and why.
+    """
+
+    SHOWN = 3
+    """How many skipped places a report names."""
+
+    def __init__(self) -> None:
+        self.where = ""
+        self.skipped = 0
+        self.skipped_at: list[str] = []
+        self.keys: tuple[str, ...] = ()
+
+    def skip(self, where: str) -> None:
+        """Count the entry at ``where`` as skipped."""
+        self.skipped += 1
+        if len(self.skipped_at) < self.SHOWN:
+            self.skipped_at.append(where)
+
+    def entries(self, items: Iterator[Item]) -> Iterator[Item]:
+        """The entries that have one of :attr:`keys`; the others are skipped."""
+        keys = self.keys
+        for where, entry in items:
+            self.where = where
+            if any(key in entry for key in keys):
+                yield where, entry
+            else:
+                self.skip(where)
 
 
 def check_format(format: str) -> None:
@@ -75,20 +126,50 @@ def check_format(format: str) -> None:
                         names=", ".join(LOG_FORMATS))
 
 
-def iter_runs(path: str | Path, format: str = "auto") -> Iterator[Run]:
-    """Every run in the log, read lazily; raises :class:`LogError` where the log stops being readable."""
+def _first_entry(items: Iterator[Item], reading: Reading) -> tuple[Item, str]:
+    """The first entry of a kind diagnose reads and the format it tells; entries before it are skipped."""
+    first: str | None = None
+    for where, entry in items:
+        first = first or where
+        reading.where = where
+        if any(key in entry for keys in (*_KEYS.values(), keys_of("pairs")) for key in keys):
+            return (where, entry), sniff(where, entry)
+        reading.skip(where)
+    raise _not_a_log(first or "?")  # iter_items refuses an empty log, so first is set
+
+
+def iter_runs(path: str | Path, format: str = "auto", *, reading: Reading | None = None) -> Iterator[Run]:
+    """Every run in the log, read lazily; raises :class:`LogError` where the log stops being readable.
+
+    ``reading``: pass one to learn afterwards which entries were skipped (not of the format).
+    """
     check_format(format)
+    reading = reading if reading is not None else Reading()
     items = iter_items(path)
-    first = next(items)
-    chosen = sniff(*first) if format == "auto" else format
-    entries: Iterator[Item] = itertools.chain([first], items)
+    if format == "auto":
+        first, chosen = _first_entry(items, reading)
+        items = itertools.chain([first], items)
+    else:
+        chosen = format
+    reading.keys = keys_of(chosen)
+    entries = reading.entries(items)
     if chosen == "otel":
-        return read_otel(entries)
-    if chosen == "record":
-        return read_records(entries)
-    if chosen == "scenario":
-        return read_scenarios(entries)
-    return read_pairs(entries, None if chosen == "pairs" else chosen)
+        runs = read_otel(entries)
+    elif chosen == "record":
+        runs = read_records(entries)
+    elif chosen == "scenario":
+        runs = read_scenarios(entries)
+    else:
+        runs = read_pairs(entries, None if chosen == "pairs" else chosen)
+    return _guarded(runs, reading)
+
+
+def _guarded(runs: Iterator[Run], reading: Reading) -> Iterator[Run]:
+    """``runs``, with a value nested past what Python can walk turned into the one-line error naming its entry."""
+    try:
+        yield from runs
+    except (RecursionError, TooDeep):
+        raise log_error(N_("{where}: nested too deeply to be a log entry"), where=reading.where) from None
 
 
 def detected_format(path: str | Path, format: str = "auto") -> str:
@@ -96,14 +177,21 @@ def detected_format(path: str | Path, format: str = "auto") -> str:
     check_format(format)
     if format != "auto":
         return format
-    where, first = next(iter_items(path))
-    return sniff(where, first)
+    return _first_entry(iter_items(path), Reading())[1]
 
 
 def iter_findings(path: str | Path, format: str = "auto", max_steps: int | None = None) -> Iterator[Finding]:
     """Findings as each run is read (nothing is kept); raises :class:`LogError` where reading stops."""
     for run in iter_runs(path, format):
-        yield from find(run, max_steps)
+        yield from _find(run, max_steps)
+
+
+def _find(run: Run, max_steps: int | None) -> list[Finding]:
+    """:func:`find`, with arguments nested past what Python can walk named by their run."""
+    try:
+        return find(run, max_steps)
+    except (RecursionError, TooDeep):
+        raise log_error(N_("{where}: nested too deeply to be a log entry"), where=run.where) from None
 
 
 def diagnose(path: str | Path, format: str = "auto", *, max_steps: int | None = None,
@@ -119,24 +207,32 @@ def diagnose(path: str | Path, format: str = "auto", *, max_steps: int | None = 
             (``report.stopped`` says where); with ``False`` it raises instead.
 
     Raises:
-        LogError: the file cannot be read at all, its first run is unreadable, or
-            (``partial=False``) it stops being readable.
+        LogError: the file cannot be read at all, its first run is unreadable, no entry is of
+            the format, or (``partial=False``) it stops being readable.
     """
     chosen = detected_format(path, format)
     findings: list[Finding] = []
+    attempts: list[FailedAttempt] = []
     runs = calls = incomplete = 0
     stopped: str | None = None
+    reading = Reading()
     try:
-        for run in iter_runs(path, chosen):
+        for run in iter_runs(path, chosen, reading=reading):
             runs += 1
             calls += len(run.turns)
             incomplete += not run.complete
-            findings.extend(find(run, max_steps))
+            attempts.extend(run.failed_attempts)
+            findings.extend(_find(run, max_steps))
     except LogError as exc:
         if not partial or not runs:
             raise  # nothing was read: there is no partial report to give
         stopped = exc.english  # English, as data (the JSON); a Phrase, shown in the learner's language
-    return Report(str(path), chosen, runs, calls, tuple(findings), stopped, incomplete)
+    if not runs and stopped is None and reading.skipped:
+        raise log_error(N_("{path}: no entry is a {format} entry (each needs one of: {keys}); {n} skipped, the first "
+                           "at {first}"), path=str(path), format=chosen, keys=", ".join(reading.keys),
+                        n=reading.skipped, first=reading.skipped_at[0])
+    skipped = Skipped(reading.skipped, tuple(reading.skipped_at), reading.keys) if reading.skipped else None
+    return Report(str(path), chosen, runs, calls, tuple(findings), stopped, incomplete, tuple(attempts), skipped)
 
 
 def findings_frame(path: str | Path, format: str = "auto", *, max_steps: int | None = None) -> pd.DataFrame:
@@ -154,11 +250,14 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
 __all__ = [
     "KIND_TITLES",
     "LOG_FORMATS",
+    "FailedAttempt",
     "Finding",
     "Kind",
     "LogError",
+    "Reading",
     "Report",
     "Run",
+    "Skipped",
     "add_commands",
     "detected_format",
     "diagnose",

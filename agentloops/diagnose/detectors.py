@@ -12,6 +12,9 @@ returning findings, so each can be tested on a hand-made run.
   got the same result again (or two calls alternate, A B A B) — no new observation.
 - ``failure_streak``: tool results failed several times in a row.
 - ``cap_returned_last``: a cap stopped the run and the caller got the last text.
+- ``work_pending``: the run stopped with tool calls unanswered after a number of
+  calls that is a framework's default step cap (:data:`COMMON_CAPS`), and the log
+  does not say whether a cap stopped it: probably a cap, not a premature answer.
 
 Healthy repetition is not a finding: polling (the same call until its result
 changes) and a retry after a transient error (a failure, then a success).
@@ -26,12 +29,12 @@ from itertools import pairwise
 from typing import Literal
 
 from agentloops.criteria import Abort, correct
-from agentloops.diagnose.model import Msg, Run, Turn, canonical_arguments, results_for
+from agentloops.diagnose.model import Msg, Run, Turn, canonical_text, results_for
 from agentloops.i18n import N_, _
 from agentloops.response import Response
 
 Kind = Literal["reasked", "abnormal_answer", "premature_answer", "repeated_tool_call", "ping_pong",
-               "failure_streak", "cap_returned_last"]
+               "failure_streak", "cap_returned_last", "work_pending"]
 
 KIND_TITLES: dict[Kind, str] = {
     "reasked": N_("same response re-asked, nothing new sent"),
@@ -41,8 +44,22 @@ KIND_TITLES: dict[Kind, str] = {
     "ping_pong": N_("two tool calls alternating with no new result"),
     "failure_streak": N_("tool failures in a row"),
     "cap_returned_last": N_("cap reached, last text returned"),
+    "work_pending": N_("stopped with work pending (a step cap?)"),
 }
 """One line per kind, for reports (English here; a report shows ``_(KIND_TITLES[kind])``)."""
+
+COMMON_CAPS: dict[int, str] = {
+    10: "OpenAI Agents SDK max_turns",
+    13: "LangGraph recursion_limit 25 (a model step and a tool step per round)",
+    15: "LangChain AgentExecutor max_iterations",
+    20: "smolagents max_steps",
+    25: "LangGraph recursion_limit",
+    50: "Pydantic AI request_limit",
+}
+"""Model calls after which a framework's default step cap stops a run (``DEFAULT_MAX_TURNS = 10`` in the Agents
+SDK's ``run_config.py``; ``UsageLimits.request_limit = 50``; ``AgentExecutor.max_iterations = 15``;
+``MultiStepAgent.max_steps = 20`` since smolagents 1.14; LangGraph's ``recursion_limit`` of 25 graph steps before
+1.0, which a ReAct graph spends as 13 model calls, or 25 when every step is a call)."""
 
 FAILURE_STREAK = 3
 """Failures in a row that make a streak: one or two are what a retry after a transient error looks like."""
@@ -117,7 +134,11 @@ def looks_failed(result: Msg) -> bool:
     return result.is_error or bool(result.text and (_ERROR_TEXT.match(result.text) or '"error":' in result.text[:40]))
 
 
-def reasks(run: Run) -> Iterator[Finding]:
+Observed = list[tuple[Turn, tuple[str, str], Msg]]
+"""Every tool call with a known result, in order: (the turn that made it, its signature, its result)."""
+
+
+def reasks(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
     """Consecutive calls that got the previous response again although the request added nothing.
 
     A repeated round of tool calls whose results the log shows is left to the
@@ -125,7 +146,7 @@ def reasks(run: Run) -> Iterator[Finding]:
     """
     group: list[Turn] = []
     turns = run.turns
-    explained = _calls_with_results(run)
+    explained = _calls_with_results(run, _observations(run) if seen is None else seen)
     for previous, turn in pairwise(turns):
         if turn.fresh is False and turn.response.same_as(previous.response) and turn.call not in explained:
             group.append(turn)
@@ -135,10 +156,10 @@ def reasks(run: Run) -> Iterator[Finding]:
     yield from _reask_finding(run, group)
 
 
-def _calls_with_results(run: Run) -> set[int]:
+def _calls_with_results(run: Run, seen: Observed) -> set[int]:
     """Calls that made well-formed tool calls whose every result the log shows."""
     shown: dict[int, int] = {}
-    for turn, _signature, _result in _observations(run):
+    for turn, _signature, _result in seen:
         shown[turn.call] = shown.get(turn.call, 0) + 1
     return {t.call for t in run.turns if t.response.tool_calls and not is_abnormal(t.response)
             and shown.get(t.call) == len(t.response.tool_calls)}
@@ -157,34 +178,36 @@ def _reask_finding(run: Run, group: list[Turn]) -> Iterator[Finding]:
                              tokens=tokens))
 
 
-def _observations(run: Run) -> list[tuple[Turn, tuple[str, str], Msg]]:
-    """Every tool call with a known result, in order: (the turn that made it, its signature, its result)."""
-    seen = []
+def _observations(run: Run) -> Observed:
+    """Every tool call with a known result, in order (see :data:`Observed`)."""
+    seen: Observed = []
     for i, turn in enumerate(run.turns):
         calls = turn.response.tool_calls
         pool = run.turns[i + 1].results if i + 1 < len(run.turns) else run.tail_results
-        for call, result in zip(calls, results_for(len(calls), pool, tuple(c.id for c in calls))):
+        for index, (call, result) in enumerate(zip(calls, results_for(len(calls), pool, tuple(c.id for c in calls)))):
             if result is not None and result.text is not None:
-                seen.append((turn, (call.name, canonical_arguments(call.arguments)), result))
+                seen.append((turn, (call.name, turn.signature(index)), result))
     return seen
 
 
-def tool_repeats(run: Run) -> Iterator[Finding]:
+def tool_repeats(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
     """Calls re-issued with the same arguments that got the same successful result: no new observation.
 
     Only the last stretch of identical results of a call counts: a call whose result
     later changed was polling, and a failed result belongs to :func:`failure_streaks`.
+    Results are compared as JSON in canonical form when they are JSON.
     """
     tails: dict[tuple[str, str], list[tuple[Turn, str]]] = {}
     order: list[tuple[str, str]] = []
-    for turn, signature, result in _observations(run):
+    for turn, signature, result in _observations(run) if seen is None else seen:
         if looks_failed(result):
             tails.pop(signature, None)
             continue
+        text = canonical_text(result.text) or ""  # one result written compact or spaced is one result
         tail = tails.setdefault(signature, [])
-        if tail and tail[-1][1] != result.text:
+        if tail and tail[-1][1] != text:
             tail.clear()
-        tail.append((turn, result.text or ""))
+        tail.append((turn, text))
         order.append(signature)
     repeated = {s: t for s, t in tails.items() if len(t) > 1}
     if not repeated:
@@ -216,10 +239,10 @@ def _alternating(order: list[tuple[str, str]], repeated: set[tuple[str, str]]) -
     return found
 
 
-def failure_streaks(run: Run, threshold: int = FAILURE_STREAK) -> Iterator[Finding]:
+def failure_streaks(run: Run, threshold: int = FAILURE_STREAK, seen: Observed | None = None) -> Iterator[Finding]:
     """``threshold`` or more failed tool results in a row."""
     streak: list[tuple[Turn, Msg]] = []
-    for turn, _signature, result in _observations(run):
+    for turn, _signature, result in _observations(run) if seen is None else seen:
         if looks_failed(result):
             streak.append((turn, result))
             continue
@@ -258,7 +281,25 @@ def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
                                     "({summary}); a cap should raise"), call=last.call,
                                  summary=last.response.summary()))
         return
+    if at_common_cap(run, max_steps):
+        names = ", ".join(c.name for c in last.response.tool_calls)
+        yield Finding("work_pending", run.name, last.where, str(last.call), 1, last.tokens,
+                      *_sentence(N_("the run stopped at call {call} with {names} still unanswered; {call} calls is "
+                                    "a common step cap ({cap}): pass --max-steps if you know yours"),
+                                 call=last.call, names=names, cap=COMMON_CAPS[last.call]))
+        return
     yield from _ended_on(run, last, N_("the run ended there"))
+
+
+def at_common_cap(run: Run, max_steps: int | None) -> bool:
+    """The run ended with tool calls unanswered after a common cap's number of calls, its cap unknown.
+
+    Only when nothing says otherwise: a run record's ``hit_cap`` and a given
+    ``max_steps`` are facts, a common cap only a likely explanation.
+    """
+    last = run.turns[-1]
+    return (run.ending.hit_cap is None and max_steps is None and last.call in COMMON_CAPS
+            and bool(last.response.tool_calls) and not is_abnormal(last.response))
 
 
 def _ended_on(run: Run, turn: Turn, context: str) -> Iterator[Finding]:
@@ -282,4 +323,6 @@ def _ended_on(run: Run, turn: Turn, context: str) -> Iterator[Finding]:
 
 def find(run: Run, max_steps: int | None = None) -> list[Finding]:
     """Every finding in ``run``, in the order of the detectors above."""
-    return [*reasks(run), *endings(run, max_steps), *tool_repeats(run), *failure_streaks(run)]
+    seen = _observations(run)  # once: three detectors read it
+    return [*reasks(run, seen), *endings(run, max_steps), *tool_repeats(run, seen),
+            *failure_streaks(run, FAILURE_STREAK, seen)]

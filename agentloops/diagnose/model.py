@@ -10,13 +10,15 @@ OpenTelemetry spans alike.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from functools import lru_cache
+from typing import Any, Literal
 
 from agentloops.errors import UsageError
-from agentloops.i18n import Phrase, shown
+from agentloops.i18n import N_, Phrase, shown
 from agentloops.response import Response
 
 
@@ -80,6 +82,8 @@ class Turn:
         user_spoke: the request added a user message (the caller had returned, and the conversation went on).
         results: tool results this request sent for the first time, in order.
         tokens: prompt plus completion tokens of the call, when reported.
+        signatures: the canonical arguments of each of the response's tool calls, when the reader
+            computed them (it does, so a detector never parses arguments again).
     """
 
     call: int
@@ -89,6 +93,13 @@ class Turn:
     user_spoke: bool
     results: tuple[Msg, ...]
     tokens: int | None
+    signatures: tuple[str, ...] = ()
+
+    def signature(self, index: int) -> str:
+        """The canonical arguments of tool call ``index`` of the response."""
+        if index < len(self.signatures):
+            return self.signatures[index]
+        return canonical_arguments(self.response.tool_calls[index].arguments)
 
 
 How = Literal["returned", "raised", "unknown"]
@@ -110,6 +121,22 @@ class Ending:
 
 
 @dataclass(frozen=True, slots=True)
+class FailedAttempt:
+    """An HTTP attempt that got no response: the transport failed (a timeout, a refused connection).
+
+    The OpenAI SDK logs such an attempt with ``"response": null`` and retries the
+    same request (twice by default); it is part of an ordinary log, not damage.
+
+    Attributes:
+        where: where it is in the file.
+        error: what failed, as ``type: message`` (``APITimeoutError: Request timed out.``).
+    """
+
+    where: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
 class Run:
     """The turns of one task and how it ended.
 
@@ -121,6 +148,7 @@ class Run:
         tail_results: results of the last turn's tool calls, when the log shows tools that ran
             after the last model call (an execute-tool span with no model call after it).
         complete: ``False`` when the log stopped inside the run, so how it ended is not known.
+        failed_attempts: HTTP attempts of the run that failed at the transport (retried or not).
     """
 
     name: str
@@ -129,16 +157,99 @@ class Run:
     ending: Ending
     tail_results: tuple[Msg, ...] = ()
     complete: bool = True
+    failed_attempts: tuple[FailedAttempt, ...] = ()
+
+
+class TooDeep(UsageError, ValueError):
+    """A value nested too deeply to be compared (the readers add where it is)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
+
+CACHED = 64
+"""Texts whose canonical form is kept: a call's arguments come back in the next request, a result is compared
+twice (is it new? is it a repeat?), so a small cache spares most second parses while memory stays bounded."""
+
+
+def canonical_json(value: object) -> str:
+    """``value`` as sorted, compact JSON: two writings of the same value give the same text."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except RecursionError:
+        raise TooDeep(Phrase(N_("nested too deeply to be read"))) from None
+    except (TypeError, ValueError):  # keys of mixed types cannot be sorted: keep the given order
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_text(text: str | None) -> str | None:
+    """A tool result as compared: its JSON in canonical form when it is JSON, else the text as it is.
+
+    Frameworks write the same result compact in one place and spaced in another
+    (Pydantic AI's spans do), so raw text would call one result two.
+    """
+    return None if text is None else _canonical_text(text)
+
+
+@lru_cache(maxsize=CACHED)
+def _canonical_text(text: str) -> str:
+    try:
+        return canonical_json(_STRICT.decode(text))
+    except (ValueError, RecursionError):
+        return text
+
+
+@lru_cache(maxsize=CACHED)
+def _canonical_arguments_text(arguments: str) -> str:
+    if not arguments.strip():
+        return "{}"
+    try:
+        value = _STRICT.decode(arguments)
+    except RecursionError:
+        raise TooDeep(Phrase(N_("nested too deeply to be read"))) from None
+    except ValueError:
+        return arguments
+    return canonical_json(value)
 
 
 def canonical_arguments(arguments: object) -> str:
-    """Arguments as sorted, compact JSON, so the same call compares equal across formats."""
+    """Arguments as sorted, compact JSON, so the same call compares equal across formats.
+
+    Text that is not JSON (a call cut off mid-generation) stays as it is;
+    arguments nested past what can be parsed raise :class:`TooDeep`.
+    """
     if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            return str(arguments)
-    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _canonical_arguments_text(arguments)
+    return canonical_json(arguments)
+
+
+class PrefixMemo:
+    """The messages of a log's requests, each converted once per run of unchanged prefixes.
+
+    Each request of an agent run repeats the whole conversation so far. The raw
+    entries of a request are compared with the previous request's in one C-level
+    list comparison; the unchanged prefix reuses the previous conversion (the very
+    same :class:`Msg` objects, so comparing two requests is cheap too) and only the
+    new entries are converted. Memory: one request.
+    """
+
+    def __init__(self) -> None:
+        self._raw: list[Any] = []
+        self._chunks: list[tuple[Msg, ...]] = []
+
+    def read(self, entries: list[Any], convert: Callable[[int, Any], Sequence[Msg]]) -> tuple[Msg, ...]:
+        """All messages of ``entries``; ``convert(i, entry)`` turns entry ``i`` into its messages."""
+        previous = self._raw
+        keep = len(previous)
+        if keep > len(entries) or entries[:keep] != previous:
+            keep = next((i for i, (a, b) in enumerate(zip(entries, previous)) if a != b), min(keep, len(entries)))
+        chunks = self._chunks[:keep]
+        chunks.extend(tuple(convert(i, entry)) for i, entry in enumerate(entries[keep:], start=keep))
+        self._raw, self._chunks = entries, chunks
+        return tuple(itertools.chain.from_iterable(chunks))
 
 
 class TurnBuilder:
@@ -174,7 +285,8 @@ class TurnBuilder:
             self._seen.update(keys)
         results = tuple(m for m in added or () if m.role == "tool")
         user_spoke = bool(self.turns) and any(m.role == "user" for m in added or ())
-        turn = Turn(len(self.turns) + 1, where, response, fresh, user_spoke, results, tokens)
+        signatures = tuple(canonical_arguments(c.arguments) for c in response.tool_calls)
+        turn = Turn(len(self.turns) + 1, where, response, fresh, user_spoke, results, tokens, signatures)
         self.turns.append(turn)
         if request is not None and not incremental:
             self._previous = request
@@ -184,11 +296,12 @@ class TurnBuilder:
         """What makes a message new information: a tool result once per (tool, arguments, text)."""
         if message.role != "tool":
             return (message.role, message.text)
-        calls = self.turns[-1].response.tool_calls if self.turns else ()
-        call = next((c for c in calls if c.id == message.call_id), None)
-        if call is None:
-            return ("tool", message.name, None, message.text)
-        return ("tool", call.name, canonical_arguments(call.arguments), message.text)
+        last = self.turns[-1] if self.turns else None
+        calls = last.response.tool_calls if last else ()
+        index = next((i for i, c in enumerate(calls) if c.id == message.call_id), None)
+        if last is None or index is None:
+            return ("tool", message.name, None, canonical_text(message.text))
+        return ("tool", calls[index].name, last.signature(index), canonical_text(message.text))
 
     def _added(self, request: tuple[Msg, ...] | None, incremental: bool) -> tuple[Msg, ...] | None:
         if request is None:

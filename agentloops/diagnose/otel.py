@@ -24,15 +24,21 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, get_args
 
+from pydantic import ValidationError
+
 from agentloops.diagnose.model import (
     Ending,
     Msg,
+    PrefixMemo,
     Run,
+    TooDeep,
     TurnBuilder,
     canonical_arguments,
+    canonical_json,
     field_path,
     log_error,
 )
+from agentloops.diagnose.source import one_line
 from agentloops.errors import UsageError
 from agentloops.i18n import N_
 from agentloops.providers import FORMATS, stop_values
@@ -116,7 +122,7 @@ def _span(where: str, raw: Mapping[str, Any]) -> Span:
     if not isinstance(trace, str) or not trace:
         raise log_error(N_("{where}.traceId: expected the trace id as a hex string; got {kind}"), where=where,
                         kind=type(trace).__name__)
-    attributes = {a["key"]: _value(a.get("value")) for a in raw.get("attributes") or ()
+    attributes = {a["key"]: _value(a.get("value")) for a in _list(raw, "attributes", where)
                   if isinstance(a, Mapping) and isinstance(a.get("key"), str)}
     status: Mapping[str, Any] = raw["status"] if isinstance(raw.get("status"), Mapping) else {}
     try:
@@ -148,6 +154,8 @@ def _messages(span: Span, key: str) -> list[Any] | None:
         return None
     try:
         value = json.loads(raw) if isinstance(raw, str) else raw
+    except RecursionError:
+        raise TooDeep(key) from None
     except ValueError:
         raise log_error(N_("{where}: {key}: expected a JSON list of messages; the text is not valid JSON"),
                         where=span.where, key=key) from None
@@ -165,34 +173,52 @@ def _parts(message: object, where: str) -> list[Mapping[str, Any]]:
 
 
 def _text_of(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return value if isinstance(value, str) else canonical_json(value)
 
 
-def request_of(span: Span) -> tuple[Msg, ...] | None:
-    """``gen_ai.input.messages`` as :class:`Msg` values (``None`` when content was not captured)."""
+def _string(entry: Mapping[str, Any], key: str, where: str) -> str | None:
+    """An id or a name a result is matched by: a string, or absent."""
+    value = entry.get(key)
+    if value is not None and not isinstance(value, str):
+        raise log_error(N_("{where}: {key}: expected a string; got {kind}"), where=where, key=key,
+                        kind=type(value).__name__)
+    return value
+
+
+def request_of(span: Span, memo: PrefixMemo | None = None) -> tuple[Msg, ...] | None:
+    """``gen_ai.input.messages`` as :class:`Msg` values (``None`` when content was not captured).
+
+    ``memo``: the trace's, so the conversation each span repeats is converted once.
+    """
     messages = _messages(span, "gen_ai.input.messages")
     if messages is None:
         return None
+    return (memo or PrefixMemo()).read(messages, lambda i, message: _input_message(span, i, message))
+
+
+def _input_message(span: Span, i: int, message: object) -> list[Msg]:
+    """One input message: its tool results, then the message itself."""
     out: list[Msg] = []
-    for i, message in enumerate(messages):
-        at = f"{span.where}: gen_ai.input.messages[{i}]"
-        role = _object(message, at).get("role")
-        texts, calls = [], []
-        for part in _parts(message, at):
-            kind = part.get("type")
-            if kind == "tool_call_response":
-                result = part.get("response", part.get("result"))
-                out.append(Msg("tool", _text_of(result), call_id=part.get("id"), name=part.get("name")))
-            elif kind == "tool_call":
-                calls.append((str(part.get("name")), canonical_arguments(part.get("arguments") or {})))
-            elif kind == "text" and isinstance(part.get("content"), str):
-                texts.append(part["content"])
-        text = "".join(texts) if texts else None
-        if role == "assistant":
-            out.append(Msg("assistant", text, tuple(calls)))
-        elif text is not None:
-            out.append(Msg("system" if role == "system" else "user", text))
-    return tuple(out)
+    at = f"{span.where}: gen_ai.input.messages[{i}]"
+    role = _object(message, at).get("role")
+    texts: list[str] = []
+    calls: list[tuple[str, str]] = []
+    for part in _parts(message, at):
+        kind = part.get("type")
+        if kind == "tool_call_response":
+            result = part.get("response", part.get("result"))
+            out.append(Msg("tool", _text_of(result), call_id=_string(part, "id", at),
+                           name=_string(part, "name", at)))
+        elif kind == "tool_call":
+            calls.append((str(part.get("name")), canonical_arguments(part.get("arguments") or {})))
+        elif kind == "text" and isinstance(part.get("content"), str):
+            texts.append(part["content"])
+    text = "".join(texts) if texts else None
+    if role == "assistant":
+        out.append(Msg("assistant", text, tuple(calls)))
+    elif text is not None:
+        out.append(Msg("system" if role == "system" else "user", text))
+    return out
 
 
 def response_of(span: Span) -> Response:
@@ -215,6 +241,10 @@ def response_of(span: Span) -> Response:
                                       json.dumps(arguments or {}, ensure_ascii=False)))
     reasons = span.attributes.get("gen_ai.response.finish_reasons")
     raw = reasons[0] if isinstance(reasons, list) and reasons else finish
+    if isinstance(raw, str) and not raw.strip():
+        key = "gen_ai.response.finish_reasons" if isinstance(reasons, list) and reasons else "finish_reason"
+        raise log_error(N_("{where}: {key}: expected a finish reason; got an empty string"), where=span.where,
+                        key=key)
     raw_text = str(raw) if raw is not None else "(none)"
     reason = stop_vocabulary().get(raw_text.lower(), "unknown")
     inputs = span.attributes.get("gen_ai.usage.input_tokens")
@@ -229,26 +259,33 @@ def tool_result_of(span: Span) -> Msg:
     """An ``execute_tool`` span as a tool result (an error status marks a failure)."""
     result = span.attributes.get("gen_ai.tool.call.result")
     text = _text_of(result) if result is not None else span.status_message or None
-    return Msg("tool", text, call_id=span.attributes.get("gen_ai.tool.call.id"),
-               name=span.attributes.get("gen_ai.tool.name"), is_error=span.failed)
+    return Msg("tool", text, call_id=_string(span.attributes, "gen_ai.tool.call.id", span.where),
+               name=_string(span.attributes, "gen_ai.tool.name", span.where), is_error=span.failed)
 
 
 def trace_run(trace: str, spans: list[Span], complete: bool) -> Run:
     """The chat and tool spans of one trace as a run; the root span says how it ended."""
     ordered = sorted(spans, key=lambda s: s.start)
     builder = TurnBuilder()
+    memo = PrefixMemo()
     tools: list[Msg] = []
     for span in ordered:
         operation = span.attributes.get("gen_ai.operation.name")
-        if operation == "chat":
-            response = response_of(span)
-            usage = response.usage
-            tokens = None if usage is None or usage.prompt_tokens is None else \
-                usage.prompt_tokens + (usage.completion_tokens or 0)
-            builder.add(span.where, request_of(span), response, tokens)
-            tools = []
-        elif operation == "execute_tool":
-            tools.append(tool_result_of(span))
+        try:
+            if operation == "chat":
+                response = response_of(span)
+                usage = response.usage
+                tokens = None if usage is None or usage.prompt_tokens is None else \
+                    usage.prompt_tokens + (usage.completion_tokens or 0)
+                builder.add(span.where, request_of(span, memo), response, tokens)
+                tools = []
+            elif operation == "execute_tool":
+                tools.append(tool_result_of(span))
+        except (TooDeep, RecursionError):
+            raise log_error(N_("{where}: nested too deeply to be a log entry"), where=span.where) from None
+        except ValidationError as exc:  # a value the response model refuses (a negative count, an odd type)
+            raise log_error(N_("{where}: {problem}"), where=span.where,
+                            problem=one_line(str(exc.errors()[0].get("msg", exc)), 200)) from None
     root = next((s for s in spans if s.parent is None), None)
     ending = Ending()
     name = trace

@@ -10,18 +10,28 @@ the response decides), ``"run"`` (an id; lines of one run must be
 contiguous) and ``"error"`` (what the caller raised after this call, as a
 failure hook logs it). Without ``"run"``, a new run starts whenever a request
 does not continue the previous one.
+
+An HTTP attempt that failed at the transport is a line with ``"response": null``
+and an ``"error"`` saying what failed (the OpenAI SDK's shape: it retries a
+timed-out request twice by default). It is kept as a failed attempt of its run
+and shown in the report, not read as a damaged line.
+
+Each request repeats the conversation so far; its messages are converted once
+(:class:`~agentloops.diagnose.model.PrefixMemo`), so reading stays linear in the log.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
-from agentloops.diagnose.model import Ending, Run, TurnBuilder, log_error
-from agentloops.diagnose.requests import read_request
+from agentloops.diagnose.model import Ending, FailedAttempt, Run, TooDeep, TurnBuilder, canonical_json, log_error
+from agentloops.diagnose.requests import RequestReader
+from agentloops.diagnose.source import one_line
 from agentloops.errors import UsageError
 from agentloops.i18n import N_, Phrase
 from agentloops.providers import FORMATS, adapt
+from agentloops.response import Response
 
 _MISSING = Phrase(N_("missing"))
 
@@ -44,7 +54,7 @@ def sniff_format(body: object, where: str) -> str:
 
 
 class _Open:
-    """The run being read: its builder, where it began and its id."""
+    """The run being read: its builder, where it began, its id and its failed attempts."""
 
     def __init__(self, name: str | None, where: str, ordinal: int) -> None:
         self.named = name is not None
@@ -52,33 +62,70 @@ class _Open:
         self.where = where
         self.builder = TurnBuilder()
         self.error: str | None = None
+        self.attempts: list[FailedAttempt] = []
 
-    def close(self, complete: bool = True) -> Run:
-        ending = Ending("raised", self.error) if self.error else Ending()
-        return Run(self.name, self.where, tuple(self.builder.turns), ending, complete=complete)
+    def close(self, complete: bool = True, tail: list[FailedAttempt] | None = None) -> Run:
+        """The run; ``tail``: attempts that failed after its last response (the caller then got their error)."""
+        attempts = [*self.attempts, *(tail or ())]
+        error = tail[-1].error if tail else self.error
+        ending = Ending("raised", error) if error else Ending()
+        return Run(self.name, self.where, tuple(self.builder.turns), ending, complete=complete,
+                   failed_attempts=tuple(attempts))
+
+
+class _Line(NamedTuple):
+    """One request/response line, read: ``response`` is ``None`` for an attempt that failed at the transport."""
+
+    run: str | None
+    request: Any
+    incremental: bool
+    response: Response | None
+    tokens: int | None
+    error: str | None
 
 
 def read_pairs(items: Iterator[tuple[str, dict[str, Any]]], format: str | None = None) -> Iterator[Run]:
-    """Runs from request/response lines; the run being read when the log stops is yielded as incomplete."""
+    """Runs from request/response lines; the run being read when the log stops is yielded as incomplete.
+
+    An attempt that failed at the transport (``"response": null`` with an ``error``)
+    joins the run of the next response (the SDK's retry of the same request); attempts
+    after a run's last response end that run: the caller got their error.
+    """
     current: _Open | None = None
+    pending: list[FailedAttempt] = []
+    readers: dict[str, RequestReader] = {}
     count = 0
     try:
         for where, line in items:
-            name, request, incremental, response, tokens, error = _line(where, line, format)
-            if _starts(current, name, request, incremental):
-                if current is not None:
+            read = _line(where, line, format, readers)
+            if read.response is None:
+                if current is not None and read.run is not None and current.named and read.run != current.name:
+                    yield current.close(tail=pending)
+                    pending, current = [], None
+                if current is None:
+                    count += 1
+                    current = _Open(read.run, where, count)
+                pending.append(FailedAttempt(where, read.error or "?"))
+                continue
+            if _starts(current, read.run, read.request, read.incremental):
+                if current is not None and (current.builder.turns or current.attempts):
                     yield current.close()
                 count += 1
-                current = _Open(name, where, count)
+                current = _Open(read.run, where, count)
             assert current is not None
-            current.builder.add(where, request, response, tokens, incremental=incremental)
-            current.error = error
+            current.attempts.extend(pending)
+            pending = []
+            try:
+                current.builder.add(where, read.request, read.response, read.tokens, incremental=read.incremental)
+            except TooDeep:
+                raise log_error(N_("{where}: nested too deeply to be a log entry"), where=where) from None
+            current.error = read.error
     except UsageError:
-        if current is not None and current.builder.turns:
-            yield current.close(complete=False)
+        if current is not None and (current.builder.turns or current.attempts or pending):
+            yield current.close(complete=False, tail=pending)
         raise
     if current is not None:
-        yield current.close()
+        yield current.close(tail=pending)
 
 
 def _starts(current: _Open | None, name: str | None, request: Any, incremental: bool) -> bool:
@@ -87,33 +134,66 @@ def _starts(current: _Open | None, name: str | None, request: Any, incremental: 
         return True
     if name is not None or current.named:
         return name != current.name
+    if not current.builder.turns:
+        return False  # the run so far is attempts that failed: this response is their retry
     return not incremental and not current.builder.extends(request)
 
 
-def _line(where: str, line: dict[str, Any], format: str | None) -> tuple[Any, ...]:
-    for key in ("request", "response"):
-        if not isinstance(line.get(key), dict):
-            got = _MISSING if key not in line else Phrase(N_("got {kind}"), kind=type(line[key]).__name__)
-            raise log_error(N_("{where}: {key}: expected the {key} body as a JSON object; {got}"), where=where, key=key,
-                            got=got)
-    fmt = line.get("format", format) or sniff_format(line["response"], where)
+def transport_error(where: str, error: object) -> str:
+    """What failed in an attempt with no response, as ``type: message``.
+
+    The OpenAI SDK raises ``APITimeoutError`` ("Request timed out.") or
+    ``APIConnectionError`` after httpx's ``ReadTimeout`` / ``ConnectError``;
+    loggers write it as an object (``type``, ``message``) or as text.
+    """
+    if isinstance(error, str):
+        return one_line(error, 200)
+    if isinstance(error, dict):
+        kind, message = error.get("type") or error.get("name"), error.get("message")
+        parts = [str(v) for v in (kind, message) if isinstance(v, (str, int, float)) and str(v)]
+        return one_line(": ".join(parts) if parts else canonical_json(error), 200)
+    got = _MISSING if error is None else Phrase(N_("got {kind}"), kind=type(error).__name__)
+    raise log_error(N_("{where}: error: a line without a response is an attempt that failed and must say why "
+                       "(an object with type and message, or text); {got}"), where=where, got=got)
+
+
+def _line(where: str, line: dict[str, Any], format: str | None, readers: dict[str, RequestReader]) -> _Line:
+    if not isinstance(line.get("request"), dict):
+        key = "request"
+        got = _MISSING if key not in line else Phrase(N_("got {kind}"), kind=type(line[key]).__name__)
+        raise log_error(N_("{where}: {key}: expected the {key} body as a JSON object; {got}"), where=where, key=key,
+                        got=got)
+    failed = line.get("response", 0) is None
+    if not failed and not isinstance(line.get("response"), dict):
+        key = "response"
+        got = _MISSING if key not in line else Phrase(N_("got {kind}"), kind=type(line[key]).__name__)
+        raise log_error(N_("{where}: {key}: expected the {key} body as a JSON object; {got}"), where=where, key=key,
+                        got=got)
+    named = line.get("format", format)
+    fmt = named or ("openai-chat" if failed else sniff_format(line["response"], where))
     if fmt not in FORMATS:
         raise log_error(N_("{where}: format: expected one of {names}; got {value}"), where=where,
-                        names=", ".join(FORMATS), value=repr(fmt))
+                        names=", ".join(FORMATS), value=one_line(repr(fmt), 80))
     run = line.get("run")
-    if run is not None and not isinstance(run, (str, int)):
+    if run is not None and (not isinstance(run, (str, int)) or isinstance(run, bool)):
         raise log_error(N_("{where}: run: expected a string or a number naming the run; got {kind}"), where=where,
                         kind=type(run).__name__)
+    if failed:
+        return _Line(None if run is None else str(run), None, False, None, None,
+                     transport_error(where, line.get("error")))
     error = line.get("error")
     if error is not None and not isinstance(error, str):
         raise log_error(N_("{where}: error: expected what the caller raised, as a string; got {kind}"), where=where,
                         kind=type(error).__name__)
+    reader = readers.get(fmt) or readers.setdefault(fmt, RequestReader(fmt))
     try:
-        request, incremental = read_request(fmt, line["request"])
+        request, incremental = reader.read(line["request"])
         response = adapt(fmt, line["response"])
     except UsageError as exc:
         problem = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Phrase) else str(exc)
         raise log_error(N_("{where}: {problem}"), where=where, problem=problem) from None
+    except RecursionError:
+        raise log_error(N_("{where}: nested too deeply to be a log entry"), where=where) from None
     usage = response.usage
     tokens = None if usage is None else (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
-    return (None if run is None else str(run)), request, incremental, response, tokens, error
+    return _Line(None if run is None else str(run), request, incremental, response, tokens, error)

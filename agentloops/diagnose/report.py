@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
 from agentloops.diagnose.detectors import KIND_TITLES, Finding, Kind
+from agentloops.diagnose.model import FailedAttempt
 from agentloops.i18n import N_, _, ngettext
 from agentloops.tables import text_table
 
@@ -32,6 +33,30 @@ COLUMN_TITLES: dict[str, str] = {
 _TEXT_HEADERS: tuple[str, ...] = (N_("kind"), N_("run"), N_("calls"), N_("count"), N_("tokens"), N_("what was seen"))
 
 
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """Entries left out because they are not of the log's format (other lines a hook wrote in between).
+
+    Attributes:
+        count: how many.
+        first: where the first few are.
+        keys: the keys an entry of the format has (one of them), which the skipped ones lack.
+    """
+
+    count: int
+    first: tuple[str, ...]
+    keys: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return _("skipped {n} entries that have none of the keys {keys} (other lines, not model calls of this "
+                 "log), first at: {first}").format(n=self.count, keys=", ".join(self.keys),
+                                                   first=", ".join(self.first))
+
+
+ATTEMPTS_SHOWN = 3
+"""How many failed attempts the text report names (the JSON lists them all)."""
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class Report:
     """What diagnose found in one log.
@@ -44,6 +69,9 @@ class Report:
         findings: every finding, in file order.
         stopped: the one-line error where reading stopped, or ``None`` when the whole file was read.
         incomplete: runs the log stopped inside (their ending is not judged).
+        failed_attempts: HTTP attempts that failed at the transport (a timeout, a refused connection);
+            they are part of the log, not findings.
+        skipped: the entries left out as not of the format, or ``None`` when every entry was read.
     """
 
     source: str
@@ -53,6 +81,8 @@ class Report:
     findings: tuple[Finding, ...]
     stopped: str | None = None
     incomplete: int = 0
+    failed_attempts: tuple[FailedAttempt, ...] = ()
+    skipped: Skipped | None = None
 
     @property
     def healthy(self) -> bool:
@@ -79,7 +109,11 @@ class Report:
         """The JSON contract of ``agentloops diagnose --json``."""
         return {"source": self.source, "format": self.format, "runs": self.runs, "calls": self.calls,
                 "incomplete_runs": self.incomplete, "stopped": self.stopped, "counts": self.counts(),
-                "findings": [_fields(f) for f in self.findings]}
+                "findings": [_fields(f) for f in self.findings],
+                "failed_attempts": [{"where": a.where, "error": a.error} for a in self.failed_attempts],
+                "skipped": None if self.skipped is None else {"count": self.skipped.count,
+                                                              "first": list(self.skipped.first),
+                                                              "keys": list(self.skipped.keys)}}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per finding, columns :data:`COLUMNS` (imports pandas on first use)."""
@@ -96,9 +130,24 @@ class Report:
             rows = [[f.kind, f.run, f.calls, f.count, "" if f.tokens is None else f.tokens, f.text]
                     for f in self.findings]
             lines.append(text_table([_(h) for h in _TEXT_HEADERS], rows))
+        lines.extend(self.notes())
         if self.stopped:
             lines.append(_("stopped reading at: {where}").format(where=self.stopped))
         return "\n".join(lines)
+
+    def notes(self) -> list[str]:
+        """What was read besides the findings: attempts that failed at the transport, entries skipped."""
+        notes = []
+        if self.failed_attempts:
+            shown = "; ".join(f"{a.where} ({a.error})" for a in self.failed_attempts[:ATTEMPTS_SHOWN])
+            more = len(self.failed_attempts) - ATTEMPTS_SHOWN
+            notes.append(ngettext("{n} HTTP attempt failed at the transport (the SDK retries it, or the run "
+                                  "raised): {shown}", "{n} HTTP attempts failed at the transport (the SDK retries "
+                                  "them, or the run raised): {shown}", len(self.failed_attempts))
+                         .format(n=len(self.failed_attempts), shown=shown) + (f"; … (+{more})" if more > 0 else ""))
+        if self.skipped is not None:
+            notes.append(str(self.skipped))
+        return notes
 
     def chart_svg(self) -> str:
         """The findings per kind as an SVG bar chart (matplotlib, no pyplot state; the package's fonts, CJK too)."""
@@ -145,7 +194,8 @@ class Report:
     def _repr_html_(self, chart: bool | None = None) -> str:
         """Summary, findings and (when there are findings, or when asked) their chart."""
         label = html.escape(_("stopped reading at:"))
-        stopped = f"<p><b>{label}</b> {html.escape(self.stopped)}</p>" if self.stopped else ""
+        stopped = "".join(f"<p>{html.escape(note)}</p>" for note in self.notes())
+        stopped += f"<p><b>{label}</b> {html.escape(self.stopped)}</p>" if self.stopped else ""
         figure = f"<figure>{self.chart_svg()}</figure>" if (bool(self.findings) if chart is None else chart) else ""
         return f"<div><p>{html.escape(self.summary())}</p>{stopped}{self._table_html()}{figure}</div>"
 

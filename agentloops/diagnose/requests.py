@@ -15,11 +15,10 @@ the Responses API ``input`` (a string or a list of items; with
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentloops.diagnose.model import Msg, canonical_arguments
+from agentloops.diagnose.model import Msg, PrefixMemo, canonical_arguments, canonical_json
 from agentloops.i18n import N_, Phrase
 from agentloops.providers import RawBodyError
 
@@ -75,23 +74,36 @@ def _role(value: object, where: str) -> str:
     return value
 
 
-def chat_messages(body: Mapping[str, Any], where: str = "request") -> Request:
-    """Chat Completions (and Ollama ``/api/chat``) ``messages``."""
-    out: list[Msg] = []
-    for i, raw in enumerate(_list(body, "messages", where)):
-        at = f"{where}.messages[{i}]"
-        message = _object(raw, at)
-        role = _role(message.get("role"), at)
-        text = _text(message.get("content"), f"{at}.content")
-        if role == "tool":
-            out.append(Msg("tool", text, call_id=message.get("tool_call_id"),
-                           name=message.get("tool_name") or message.get("name")))
-        elif role == "assistant":
-            calls = tuple(_chat_call(c, f"{at}.tool_calls[{j}]") for j, c in enumerate(message.get("tool_calls") or ()))
-            out.append(Msg("assistant", text, calls))
-        else:
-            out.append(Msg("system" if role in ("system", "developer") else "user", text))
-    return tuple(out), False
+def _name(entry: Mapping[str, Any], key: str, where: str) -> str | None:
+    """An id or a name that a result is matched by: a string, or absent."""
+    value = entry.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _refuse(N_("{where}.{key}: expected a string; got {kind}"), where=where, key=key, kind=_kind(value))
+    return value
+
+
+def _entries(value: object, where: str, key: str) -> list[Any]:
+    """An optional list inside an entry (``tool_calls``, ``parts``, ``content``): absent or null is empty."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _refuse(N_("{where}.{key}: expected a list; got {kind}"), where=where, key=key, kind=_kind(value))
+    return value
+
+
+def chat_message(raw: object, at: str) -> tuple[Msg, ...]:
+    """One Chat Completions (or Ollama ``/api/chat``) message."""
+    message = _object(raw, at)
+    role = _role(message.get("role"), at)
+    text = _text(message.get("content"), f"{at}.content")
+    if role == "tool":
+        name = _name(message, "tool_name", at) or _name(message, "name", at)
+        return (Msg("tool", text, call_id=_name(message, "tool_call_id", at), name=name),)
+    if role == "assistant":
+        calls = tuple(_chat_call(c, f"{at}.tool_calls[{j}]")
+                      for j, c in enumerate(_entries(message.get("tool_calls"), at, "tool_calls")))
+        return (Msg("assistant", text, calls),)
+    return (Msg("system" if role in ("system", "developer") else "user", text),)
 
 
 def _chat_call(raw: object, where: str) -> tuple[str, str]:
@@ -99,102 +111,116 @@ def _chat_call(raw: object, where: str) -> tuple[str, str]:
     return str(function.get("name")), canonical_arguments(function.get("arguments") or {})
 
 
-def responses_input(body: Mapping[str, Any], where: str = "request") -> Request:
-    """Responses API ``input``: a string, or items (messages, function calls, function call outputs)."""
-    incremental = body.get("previous_response_id") is not None
-    raw = body.get("input")
-    if isinstance(raw, str):
-        return (Msg("user", raw),), incremental
-    if not isinstance(raw, list):
-        raise _refuse(N_("{where}.input: expected a string or a list of items; got {kind}"), where=where,
-                      kind=_MISSING if "input" not in body else _kind(raw))
+def responses_item(item: object, at: str) -> tuple[Msg, ...]:
+    """One Responses API input item: a message, a function call or a function call's output."""
+    entry = _object(item, at)
+    kind = entry.get("type", "message")
+    if kind == "function_call":
+        return (Msg("assistant", None, ((str(entry.get("name")), canonical_arguments(entry.get("arguments"))),)),)
+    if kind == "function_call_output":
+        output = entry.get("output")
+        return (Msg("tool", output if isinstance(output, str) else canonical_json(output),
+                    call_id=_name(entry, "call_id", at)),)
+    if kind == "message":
+        role = _role(entry.get("role"), at)
+        text = _text(entry.get("content"), f"{at}.content")
+        return (Msg("assistant" if role == "assistant" else "system" if role in ("system", "developer") else "user",
+                    text),)
+    return ()
+
+
+def anthropic_message(raw: object, at: str) -> tuple[Msg, ...]:
+    """One Anthropic message: each ``tool_result`` block a tool result, then the message's own text and calls."""
+    message = _object(raw, at)
+    role = _role(message.get("role"), at)
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
     out: list[Msg] = []
-    for i, item in enumerate(raw):
-        at = f"{where}.input[{i}]"
-        entry = _object(item, at)
-        kind = entry.get("type", "message")
-        if kind == "function_call":
-            out.append(Msg("assistant", None, ((str(entry.get("name")), canonical_arguments(entry.get("arguments"))),)))
-        elif kind == "function_call_output":
-            output = entry.get("output")
-            out.append(Msg("tool", output if isinstance(output, str) else json.dumps(output),
-                           call_id=entry.get("call_id")))
-        elif kind == "message":
-            role = _role(entry.get("role"), at)
-            text = _text(entry.get("content"), f"{at}.content")
-            out.append(Msg("assistant" if role == "assistant" else "system" if role in ("system", "developer")
-                           else "user", text))
-    return tuple(out), incremental
+    texts: list[str] = []
+    calls: list[tuple[str, str]] = []
+    for j, block in enumerate(blocks):
+        entry = _object(block, f"{at}.content[{j}]")
+        kind = entry.get("type")
+        if kind == "tool_result":
+            block_at = f"{at}.content[{j}]"
+            out.append(Msg("tool", _text(entry.get("content"), f"{block_at}.content"),
+                           call_id=_name(entry, "tool_use_id", block_at), is_error=entry.get("is_error") is True))
+        elif kind == "tool_use":
+            calls.append((str(entry.get("name")), canonical_arguments(entry.get("input") or {})))
+        elif kind == "text" and isinstance(entry.get("text"), str):
+            texts.append(entry["text"])
+    if role == "assistant":
+        out.append(Msg("assistant", "".join(texts) if texts else None, tuple(calls)))
+    elif texts:
+        out.append(Msg("user", "".join(texts)))
+    return tuple(out)
 
 
-def anthropic_messages(body: Mapping[str, Any], where: str = "request") -> Request:
-    """Anthropic Messages ``messages``: ``tool_result`` blocks become tool results, one each."""
+def gemini_content(raw: object, at: str) -> tuple[Msg, ...]:
+    """One Gemini content: ``functionResponse`` parts become tool results (matched by position, no ids)."""
+    content = _object(raw, at)
+    parts = content.get("parts") or []
+    if not isinstance(parts, list):
+        raise _refuse(N_("{where}.parts: expected a list of parts; got {kind}"), where=at, kind=_kind(parts))
     out: list[Msg] = []
-    for i, raw in enumerate(_list(body, "messages", where)):
-        at = f"{where}.messages[{i}]"
-        message = _object(raw, at)
-        role = _role(message.get("role"), at)
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-        texts: list[str] = []
-        calls: list[tuple[str, str]] = []
-        for j, block in enumerate(blocks):
-            entry = _object(block, f"{at}.content[{j}]")
-            kind = entry.get("type")
-            if kind == "tool_result":
-                out.append(Msg("tool", _text(entry.get("content"), f"{at}.content[{j}].content"),
-                               call_id=entry.get("tool_use_id"), is_error=entry.get("is_error") is True))
-            elif kind == "tool_use":
-                calls.append((str(entry.get("name")), canonical_arguments(entry.get("input") or {})))
-            elif kind == "text" and isinstance(entry.get("text"), str):
-                texts.append(entry["text"])
-        if role == "assistant":
-            out.append(Msg("assistant", "".join(texts) if texts else None, tuple(calls)))
-        elif texts:
-            out.append(Msg("user", "".join(texts)))
-    return tuple(out), False
+    texts: list[str] = []
+    calls: list[tuple[str, str]] = []
+    for j, part in enumerate(parts):
+        entry = _object(part, f"{at}.parts[{j}]")
+        if "functionResponse" in entry:
+            response_at = f"{at}.parts[{j}].functionResponse"
+            response = _object(entry["functionResponse"], response_at)
+            result = response.get("response")
+            is_error = isinstance(result, Mapping) and result.get("error") is not None
+            out.append(Msg("tool", canonical_arguments(result), name=_name(response, "name", response_at),
+                           is_error=is_error))
+        elif "functionCall" in entry:
+            call = _object(entry["functionCall"], f"{at}.parts[{j}].functionCall")
+            calls.append((str(call.get("name")), canonical_arguments(call.get("args") or {})))
+        elif isinstance(entry.get("text"), str):
+            texts.append(entry["text"])
+    if content.get("role") == "model":
+        out.append(Msg("assistant", "".join(texts) if texts else None, tuple(calls)))
+    elif texts:
+        out.append(Msg("user", "".join(texts)))
+    return tuple(out)
 
 
-def gemini_contents(body: Mapping[str, Any], where: str = "request") -> Request:
-    """Gemini ``contents``: ``functionResponse`` parts become tool results (matched by position, no ids)."""
-    out: list[Msg] = []
-    for i, raw in enumerate(_list(body, "contents", where)):
-        at = f"{where}.contents[{i}]"
-        content = _object(raw, at)
-        parts = content.get("parts") or []
-        if not isinstance(parts, list):
-            raise _refuse(N_("{where}.parts: expected a list of parts; got {kind}"), where=at, kind=_kind(parts))
-        texts: list[str] = []
-        calls: list[tuple[str, str]] = []
-        for j, part in enumerate(parts):
-            entry = _object(part, f"{at}.parts[{j}]")
-            if "functionResponse" in entry:
-                response = _object(entry["functionResponse"], f"{at}.parts[{j}].functionResponse")
-                result = response.get("response")
-                is_error = isinstance(result, Mapping) and result.get("error") is not None
-                out.append(Msg("tool", canonical_arguments(result), name=response.get("name"), is_error=is_error))
-            elif "functionCall" in entry:
-                call = _object(entry["functionCall"], f"{at}.parts[{j}].functionCall")
-                calls.append((str(call.get("name")), canonical_arguments(call.get("args") or {})))
-            elif isinstance(entry.get("text"), str):
-                texts.append(entry["text"])
-        if content.get("role") == "model":
-            out.append(Msg("assistant", "".join(texts) if texts else None, tuple(calls)))
-        elif texts:
-            out.append(Msg("user", "".join(texts)))
-    return tuple(out), False
-
-
-READERS: dict[str, Callable[[Mapping[str, Any], str], Request]] = {
-    "openai-chat": chat_messages,
-    "openai-responses": responses_input,
-    "anthropic": anthropic_messages,
-    "gemini": gemini_contents,
-    "ollama": chat_messages,
+_SHAPES: dict[str, tuple[str, Callable[[object, str], tuple[Msg, ...]]]] = {
+    "openai-chat": ("messages", chat_message),
+    "openai-responses": ("input", responses_item),
+    "anthropic": ("messages", anthropic_message),
+    "gemini": ("contents", gemini_content),
+    "ollama": ("messages", chat_message),
 }
-"""The request reader of each provider format."""
+"""Each provider format's list of request entries and how one entry becomes messages."""
+
+
+class RequestReader:
+    """The request side of one stream of a provider format, read incrementally (see :class:`PrefixMemo`)."""
+
+    def __init__(self, format: str) -> None:
+        self.format = format
+        self._key, self._convert = _SHAPES[format]
+        self._memo = PrefixMemo()
+
+    def read(self, body: object, where: str = "request") -> Request:
+        """The messages of one request body and whether it is incremental; errors name the field."""
+        entries = _object(body, where)
+        incremental = False
+        if self.format == "openai-responses":
+            incremental = entries.get("previous_response_id") is not None
+            raw = entries.get("input")
+            if isinstance(raw, str):
+                return (Msg("user", raw),), incremental
+            if not isinstance(raw, list):
+                raise _refuse(N_("{where}.input: expected a string or a list of items; got {kind}"), where=where,
+                              kind=_MISSING if "input" not in entries else _kind(raw))
+        key, convert = self._key, self._convert
+        items = _list(entries, key, where)
+        return self._memo.read(items, lambda i, item: convert(item, f"{where}.{key}[{i}]")), incremental
 
 
 def read_request(format: str, body: object, where: str = "request") -> Request:
-    """The messages of one request body of ``format``; errors name the field."""
-    return READERS[format](_object(body, where), where)
+    """The messages of one request body of ``format``, read alone; errors name the field."""
+    return RequestReader(format).read(body, where)

@@ -1,10 +1,12 @@
 """Reading a log file one JSON value at a time, so memory never grows with the file.
 
 A log is JSON Lines (one object per line: what SDK hooks, proxies and the
-OpenTelemetry collector's file exporter write) or one JSON document (what
+OpenTelemetry collector's file exporter write) or JSON documents (what
 ``agentloops run --json`` prints, a scenario file, an OTLP export written by
-hand); a document that is a list is read item by item. Which one is decided
-by the first non-blank line: if it parses alone, the file is JSON Lines.
+hand, ``jq .`` output: pretty-printed documents one after another); a list
+of objects, on one line or as a document, is read item by item. Which one is
+decided by the first non-blank line: if it parses alone, the file is JSON Lines.
+A UTF-8 byte order mark (what Windows editors write first) is skipped.
 
 Every problem is one line naming the file, the line and what was expected.
 """
@@ -57,8 +59,8 @@ def check_file(path: Path) -> None:
         raise _error(N_("{path}: not a regular file; expected a log file (JSON or JSON Lines)"), path=str(path))
 
 
-def decode(where: str, raw: bytes, last: bool, document: bool = False) -> Any:
-    """The JSON value of ``raw`` (a line, or a whole document), or the one-line error naming ``where``."""
+def decode(where: str, raw: bytes, last: bool) -> Any:
+    """The JSON value of one line ``raw``, or the one-line error naming ``where``."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -70,24 +72,10 @@ def decode(where: str, raw: bytes, last: bool, document: bool = False) -> Any:
     except ValueError as exc:
         if not isinstance(exc, json.JSONDecodeError):
             raise _error(N_("{where}: not valid JSON: {problem}"), where=where, problem=str(exc)) from None
-        if document:
-            at = f"{where}:{exc.lineno}"
-            if exc.pos >= len(text.rstrip()):
-                raise log_error(N_("{where}: the document ends early (the log is cut off)"), where=at) from None
-            raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=at, problem=exc.msg,
-                         column=exc.colno) from None
         if last and not raw.endswith(b"\n"):
             raise log_error(N_("{where}: the line is cut off (the log ends mid-line)"), where=where) from None
         raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=where, problem=exc.msg,
                      column=exc.colno) from None
-
-
-def parse_line(where: str, raw: bytes, last: bool) -> dict[str, Any]:
-    """One line of JSON Lines as a JSON object."""
-    value = decode(where, raw, last)
-    if not isinstance(value, dict):
-        raise log_error(N_("{where}: expected one JSON object per line; got {kind}"), where=where, kind=_kind(value))
-    return value
 
 
 _KINDS: dict[type, Phrase] = {list: Phrase(N_("a list")), str: Phrase(N_("a string")), bool: Phrase(N_("a boolean"))}
@@ -110,17 +98,32 @@ def iter_items(path: str | Path) -> Iterator[Item]:
         if first is None:
             raise log_error(N_("{path}: the log is empty"), path=str(path))
         number, raw = first
-        try:
-            json.loads(raw)
-        except (ValueError, RecursionError, UnicodeDecodeError):
-            if raw.lstrip()[:1] in (b"{", b"["):
-                yield from _document(path)
-                return
-        yield from _lines(path, handle, number, raw)
+        items = _document(path) if _opens_a_document(raw) else _lines(path, handle, number, raw)
+        found = False
+        for item in items:
+            found = True
+            yield item
+        if not found:
+            raise log_error(N_("{where}: the log holds no JSON object (only empty lists)"), where=f"{path}:{number}")
+
+
+def _opens_a_document(raw: bytes) -> bool:
+    """The first line does not parse alone but opens an object or a list: the file is JSON documents."""
+    try:
+        json.loads(raw)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return raw.lstrip()[:1] in (b"{", b"[")
+    return False
+
+
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark."""
 
 
 def _first_line(handle: Any) -> tuple[int, bytes] | None:
     for number, raw in enumerate(handle, start=1):
+        if number == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM):]
         if raw.strip():
             return number, raw
     return None
@@ -131,24 +134,73 @@ def _lines(path: Path, handle: Any, number: int, raw: bytes) -> Iterator[Item]:
     pending = (number, raw)
     for later, line in enumerate(handle, start=number + 1):
         if line.strip():
-            yield f"{path}:{pending[0]}", parse_line(f"{path}:{pending[0]}", pending[1], last=False)
+            yield from _objects(f"{path}:{pending[0]}", decode(f"{path}:{pending[0]}", pending[1], last=False))
             pending = (later, line)
-    yield f"{path}:{pending[0]}", parse_line(f"{path}:{pending[0]}", pending[1], last=True)
+    yield from _objects(f"{path}:{pending[0]}", decode(f"{path}:{pending[0]}", pending[1], last=True))
+
+
+def _objects(where: str, value: object) -> Iterator[Item]:
+    """The object of a line, or each object of a line that is a list of records (``where[3]``)."""
+    if isinstance(value, dict):
+        yield where, value
+        return
+    if not isinstance(value, list):
+        raise log_error(N_("{where}: expected one JSON object per line (or a list of objects); got {kind}"),
+                        where=where, kind=_kind(value))
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise log_error(N_("{where}: expected a JSON object; got {kind}"), where=f"{where}[{i}]",
+                            kind=_kind(item))
+        yield f"{where}[{i}]", item
 
 
 def _document(path: Path) -> Iterator[Item]:
+    """The objects of one or more JSON documents one after another (pretty-printed, as ``jq .`` writes them)."""
     if path.stat().st_size > MAX_DOCUMENT_BYTES:
         raise log_error(N_("{path}: a single JSON document over {mib} MiB; write it as JSON Lines"), path=str(path),
                         mib=MAX_DOCUMENT_BYTES >> 20)
     raw = path.read_bytes()
-    value = decode(str(path), raw, last=False, document=True)
-    if isinstance(value, dict):
-        yield str(path), value
-        return
-    if not isinstance(value, list):
-        raise log_error(N_("{path}: expected a JSON object, a list of objects or JSON Lines; got {kind}"),
-                        path=str(path), kind=_kind(value))
-    for i, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise log_error(N_("{where}: expected a JSON object; got {kind}"), where=f"{path}[{i}]", kind=_kind(item))
-        yield f"{path}[{i}]", item
+    raw = raw[len(BOM):] if raw.startswith(BOM) else raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise log_error(N_("{where}: not UTF-8 text (byte {byte})"), where=str(path), byte=exc.start + 1) from None
+    documents = list(_split_documents(path, text))
+    for line, value in documents:
+        where = str(path) if len(documents) == 1 else f"{path}:{line}"
+        if isinstance(value, dict):
+            yield where, value
+            continue
+        if not isinstance(value, list):
+            raise log_error(N_("{path}: expected a JSON object, a list of objects or JSON Lines; got {kind}"),
+                            path=where, kind=_kind(value))
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise log_error(N_("{where}: expected a JSON object; got {kind}"), where=f"{where}[{i}]",
+                                kind=_kind(item))
+            yield f"{where}[{i}]", item
+
+
+def _split_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """Each JSON document of ``text`` with the line it starts on; the first one's error when it has one."""
+    position, end = 0, len(text)
+    while True:
+        while position < end and text[position] in " \t\r\n":
+            position += 1
+        if position >= end:
+            return
+        line = text.count("\n", 0, position) + 1
+        try:
+            value, position = _DECODER.raw_decode(text, position)
+        except RecursionError:
+            raise log_error(N_("{where}: nested too deeply to be a log entry"), where=f"{path}:{line}") from None
+        except ValueError as exc:
+            if not isinstance(exc, json.JSONDecodeError):
+                raise _error(N_("{where}: not valid JSON: {problem}"), where=f"{path}:{line}", problem=str(exc)) \
+                    from None
+            at = f"{path}:{exc.lineno}"
+            if exc.pos >= len(text.rstrip()):
+                raise log_error(N_("{where}: the document ends early (the log is cut off)"), where=at) from None
+            raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=at, problem=exc.msg,
+                         column=exc.colno) from None
+        yield line, value
