@@ -2,11 +2,13 @@
 
 Every cell it lists exists in both editions. Every sentence of an English notebook that names the
 article sits in a listed cell. Notebook 00's map names every numbered notebook. The checks are
-plain functions over text, so each one is also tried on a made-up notebook built to break it.
+plain functions over text, so each one is also tried on a made-up notebook built to break it. One
+provider claim is checked against the installed SDKs themselves: what 11 says they retry.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from pathlib import Path
@@ -115,3 +117,19 @@ def test_the_start_notebooks_map_names_every_numbered_notebook(folder: Path) -> 
     mapped = set(re.findall(r"^\| \*\*(\d\d) ", text, re.MULTILINE))
     numbered = {p.name[:2] for p in folder.glob("[0-9][0-9]-*.ipynb")} - {"00"}
     assert mapped == numbered
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_what_notebook_11_says_the_official_sdks_do_is_what_they_do(sdk: str) -> None:
+    """11 says both SDKs retry connection errors and 408, 409, 429 and 5xx twice, backing off 0.5 s to 8 s."""
+    module = pytest.importorskip(sdk)  # the `record` extra installs both
+    httpx = pytest.importorskip("httpx")
+    constants = importlib.import_module(f"{sdk}._constants")
+    client = (module.OpenAI if sdk == "openai" else module.Anthropic)(api_key="not-used")
+    assert client.max_retries == constants.DEFAULT_MAX_RETRIES == 2
+    assert (constants.INITIAL_RETRY_DELAY, constants.MAX_RETRY_DELAY) == (0.5, 8.0)
+    retried = [code for code in (400, 401, 403, 404, 408, 409, 422, 429, 500, 502, 503, 529)
+               if client._should_retry(httpx.Response(code))]
+    assert retried == [408, 409, 429, 500, 502, 503, 529]
+    said = next("".join(c["source"]) for c in cells(NOTEBOOKS / "11-when-is-it-done.ipynb") if c["id"] == "3322547b")
+    assert "HTTP 408, 409, 429 and 5xx responses twice (`max_retries=2`, back-off from 0.5 s up to 8 s)" in said
