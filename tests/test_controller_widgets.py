@@ -117,14 +117,22 @@ def test_the_explorer_says_which_argument_is_wrong() -> None:
         widgets.controller_explorer(policy="strict")
 
 
-@pytest.mark.parametrize("choice", widgets.SIX_FAULTS)
+@pytest.mark.parametrize("choice", widgets.SIX_FAULTS + widgets.OUR_FAULTS)
 def test_each_of_the_six_faults_is_injected_into_the_last_item(choice: str) -> None:
     task = ctl.make_task("weather_compare")
     faults = widgets.inject(task, choice)
     assert faults and all(f.match == {"city": "Beijing"} for f in faults)
     run = ctl.Controller(task, ctl.TaskPlanner(task), faults=faults).run()
     assert run.stop.facts and run.stop.facts[0].item == "weather:Shanghai"  # the first city is kept
-    assert run.status != "succeeded" or choice == "timeout once"
+    assert run.status != "succeeded" or choice in ("timeout once", "format change")  # both recover
+
+
+def test_the_six_faults_are_the_articles_and_ours_are_apart() -> None:
+    kinds = [widgets.FAULT_CHOICES[name].kind for name in widgets.SIX_FAULTS]  # type: ignore[union-attr]
+    # 一次超时、持续超时、空结果、参数错误、权限拒绝、格式变化
+    assert kinds == ["timeout", "timeout", "empty", "reject_arguments", "permission_denied", "format_change"]
+    assert [widgets.FAULT_CHOICES[n].times for n in widgets.SIX_FAULTS[:2]] == [1, None]  # type: ignore[union-attr]
+    assert widgets.OUR_FAULTS == ("missing parameter",) and not set(widgets.OUR_FAULTS) & set(widgets.SIX_FAULTS)
 
 
 def test_inject_knows_its_menu() -> None:
@@ -177,6 +185,16 @@ def test_claims_explorer_redraws_when_the_chance_changes() -> None:
     before = dict(explorer.state.counts["naive"])
     explorer.p.value = 0.0
     assert explorer.state.counts["naive"] == {"verified": 10} != before
+
+
+def test_storm_rows_count_every_tool_and_only_the_failing_city() -> None:
+    rows = widgets.storm_rows(2, 3)
+    assert [(r["fallbacks"], r["tools"]) for r in rows if r["scope"] == "shared"] == [(1, 2), (2, 3)]
+    shared = widgets.storm_runs(2, 3)["one shared budget"]
+    assert int(shared.usage["tool_calls"]) == 5  # Shanghai's one lookup + Beijing's four attempts
+    assert plots.failing_attempts(shared) == 4 == next(r["attempts"] for r in rows if (r["tools"], r["scope"]) == (3, "shared"))
+    assert plots.failing_attempts(shared, "get_weather") + plots.failing_attempts(shared, "weather_backup") \
+        + plots.failing_attempts(shared, "weather_backup_2") == 4
 
 
 def test_storm_per_tool_budgets_multiply_attempts() -> None:
@@ -320,7 +338,8 @@ def test_storm_chart_counts_attempts_per_tool_and_keeps_both_lines_visible() -> 
     assert set(shared.get_xdata()) & set(per_tool.get_xdata()) == set()
     tools = list(dict.fromkeys(c.tool for r in runs for c in r.calls))
     assert len(tools) == 4
-    assert _heights(explorer._chart._bars[1][:4]) == [sum(c.tool == t for c in runs[1].calls) for t in tools]
+    assert _heights(explorer._chart._bars[1][:4]) == [sum(c.tool == t and "beijing" in c.args.casefold()
+                                                          for c in runs[1].calls) for t in tools]
     explorer.retries.value = 1
     assert list(explorer._chart._budget.get_ydata()) == [1, 1]
 

@@ -47,9 +47,11 @@ CLAIMS: tuple[Claim, ...] = (
     # 11 · when is it done
     Claim(N11, "completion-conditions", "each task type states its condition over state: recall accepts 'none found', "
                                         "weather does not, research needs 2 of 4 sources"),
+    Claim(N11, "open-ended-goal", "an open-ended goal spins a cap-only loop to its cap of 8; the controller stops it "
+                                  "as no_progress at turn 5 with every source kept; a bounded goal succeeds in 3"),
     Claim(N11, "no-tool-calls-is-a-claim", "a reply without tool calls is a claim: the naive loop reports 4 successes, "
-                                           "the condition holds once; the article's routes for meanings 2 and 3 "
-                                           "(hand-off, waiting for the user) are stated against what the runs do"),
+                                           "the condition holds once; our routes for meanings 2 and 3 (hand-off, "
+                                           "waiting for the user) are stated against what the runs do"),
     Claim(N11, "missing-parameter-waits", "a call without the user-only value waits for the user, saved, and "
                                           "resumes to success"),
     Claim(N11, "early-claim-rejected", "an early 'done' is answered once with what is missing, then ends partially "
@@ -68,13 +70,17 @@ CLAIMS: tuple[Claim, ...] = (
                                      "next-step hint; the model gets them as a compact observation"),
     Claim(N12, "no-stack-trace", "a backend's exception reaches the model as its class only; the detail stays in "
                                  "the trace"),
+    Claim(N12, "ambiguous-feedback", "'no result, please try again' feedback spins a cap-only loop to its cap on an "
+                                     "empty search; sent with its status the result ends it in 2 calls, and the "
+                                     "controller succeeds in 2"),
     Claim(N12, "routing-table-differences", "the naive policy's routes differ from the default's where the text says"),
-    Claim(N12, "six-faults", "the six injected faults take the routes retry, fallback, degrade, repair, ask and stop"),
+    Claim(N12, "six-faults", "the article's six injected faults (format change included) and our missing parameter "
+                             "take the routes retry, fallback, degrade, repair, ask and stop"),
     Claim(N12, "degrade-policy", "under the degrade policy spent retries give the item up with a partial answer"),
     Claim(N12, "side-effect-handoff", "a write that timed out goes to a person; the naive policy refunds twice"),
     Claim(N12, "no-route-around-denial", "a denial stops the run; the naive policy routes around it through db_write"),
-    Claim(N12, "shared-retry-budget", "one shared retry budget caps attempts at 5; per-tool budgets make 9, two more "
-                                      "per added tool"),
+    Claim(N12, "shared-retry-budget", "one shared retry budget caps Beijing's attempts at 4; per-tool budgets make 8 "
+                                      "on a chain of 3 tools, two more per added tool"),
     Claim(N12, "same-backend-fallback", "a fallback on the same downstream service times out with it (shown by runs); "
                                         "only an independent backup helps, its data re-validated"),
     Claim(N12, "budget-keeps-results", "after the retry budget runs out the verified result and the last error are "

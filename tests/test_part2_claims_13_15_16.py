@@ -18,6 +18,9 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 CLAIMS: tuple[tuple[str, str, str], ...] = (
     ("13-budgets-and-no-progress", "each-budget-stops-a-run",
      "each of the seven budgets stops a run, names itself, is never exceeded, and the verified facts are kept"),
+    ("13-budgets-and-no-progress", "budgets-bound-each-spend",
+     "a budget holds because each spend is bounded before it is paid: a reply is cut at the output reserve, a tool "
+     "call given up at its timeout; the actual cost is metered after"),
     ("13-budgets-and-no-progress", "limits-from-uncapped-distribution",
      "limits come from the uncapped distribution: shortest, typical, p95 of successful runs plus one "
      "recoverable failure; the long tail is explained by its stop codes"),
@@ -47,6 +50,9 @@ CLAIMS: tuple[tuple[str, str, str], ...] = (
      "a user's cancel stops running calls, keeps what was done, and ignores later results"),
     ("15-parallel-calls", "budget-refuses-batch-before-it-starts",
      "a wall-time budget that cannot cover a batch refuses it before any call starts"),
+    ("15-parallel-calls", "budget-runs-out-in-flight",
+     "a budget that runs out while calls are in flight cancels them with the stop's reason in the trace; their "
+     "late results are recorded and ignored"),
     ("16-context-compaction", "request-size-storage-and-compaction",
      "request size and growth per turn with no storage, storage outside the context, and compaction"),
     ("16-context-compaction", "compaction-must-keep",

@@ -241,7 +241,7 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
             pending_stop = _settle(run, t, arrival.call_id, started[arrival.call_id], batch, statuses)
     if batch.outcome == "deadline" and deadline is not None and deadline > run.clock.now:
         run.clock.advance(deadline - run.clock.now)
-    _wrap_up(run, t, batch, started, statuses)
+    _wrap_up(run, t, batch, started, statuses, pending_stop)
     if pending_stop is None and cancel_due(run):
         running = f" while {t.action} was running" if len(started) == 1 else " during a batch"
         return cancel_stop(run, f"the user cancelled the task{running}", next(iter(started.values()))[0].tool)
@@ -270,14 +270,16 @@ def _settle(run: Run, t: Turn, first_id: str, launched: tuple[Use, Attempt], bat
     return stop
 
 
-def _wrap_up(run: Run, t: Turn, batch: Batch, started: Started, statuses: dict[str, str]) -> None:
-    """Cancel what the join no longer needs (its results will land late) and summarise the turn."""
+def _wrap_up(run: Run, t: Turn, batch: Batch, started: Started, statuses: dict[str, str],
+             stopped: Stop | None = None) -> None:
+    """Cancel what the join no longer needs (its results will land late) and summarise the turn; when a stop
+    ended the batch (``stopped``: a budget ran out), its reason is why the running calls were cancelled."""
     actions = cast("list[Action]", t.actions)  # a turn of tool calls records only tool actions
     if len(started) > 1 or batch.arrivals:  # something may still be running
         outcome, join = batch.outcome, run.task.join
         why = f"join '{join.describe()}' satisfied" if outcome == "satisfied" else \
             f"join '{join.describe()}' can no longer be satisfied" if outcome == "impossible" else \
-            _WHY_ENDED.get(outcome or "", "the batch was stopped")
+            _WHY_ENDED.get(outcome or "", f"the task stopped: {stopped.reason}" if stopped else "the batch was stopped")
         if outcome == "deadline" and cancel_due(run):  # the user's cancel, not the join, stopped the wait
             why = "the user cancelled the task"
         cancelled = run.ledger.cancel_running(run.clock.now, f"cancelled: {why}")

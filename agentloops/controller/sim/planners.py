@@ -59,6 +59,8 @@ class TaskPlanner(FunctionModel):
         bad_arguments: send invalid arguments on this many calls.
         alternative: ``(tool, args)`` to try after a permission denial (the tempting route around).
         ask_for_inputs: ask the user via ``ask_user`` instead of calling a tool without a required input.
+        open_ended: the prompt has no exit ("find as much as you can"): the planner never judges that it
+            has enough, so once every item is done it searches again (re-queries the first finished item).
         seed: seed for the probabilistic quirks.
         p_repeat / p_early_claim / p_bad_arguments / p_forget: per-call probabilities of the quirks
             (``p_forget``: ignore the state this turn).
@@ -67,7 +69,7 @@ class TaskPlanner(FunctionModel):
     def __init__(self, task: Task, *, use_state: bool = True, window: int | None = None, parallel: bool = False,
                  reask: int = 0, claim_early_after: int | None = None, bad_arguments: int = 0,
                  alternative: tuple[str, Mapping[str, Any]] | None = None, ask_for_inputs: bool = False,
-                 seed: int | None = None, p_repeat: float = 0.0, p_early_claim: float = 0.0,
+                 open_ended: bool = False, seed: int | None = None, p_repeat: float = 0.0, p_early_claim: float = 0.0,
                  p_bad_arguments: float = 0.0, p_forget: float = 0.0) -> None:
         super().__init__(self._plan)
         self.task = task
@@ -80,6 +82,7 @@ class TaskPlanner(FunctionModel):
         self.alternative = alternative
         self.alternative_used = False
         self.ask_for_inputs = ask_for_inputs
+        self.open_ended = open_ended
         self.seed = seed
         self.p = {"repeat": p_repeat, "early": p_early_claim, "bad": p_bad_arguments, "forget": p_forget}
 
@@ -171,7 +174,9 @@ class TaskPlanner(FunctionModel):
         early = self.claim_early_after is not None and len(done) >= self.claim_early_after
         if open_items and done and (early or chance("early")):
             return _answer("All done. " + self.task.type.answer(_plain(done), {}))
-        if not open_items or len(done) >= self.task.need:  # it read the prompt: it knows how much is enough
+        if self.open_ended and done and not open_items:  # no exit in the goal: one more search, always
+            return self._calls(n, [self.task.type.action(next(iter(done)), self.task.params, know["inputs"])])
+        if not open_items or (len(done) >= self.task.need and not self.open_ended):  # it knows what is enough
             return _answer(self.task.type.answer(_plain(done), know["missing"]))
         targets = open_items if self.parallel else open_items[:1]
         actions = []

@@ -18,7 +18,9 @@ from pydantic import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    SerializerFunctionWrapHandler,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 
@@ -58,11 +60,20 @@ class PlannerSpec(_Strict):
     bad_arguments: NonNegativeInt = 0
     alternative: AlternativeSpec | None = None
     ask_for_inputs: bool = False
+    open_ended: bool = False
     seed: int | None = None
     p_repeat: float = Field(default=0.0, ge=0, le=1)
     p_early_claim: float = Field(default=0.0, ge=0, le=1)
     p_bad_arguments: float = Field(default=0.0, ge=0, le=1)
     p_forget: float = Field(default=0.0, ge=0, le=1)
+
+    @model_serializer(mode="wrap")
+    def _newer_options_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave ``open_ended`` out while it is off, so the traces of files written before it stay byte-identical."""
+        data: dict[str, Any] = handler(self)
+        if not self.open_ended:
+            data.pop("open_ended", None)
+        return data
 
 
 class ModelSpec(_Strict):

@@ -113,8 +113,8 @@ class CapOnlyRun:
     """A cap-only run judged afterwards against the completion condition it never checked.
 
     Attributes:
-        outcome: ``answered_verified`` (it answered and the condition holds), ``answered_unverified``
-            (it answered and the condition does not hold), ``hit_cap``, or ``raised:<code>``.
+        outcome: ``answered_verified`` / ``answered_unverified`` (it answered; the condition holds / does
+            not), ``hit_cap``, or ``raised:<code>``.
         steps: model calls.
         tool_calls: tool executions.
         statuses: tool statuses in order.
@@ -126,8 +126,10 @@ class CapOnlyRun:
     statuses: tuple[str, ...]
 
 
-def run_cap_only(task: Task, model: Any, faults: Sequence[Fault] = (), max_steps: int = 8) -> CapOnlyRun:
-    """The same task in the core loop with only a step cap (see the module docstring)."""
+def run_cap_only(task: Task, model: Any, faults: Sequence[Fault] = (), max_steps: int = 8, *,
+                 feedback: str | None = None) -> CapOnlyRun:
+    """The same task in the core loop with only a step cap (see the module docstring). ``feedback``: a text
+    that replaces every result but ``ok`` (a system that flattens "empty", "timeout", "bad arguments" into one)."""
     injector = FaultInjector(faults)
     toolbox = task.toolbox()
     results: list[tuple[str, dict[str, Any], ToolResult]] = []
@@ -136,6 +138,8 @@ def run_cap_only(task: Task, model: Any, faults: Sequence[Fault] = (), max_steps
         def run(args: dict[str, Any]) -> str:
             result = call_tool(toolbox, name, args, injector=injector, granted=task.granted)
             results.append((name, args, result))
+            if feedback is not None and result.status != "ok":
+                return feedback
             return json.dumps(result.observation(name, args), ensure_ascii=False)
         return run
 

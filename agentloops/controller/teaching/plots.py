@@ -392,6 +392,15 @@ def retries_spent(run: ControllerRun) -> list[int]:
     return out
 
 
+STORM_CITY = "Beijing"
+"""The city whose lookup fails on every tool of a storm run (the first city's one lookup succeeds)."""
+
+
+def failing_attempts(run: ControllerRun, tool: str | None = None) -> int:
+    """Attempts at :data:`STORM_CITY` (of ``tool`` only, if given): the storm, without the first city's lookup."""
+    return sum(1 for c in run.calls if STORM_CITY.casefold() in c.args.casefold() and tool in (None, c.tool))
+
+
 @_styled
 def retry_chart(runs: RunsLike, *, title: str | None = None) -> Figure:
     """Retries spent, attempt by attempt, against the shared retry budget; and attempts per tool.
@@ -452,8 +461,8 @@ def storm_chart(rows: Iterable[Mapping[str, Any]], *, title: str | None = None) 
     """Tool attempts against the number of tools in a fallback chain, per retry scope.
 
     Args:
-        rows: dicts with ``tools`` (tools in the chain), ``scope`` (``shared`` or ``per_tool``)
-            and ``attempts`` (tool executions of the run).
+        rows: dicts with ``tools`` (tools in the chain, the main one included), ``scope`` (``shared`` or
+            ``per_tool``) and ``attempts`` (attempts at the failing city: :func:`failing_attempts`).
         title: the chart's message.
     """
     table = [dict(r) for r in rows]
@@ -470,8 +479,8 @@ def storm_chart(rows: Iterable[Mapping[str, Any]], *, title: str | None = None) 
         for x, y in points:
             # up and to the left: the line comes from the lower left and leaves to the upper right
             ax.annotate(str(y), (x, y), xytext=(-7, 5), textcoords="offset points", ha="right", fontsize=12)
-    ax.set_xlabel(_("tools in the fallback chain (all failing)"))
-    ax.set_ylabel(_("tool attempts for one task"))
+    ax.set_xlabel(_("tools in the chain, the main one included (all failing)"))
+    ax.set_ylabel(_("attempts at the failing city"))
     ax.xaxis.set_major_locator(_integer_ticks())
     ax.yaxis.set_major_locator(_integer_ticks())
     ax.set_ylim(bottom=0)
@@ -1178,7 +1187,7 @@ class LiveStormChart:
             right.set_xlim(-0.6, max_tools - 0.4)
             right.set_xlabel(_("tool"))
             right.set_ylabel(_("attempts"))
-            right.set_title(_("Attempts per tool"), fontsize=14)
+            right.set_title(_("Attempts at the failing city, per tool"), fontsize=14)
             handles, _labels = left.get_legend_handles_labels()
             handles.append(Line2D([], [], color=CAP_COLOR, linestyle=":", linewidth=2,
                                   label=_("the task's retry budget")))
@@ -1202,7 +1211,7 @@ class LiveStormChart:
             line.set_data([x + shift for x in range(len(spent) + 1)], [0, *spent])
             longest, top = max(longest, len(spent)), max(top, *spent) if spent else top
             for k, (bar, label) in enumerate(zip(bars, labels, strict=True)):
-                count = sum(1 for c in run.calls if k < len(tools) and c.tool == tools[k])
+                count = failing_attempts(run, tools[k]) if k < len(tools) else 0
                 bar.set_height(count)
                 label.set_text(str(count) if k < len(tools) else "")
                 label.xy = (label.xy[0], count)
@@ -1211,8 +1220,8 @@ class LiveStormChart:
         left.set_ylim(0, top * 1.3 + 0.5)
         right.set_xticks(range(len(tools)), [t.replace("_", "_\n", 1) for t in tools], fontsize=10)
         right.set_ylim(0, max(1, *(b.get_height() for row in self._bars for b in row)) * 1.3)
-        self._title.set_text("; ".join(_("{label}: {attempts} attempts, {retries} retries").format(
-            label=_(label), attempts=int(r.usage["tool_calls"]), retries=int(r.usage["retries"]))
+        self._title.set_text("; ".join(_("{label}: {attempts} attempts at the failing city, {retries} retries").format(
+            label=_(label), attempts=failing_attempts(r), retries=int(r.usage["retries"]))
             for label, r in runs.items()))
         return self.live.render()
 

@@ -113,9 +113,14 @@ FAULT_CHOICES: dict[str, FaultChoice | None] = {
 }
 """The fault menu, by the name a learner picks."""
 
-SIX_FAULTS: tuple[str, ...] = ("timeout once", "timeout always", "empty", "invalid arguments", "missing parameter",
-                               "permission denied")
-"""The six faults the source article injects, as menu names."""
+SIX_FAULTS: tuple[str, ...] = ("timeout once", "timeout always", "empty", "invalid arguments", "permission denied",
+                               "format change")
+"""The six faults the source article injects, as menu names.
+
+In its words: 一次超时、持续超时、空结果、参数错误、权限拒绝、格式变化."""
+
+OUR_FAULTS: tuple[str, ...] = ("missing parameter",)
+"""Faults this package adds to the article's six (the article routes a missing parameter, but does not inject it)."""
 
 
 def fault_target(task: Task) -> tuple[str, dict[str, Any]]:
@@ -700,17 +705,24 @@ def storm_runs(tools: int = 2, retries: int = 3) -> dict[str, ControllerRun]:
 
 
 def storm_rows(max_tools: int = 4, retries: int = 3) -> list[dict[str, Any]]:
-    """Tool attempts per run, for chains of 1 … ``max_tools`` tools and both scopes (for :func:`storm_chart`)."""
+    """Attempts at the failing city, for 1 … ``max_tools`` fallbacks and both scopes (for :func:`storm_chart`).
+
+    ``tools`` counts every tool of the chain (the main one and its fallbacks: ``fallbacks + 1``);
+    ``attempts`` counts the failing city's attempts only, not the first city's successful lookup.
+    """
+    from agentloops.controller.teaching.plots import failing_attempts
+
     rows = []
-    for tools in range(1, max_tools + 1):
-        for label, run in storm_runs(tools, retries).items():
-            rows.append({"tools": tools, "scope": "shared" if label.startswith("one") else "per_tool",
-                         "attempts": int(run.usage["tool_calls"]), "retries": int(run.usage["retries"]),
+    for fallbacks in range(1, max_tools + 1):
+        for label, run in storm_runs(fallbacks, retries).items():
+            rows.append({"tools": fallbacks + 1, "fallbacks": fallbacks,
+                         "scope": "shared" if label.startswith("one") else "per_tool",
+                         "attempts": failing_attempts(run), "retries": int(run.usage["retries"]),
                          "status": run.status, "code": run.code})
     return rows
 
 
-STORM_HEADERS: tuple[str, ...] = (N_("retry budget"), N_("tool attempts"), N_("retries"), N_("simulated s"),
+STORM_HEADERS: tuple[str, ...] = (N_("retry budget"), N_("attempts at Beijing"), N_("retries"), N_("simulated s"),
                                   N_("stop"))
 """Columns of :meth:`StormState.rows` (shown translated)."""
 
@@ -728,12 +740,14 @@ class StormState:
 
     def rows(self) -> list[list[Any]]:
         """One row per run: attempts, retries, stop."""
-        return [[_(label), int(r.usage["tool_calls"]), int(r.usage["retries"]), f"{r.usage['wall_time_s']:g}",
+        from agentloops.controller.teaching.plots import failing_attempts
+
+        return [[_(label), failing_attempts(r), int(r.usage["retries"]), f"{r.usage['wall_time_s']:g}",
                  f"{r.status} ({r.code})"] for label, r in self.runs.items()]
 
     def text(self) -> str:
         """The runs as a text table."""
-        head = _("Retry storm — {n} tool(s) in the fallback chain, retry budget {retries}").format(
+        head = _("Retry storm — {n} fallback tool(s) behind the main one, retry budget {retries}").format(
             n=self.tools, retries=self.retries)
         return f"{head}\n" + text_table(_headers(STORM_HEADERS), self.rows())
 
@@ -1206,6 +1220,7 @@ BUILDERS: dict[str, Callable[[], _Panel]] = {  # every one has a live chart, at 
 __all__ = [
     "BUILDERS",
     "FAULT_CHOICES",
+    "OUR_FAULTS",
     "SIX_FAULTS",
     "STORM_HEADERS",
     "BudgetExplorer",
