@@ -215,7 +215,7 @@ def requested_language(argv: Sequence[str]) -> str | None:
     return found
 
 
-COMMAND_MODULES: tuple[str, ...] = ("agentloops.doctor", "agentloops.cheatsheet", "agentloops.diagnose",
+COMMAND_MODULES: tuple[str, ...] = ("agentloops.doctor", "agentloops.cheatsheet", "agentloops.diagnose.cli",
                                     "agentloops.frameworks")
 """Modules that add their own subcommands.
 

@@ -19,13 +19,13 @@ from agentloops import run
 from agentloops.diagnose import (
     LOG_FORMATS,
     LogError,
-    add_commands,
     detected_format,
     diagnose,
     findings_frame,
     iter_findings,
     iter_runs,
 )
+from agentloops.diagnose.cli import add_commands
 from agentloops.diagnose.detectors import find
 from agentloops.providers import FORMATS
 from agentloops.resources import data_dir

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from agentloops.diagnose import LogError, add_commands, diagnose, iter_runs
+from agentloops.diagnose import LogError, diagnose, iter_runs
+from agentloops.diagnose.cli import add_commands
 from agentloops.errors import UsageError
 from agentloops.resources import data_dir
 

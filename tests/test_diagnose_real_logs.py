@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from agentloops.diagnose import LogError, add_commands, diagnose, iter_runs
+from agentloops.diagnose import LogError, diagnose, iter_runs
 from agentloops.diagnose import cli as diagnose_cli
+from agentloops.diagnose.cli import add_commands
 from agentloops.diagnose.detectors import COMMON_CAPS, find, tool_repeats
 from agentloops.diagnose.model import Ending, Msg, PrefixMemo, Run, Turn, canonical_text
 from agentloops.diagnose.requests import RequestReader

@@ -56,7 +56,7 @@ def my_route(result, ctx):
     if status in ("timeout", "rate_limited") and result.retryable:
         if not can_retry:
             return StopRun("budget_exhausted", "budget:retries", "the retry budget is spent", budget="retries")
-        return Retry(0.5 * 2 ** (ctx.attempts_on_tool - 1), "transient: try again after a pause")
+        return Retry(max(2.0 ** (ctx.attempts_on_tool - 1), result.retry_after_s or 0), "transient: try again")
     return Degrade(status, result.error or status)
 
 

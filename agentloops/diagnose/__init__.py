@@ -44,8 +44,6 @@ from agentloops.i18n import N_
 from agentloops.providers import FORMATS as PROVIDER_FORMATS
 
 if TYPE_CHECKING:
-    import argparse
-
     import pandas as pd
 
 LOG_FORMATS: tuple[str, ...] = ("record", "scenario", "otel", "pairs", *PROVIDER_FORMATS)
@@ -240,13 +238,6 @@ def findings_frame(path: str | Path, format: str = "auto", *, max_steps: int | N
     return diagnose(path, format, max_steps=max_steps).to_frame()
 
 
-def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
-    """Add ``agentloops diagnose`` (see :mod:`agentloops.diagnose.cli`)."""
-    from agentloops.diagnose.cli import add_commands as add
-
-    add(sub)
-
-
 __all__ = [
     "KIND_TITLES",
     "LOG_FORMATS",
@@ -258,7 +249,6 @@ __all__ = [
     "Report",
     "Run",
     "Skipped",
-    "add_commands",
     "detected_format",
     "diagnose",
     "findings_frame",

@@ -209,7 +209,8 @@ q8 = Exercise(
            "argument slip once, ask the user for what only they know, retry what may pass, stop on a denial, and "
            "switch to an independent fallback (ctx.fallback) when the tool itself cannot help."),
         N_("A retry needs result.retryable and a retry left in the shared budget (ctx.retries_left is None or >= 1); "
-           "with none left, stop as budget_exhausted with code budget:retries."),
+           "it waits 1 s, then 2 s, 4 s… (or result.retry_after_s when that is longer). With none left, stop as "
+           "budget_exhausted with code budget:retries."),
         N_("invalid_arguments: Repair while ctx.repairs_used < 1, else StopRun('failed_unrecoverable', "
            "'invalid_arguments_repeated', …); missing_parameter: AskUser(result.question, result.parameter, …); "
            "permission_denied: StopRun('failed_unrecoverable', 'permission_denied', …); not_found: "

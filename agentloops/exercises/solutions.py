@@ -240,7 +240,8 @@ def my_route(result, ctx):
     if status in TRANSIENT and result.retryable:
         if ctx.retries_left is not None and ctx.retries_left < 1:
             return StopRun("budget_exhausted", "budget:retries", "the shared retry budget is spent", budget="retries")
-        return Retry(0.5 * 2 ** (ctx.attempts_on_tool - 1), f"{status} may pass: try again after a pause")
+        pause = max(2.0 ** (ctx.attempts_on_tool - 1), result.retry_after_s or 0)  # 1 s, 2 s, 4 s… or what it asks
+        return Retry(pause, f"{status} may pass: try again after a pause")
     fallback, can_retry = ctx.fallback, ctx.retries_left is None or ctx.retries_left >= 1
     if fallback is not None and can_retry and not fallback.side_effects and fallback.backend != ctx.spec.backend:
         return Fallback(fallback.name, f"{status} here; an independent source may have it")
