@@ -1,0 +1,188 @@
+"""The decision logic's boundaries, each pinned by a test that fails if it moves by one — and the behaviours
+the last mutation sample found untested (a hand-off resumed by the model, a repeat inside a productive batch,
+failing turns that still progressed, a result exactly at the join deadline, unusable data marked retryable)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentloops import ScriptedModel
+from agentloops.controller import Controller, make_task, resume, run_scenario
+from agentloops.controller.errors import ConfigError
+from agentloops.controller.parallel import Arrival, Batch, JoinRule
+from agentloops.controller.policy.budgets import within
+from agentloops.controller.policy.error_policy import DEFAULT_POLICY, RouteContext, route
+from agentloops.controller.sim.faults import Fault
+from agentloops.controller.task.world import TOOLS
+from agentloops.controller.tools import Toolbox, ToolResult
+
+WEATHER = make_task("weather_compare", cities=["Shanghai", "Beijing"])
+
+
+def call(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"content": None, "finish_reason": "tool_calls",
+            "tool_calls": [{"id": f"c{i}", "name": tool, "arguments": args} for i, (tool, args) in enumerate(calls)]}
+
+
+def answer(text: str) -> dict[str, Any]:
+    return {"content": text, "finish_reason": "stop"}
+
+
+# -- the survivors of the last mutation sample --------------------------------------------------------------
+
+
+def test_a_handed_off_run_is_for_a_person_and_the_model_cannot_resume_it() -> None:
+    run = run_scenario("refund-handoff")
+    assert run.status == "handed_off" and run.saved is not None  # its state is kept, for the person
+    with pytest.raises(ConfigError, match="handed_off"):
+        resume(run.saved, "go ahead")
+    with pytest.raises(ConfigError, match="handed_off"):
+        resume(run, "go ahead")
+
+
+def test_one_repeat_inside_a_productive_batch_is_skipped_and_the_run_goes_on() -> None:
+    task = make_task("research", sources=["s1", "s2", "s3"], minimum=3)
+    script = [call(("fetch", {"source_id": "zz"})),  # nothing there: a fruitless action
+              call(("fetch", {"source_id": "zz"}), ("fetch", {"source_id": "s1"}), ("fetch", {"source_id": "s2"})),
+              call(("fetch", {"source_id": "s3"})), answer("Summary of s1, s2 and s3.")]
+    run = Controller(task, ScriptedModel(script)).run()
+    assert "blocked:fetch(source_id=zz)" in run.actions  # the repeat itself did not run …
+    blocked = next(a for t in run.turns for a in t.actions if a["label"] == "blocked:fetch(source_id=zz)")
+    assert blocked["route"] == "skip"  # … it was skipped, not taken for the run's stop
+    assert (run.status, run.code) == ("succeeded", "completion_condition_met")  # … and the batch's progress counted
+
+
+def test_a_batch_that_only_repeats_stops_as_no_progress() -> None:
+    task = make_task("research", sources=["s1", "s2"], minimum=2)
+    script = [call(("fetch", {"source_id": "zz"}), ("fetch", {"source_id": "yy"})),
+              call(("fetch", {"source_id": "zz"}), ("fetch", {"source_id": "yy"}))]
+    run = Controller(task, ScriptedModel(script)).run()
+    assert (run.status, run.code) == ("no_progress", "repeated_action")
+
+
+def test_failing_turns_that_still_progress_never_count_towards_a_hand_off() -> None:
+    """Each turn has one failing call and one new fact: more failing turns than the limit, and no hand-off."""
+    limit = DEFAULT_POLICY.max_consecutive_failures
+    assert limit is not None
+    sources = [f"s{i}" for i in range(1, limit + 3)]
+    task = make_task("research", sources=sources, minimum=len(sources))
+    task = task.with_budget(steps=20, model_calls=20, tool_calls=40)
+    script = [call(("fetch", {"source_id": source}), ("fetch", {"source_id": f"missing-{source}"}))
+              for source in sources] + [answer("Summary of every source.")]
+    run = Controller(task, ScriptedModel(script)).run()
+    assert sum("missing-" in a for a in run.actions) > limit
+    assert (run.status, run.code) == ("succeeded", "completion_condition_met")
+
+
+@pytest.mark.parametrize(("turns", "handed_off"), [(-1, False), (0, True)])
+def test_failing_turns_without_progress_hand_off_exactly_at_the_limit(turns: int, handed_off: bool) -> None:
+    limit = DEFAULT_POLICY.max_consecutive_failures
+    assert limit is not None
+    task = make_task("research", sources=["s1"], minimum=1)
+    script = [call(("fetch", {"source_id": f"missing-{i}"})) for i in range(limit + turns)] + \
+        [call(("fetch", {"source_id": "s1"})), answer("Summary of s1.")]
+    run = Controller(task, ScriptedModel(script)).run()
+    assert (run.status == "handed_off" and run.code == "consecutive_failures") is handed_off, run.status
+
+
+def _arrival(at: float, call_id: str) -> Arrival:
+    return Arrival(at, call_id, ToolResult("ok", data={"x": 1}), 1, "t")
+
+
+@pytest.mark.parametrize(("at", "taken"), [(5.0 - 1e-3, True), (5.0, True), (5.0 + 1e-3, False)])
+def test_a_result_arriving_exactly_at_the_join_deadline_is_still_taken(at: float, taken: bool) -> None:
+    batch = Batch(JoinRule(), 1, deadline=5.0, arrivals=[_arrival(at, "a")])
+    assert (batch.next() is not None) is taken
+    assert batch.outcome == (None if taken else "deadline")
+
+
+def test_unusable_data_is_not_retried_as_if_it_were_a_transient_failure() -> None:
+    """A service answering for the wrong city: its data is refused, and the refusal is not retryable."""
+    wrong_city = TOOLS["get_weather"].__class__(**{**TOOLS["get_weather"].__dict__,
+                                                   "handler": lambda args: {"city": "Paris", "temp_c": 9,
+                                                                            "conditions": "rain"}})
+    tools = Toolbox.of([wrong_city, TOOLS["weather_backup"]])
+    run = Controller(WEATHER, ScriptedModel([call(("get_weather", {"city": "Shanghai"})), answer("done")]),
+                     tools=tools).run()
+    assert run.actions[:2] == ["get_weather(city=Shanghai)", "fallback:weather_backup(city=Shanghai)"]
+    assert run.usage["retries"] == 1  # the switch to the fallback, never a retry of the same data
+    first = next(a for t in run.turns for a in t.actions if a["tool"] == "get_weather")
+    assert (first["status"], first["route"], first["result"]["retryable"]) == ("permanent_error", "fallback", False)
+
+
+# -- every limit, at its boundary ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("used", "amount", "limit", "allowed"), [
+    (2, 1, 3, True), (3, 1, 3, False), (2.5, 0.5, 3.0, True), (2.5, 0.5 + 1e-3, 3.0, False), (10**9, 1, None, True),
+    (3, 1e-6, 3, True)])  # the last: the clock keeps microseconds, so a microsecond of rounding is tolerated
+def test_the_budget_check_allows_reaching_a_limit_and_nothing_past_it(used, amount, limit, allowed) -> None:
+    assert within("steps", used, amount, limit) is allowed
+
+
+@pytest.mark.parametrize("budget", ["steps", "model_calls", "tool_calls"])
+@pytest.mark.parametrize(("cut", "stops"), [(0, False), (-1, True)])
+def test_each_count_budget_stops_a_run_exactly_one_below_what_it_needs(budget: str, cut: int, stops: bool) -> None:
+    used = run_scenario("weather-normal").usage[budget]
+    run = run_scenario("weather-normal", budget=WEATHER.budget.with_values(**{budget: int(used) + cut}))
+    assert (run.status == "budget_exhausted" and run.code == f"budget:{budget}") is stops, (run.status, run.code)
+    assert (run.status == "succeeded") is not stops
+
+
+@pytest.mark.parametrize(("retries", "attempts"), [(1, 2), (2, 3), (3, 4)])
+def test_the_shared_retry_budget_allows_exactly_its_number_of_retries(retries: int, attempts: int) -> None:
+    faults = [Fault(tool="get_weather", kind="timeout", times=10, match={"city": "Beijing"}),
+              Fault(tool="weather_backup", kind="timeout", times=10)]
+    policy = DEFAULT_POLICY.model_copy(update={"attempts_per_tool": 99})
+    run = Controller(WEATHER, ScriptedModel([call(("get_weather", {"city": "Shanghai"})),
+                                             call(("get_weather", {"city": "Beijing"})), answer("?")]),
+                     faults=faults, policy=policy, budget=WEATHER.budget.with_values(retries=retries)).run()
+    beijing = [a for a in run.actions if "Beijing" in a]
+    assert len(beijing) == attempts and run.usage["retries"] == retries
+    assert (run.status, run.code) == ("budget_exhausted", "budget:retries")
+
+
+@pytest.mark.parametrize(("repairs", "status"), [(0, "failed_unrecoverable"), (1, "succeeded")])
+def test_one_repair_is_granted_and_the_second_slip_stops(repairs: int, status: str) -> None:
+    script = [call(("get_weather", {"city": "Shanghai"})), call(("get_weather", {"city": 404})),
+              call(("get_weather", {"city": "Beijing"})), answer("Shanghai 24°C sunny, Beijing 18°C cloudy.")]
+    policy = DEFAULT_POLICY.model_copy(update={"invalid_argument_repairs": repairs})
+    assert Controller(WEATHER, ScriptedModel(script), policy=policy).run().status == status
+
+
+@pytest.mark.parametrize(("claims", "status"), [(0, "partially_completed"), (1, "succeeded")])
+def test_one_premature_claim_is_answered_with_what_is_missing_then_the_next_one_stops(claims: int, status: str) -> None:
+    script = [call(("get_weather", {"city": "Shanghai"})), answer("Done."), call(("get_weather", {"city": "Beijing"})),
+              answer("Shanghai 24°C sunny, Beijing 18°C cloudy.")]
+    policy = DEFAULT_POLICY.model_copy(update={"premature_claims": claims})
+    assert Controller(WEATHER, ScriptedModel(script), policy=policy).run().status == status
+
+
+@pytest.mark.parametrize(("idle", "stops"), [(3, True), (4, False)])
+def test_idle_turns_stop_a_run_exactly_at_the_limit(idle: int, stops: bool) -> None:
+    """Three turns in a row that add nothing (each a different fruitless call), then progress."""
+    task = make_task("research", sources=["s1"], minimum=1)
+    script = [call(("fetch", {"source_id": f"none-{i}"})) for i in range(3)] + \
+        [call(("fetch", {"source_id": "s1"})), answer("Summary of s1.")]
+    policy = DEFAULT_POLICY.model_copy(update={"idle_turns": idle, "max_consecutive_failures": None})
+    run = Controller(task, ScriptedModel(script), policy=policy).run()
+    assert (run.code == "idle_turns") is stops, (run.status, run.code)
+
+
+@pytest.mark.parametrize(("attempts", "route_name"), [(1, "retry"), (2, "retry"), (3, "fallback")])
+def test_a_tool_is_tried_attempts_per_tool_times_before_its_fallback(attempts: int, route_name: str) -> None:
+    spec, backup = TOOLS["get_weather"], TOOLS["weather_backup"]
+    result = ToolResult("timeout", error="slow", retryable=True)
+    policy = DEFAULT_POLICY.model_copy(update={"attempts_per_tool": 3})
+    decision = route(policy, result, RouteContext(spec, attempts_on_tool=attempts, retries_left=5, fallback=backup))
+    assert decision.name == route_name
+
+
+@pytest.mark.parametrize(("left", "route_name"), [(1, "retry"), (0.999, "stop:budget_exhausted"),
+                                                  (0, "stop:budget_exhausted"), (None, "retry")])
+def test_a_retry_needs_one_whole_retry_left(left: float | None, route_name: str) -> None:
+    result = ToolResult("timeout", error="slow", retryable=True)
+    decision = route(DEFAULT_POLICY, result, RouteContext(TOOLS["get_weather"], retries_left=left))
+    assert decision.name == route_name
