@@ -186,3 +186,55 @@ def test_a_retry_needs_one_whole_retry_left(left: float | None, route_name: str)
     result = ToolResult("timeout", error="slow", retryable=True)
     decision = route(DEFAULT_POLICY, result, RouteContext(TOOLS["get_weather"], retries_left=left))
     assert decision.name == route_name
+
+
+# -- the survivors of this wave's own mutation sample ---------------------------------------------------------
+
+
+def _refund_controller(policy: Any) -> Controller:
+    task = make_task("refund", order_id="A-1042", amount=25.0, granted=["orders:read", "payments:refund", "db:admin"])
+    return Controller(task, ScriptedModel([answer("?")]), policy=policy, budget=task.budget.with_values(retries=2))
+
+
+@pytest.mark.parametrize(("retry_side_effects", "verdict"), [(True, "run"), (False, "stop")])
+def test_a_side_effect_that_failed_transiently_is_retried_only_where_the_policy_allows_it(
+        retry_side_effects: bool, verdict: str) -> None:
+    from agentloops.controller.attempts import plan
+    from agentloops.controller.calls import admit
+    from agentloops.controller.engine import Turn
+    from agentloops.response import ToolCall
+
+    controller = _refund_controller(DEFAULT_POLICY.model_copy(update={"retry_side_effects": retry_side_effects}))
+    run = controller.current
+    args = {"table": "refunds", "values": {"order_id": "A-1042"}}
+    use = plan(run, ToolCall(id="c1", name="db_write", arguments=args), dict(args))
+    run.failed_calls.add(("db_write", use.norm))  # the same call failed transiently before
+    said, _because = admit(run, Turn(1, 0, "-"), use, in_batch=False, reserved={})
+    assert said == verdict
+    assert (use.kind == "retry") is (verdict == "run")
+
+
+def test_a_claim_when_the_task_can_no_longer_be_done_stops_at_once_even_with_items_open() -> None:
+    """Three sources needed, one is gone: the task is impossible while two items are still open. A reply
+    without tool calls then ends the run on what cannot be obtained — it is not answered as a premature claim."""
+    task = make_task("research", sources=["s1", "s2", "s3"], minimum=3)
+    fault = Fault(tool="fetch", kind="not_found", match={"source_id": "s1"})
+    script = [call(("fetch", {"source_id": "s1"})), answer("I could not find enough."),
+              call(("fetch", {"source_id": "s2"})), answer("Done.")]
+    run = Controller(task, ScriptedModel(script), faults=[fault]).run()
+    assert run.stop.open_items and run.actions[-1] == "answer" and len(run.actions) == 2
+    assert run.code != "premature_claim"
+
+
+def test_a_retry_budget_stop_needs_every_given_up_item_to_have_failed_transiently() -> None:
+    from agentloops.controller.engine import stop_unobtainable
+
+    task = make_task("weather_compare", cities=["Shanghai", "Beijing"])
+    run = Controller(task, ScriptedModel([answer("?")])).current
+    run.state.mark_missing("weather:Shanghai", "timed out", code="timeout")
+    run.state.mark_missing("weather:Beijing", "no reason recorded")  # given up without a code
+    assert stop_unobtainable(run).status == "failed_unrecoverable"
+    run = Controller(task, ScriptedModel([answer("?")])).current
+    run.state.mark_missing("weather:Shanghai", "timed out", code="timeout")
+    run.state.mark_missing("weather:Beijing", "retries spent", code="budget:retries")
+    assert (stop_unobtainable(run).status, stop_unobtainable(run).code) == ("budget_exhausted", "budget:retries")
