@@ -54,10 +54,10 @@ from types import ModuleType
 from typing import Any, Literal
 
 from agentloops import stops
-from agentloops.providers import streaming
 from agentloops.criteria import Abort, Continue, Decision, Finish, correct
 from agentloops.errors import UsageError
 from agentloops.i18n import _
+from agentloops.providers import streaming
 from agentloops.providers._common import RawBodyError
 from agentloops.response import FinishReason, Response
 from agentloops.stops import FORMATS, ProviderFormat, StopKind, StopValue
@@ -113,7 +113,7 @@ def adapt(format: str, raw: object, where: str = "response") -> Response:
 
 
 def stream_of(format: str, body: Mapping[str, Any], seed: int | None = None) -> dict[str, list[Any]]:
-    """``body`` (a whole response of ``format``) as the ``{"stream": [...]}`` a server sends, split at ``seed``'s points.
+    """``body`` (a whole response of ``format``) as the ``{"stream": [...]}`` a server sends, cut at ``seed``'s points.
 
     Without ``seed`` every text arrives in one piece.
     """

@@ -142,7 +142,7 @@ def assemble_stream(events: Sequence[Mapping[str, Any]], where: str) -> dict[str
         if kind == "ping":
             continue
         if kind == "error":
-            error = event.get("error") if isinstance(event.get("error"), Mapping) else {}
+            error: Mapping[str, Any] = event["error"] if isinstance(event.get("error"), Mapping) else {}
             raise StreamBroken(f"event {i} is an error: {error.get('type', 'error')}", _partial(message, blocks,
                                                                                               json_text))
         if kind == "message_start":
@@ -169,7 +169,7 @@ def assemble_stream(events: Sequence[Mapping[str, Any]], where: str) -> dict[str
             if usage is not None:
                 message["usage"] = {**(message.get("usage") or {}), **usage}
     body = _partial(message, blocks, json_text)
-    if message is None or not message.get("stop_reason"):
+    if body is None or message is None or not message.get("stop_reason"):
         raise StreamBroken("the stream ended without a stop_reason", body)
     return body
 

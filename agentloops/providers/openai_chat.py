@@ -174,9 +174,9 @@ def _carries_output(delta: Mapping[str, Any]) -> bool:
 def _add_delta(message: dict[str, Any], calls: dict[int, dict[str, Any]], delta: Mapping[str, Any], at: str,
                n: int) -> None:
     for key in ("content", "refusal", "reasoning_content", "reasoning"):
-        piece = string(delta, key, at, optional=True)
-        if piece is not None:
-            message[key] = (message.get(key) or "") + piece
+        text = string(delta, key, at, optional=True)
+        if text is not None:
+            message[key] = (message.get(key) or "") + text
     legacy = field(delta, "function_call", at, "a function call piece", types=(Mapping,), optional=True)
     if legacy is not None:
         held = message.setdefault("function_call", {"arguments": ""})
@@ -185,7 +185,7 @@ def _add_delta(message: dict[str, Any], calls: dict[int, dict[str, Any]], delta:
     for j, raw in enumerate(items(delta, "tool_calls", at, "a list of tool-call pieces", optional=True)):
         piece = need_object(raw, f"{at}.tool_calls[{j}]")
         index = field(piece, "index", f"{at}.tool_calls[{j}]", "the call's index", types=(int,))
-        function = piece.get("function") if isinstance(piece.get("function"), Mapping) else {}
+        function: Mapping[str, Any] = piece["function"] if isinstance(piece.get("function"), Mapping) else {}
         if index not in calls:
             if not function.get("name"):
                 raise StreamBroken(f"chunk {n} continues tool call {index} before any chunk named it")
