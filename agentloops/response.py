@@ -9,6 +9,7 @@ original value is kept in ``raw_finish_reason``.
 from __future__ import annotations
 
 import json
+import re
 from functools import cached_property
 from typing import Any
 
@@ -131,8 +132,8 @@ class Response(BaseModel):
 
         Servers whose tool parser missed the model's call hand it back as text:
         ``{"name": ..., "arguments": {...}}`` (or ``"parameters"``), perhaps in a
-        Markdown code fence or ``<tool_call>`` tags (ollama/ollama#13519,
-        vllm-project/vllm#21571).
+        Markdown code fence or ``<tool_call>`` tags (ollama/ollama#13519), or
+        Qwen coder's ``<function=name>`` text (vllm-project/vllm#21571).
         """
         return text_tool_call(self.content)
 
@@ -157,6 +158,7 @@ class Response(BaseModel):
 
 
 _WRAPPERS = (("```json", "```"), ("```", "```"), ("<tool_call>", "</tool_call>"))
+_XML_CALL = re.compile(r"<function=([\w.\-]+)>")
 
 
 def text_tool_call(content: str | None) -> str | None:
@@ -168,6 +170,9 @@ def text_tool_call(content: str | None) -> str | None:
         if text.startswith(start) and text.endswith(end) and len(text) >= len(start) + len(end):
             text = text[len(start):len(text) - len(end)].strip()
             break
+    xml = _XML_CALL.match(text)  # Qwen coder's own format: <function=name><parameter=...>
+    if xml is not None:
+        return xml.group(1)
     if not text.startswith("{"):
         return None
     try:

@@ -249,3 +249,9 @@ def test_the_article_loop_raises_on_length_and_filter_only():
 def test_a_broken_stream_needs_provider_error():
     with pytest.raises(ValueError, match="stream_error needs finish_reason 'provider_error'"):
         Response(content=None, finish_reason="stop", stream_error="cut")
+
+
+def test_qwen_coders_own_call_format_is_a_tool_call_too():
+    text = "<tool_call>\n<function=square_the_number>\n<parameter=input_num>\n1024\n</tool_call>"
+    assert Response(content=text, finish_reason="stop").text_tool_call == "square_the_number"
+    assert Response(content="use <function=f> here", finish_reason="stop").text_tool_call is None
