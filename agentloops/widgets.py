@@ -249,6 +249,12 @@ SCENARIO_TEXTS: tuple[str, ...] = (
     N_('The model needs ten page reads before it can answer, more than the cap of eight calls allows. The '
        'naive loops stop at the cap and hand back an empty text as if it were the answer; the correct '
        'loop raises, because a cap is a fuse, not an answer.'),
+    # truncated-partial
+    N_('an answer cut off mid-sentence by max_tokens'),
+    N_('The commonest real cut-off: after one tool round the model starts its answer and the token limit '
+       'stops it mid-sentence, so the round carries partial text, no tool calls and finish_reason length. '
+       'The content test and the tool_calls test both hand the truncated text back as the answer; the '
+       'finish_reason test spins to the cap; the correct loop raises truncated at once.'),
 )
 """The title and lesson of every shipped core scenario (``data/scenarios/``), marked for the catalog: the
 scenario files stay English, the widgets show ``_(scenario.title)`` (``tests/test_i18n_core.py`` checks that
