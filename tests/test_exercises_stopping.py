@@ -35,7 +35,7 @@ def test_q1_checks_every_article_and_extra_scenario() -> None:
 def test_q1_the_starting_cell_fails_where_the_naive_test_does() -> None:
     result = q1.judge(lambda response: not response.tool_calls)
     assert result.status == "incorrect"
-    assert {c.name for c in result.failures} == {"truncated", "content-filter", "cut-off-arguments"}
+    assert {c.name for c in result.failures} == {"truncated", "content-filter", "cut-off-arguments", "truncated-partial"}
     assert result.case("truncated").message == (
         "empty answer reported as success at call 1 (returned null); expected: raised truncated at call 1 — "
         "finish_reason is length: the output hit the token limit")
