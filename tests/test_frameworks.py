@@ -44,7 +44,7 @@ def test_the_shipped_table_has_every_framework_at_two_caps_on_every_scenario_wit
             for scenario in SCENARIOS:
                 outcome = table.get(name, scenario, limit)
                 assert outcome is not None and outcome.version
-    for row, (name, limit) in zip(table.rows(), table.keys()):
+    for row, (name, limit) in zip(table.rows(), table.setups()):
         suffix = "" if limit == "default" else f" [{limit}]"
         assert row[0] == f"{name} {table.get(name, 'normal', limit).version}{suffix}"  # type: ignore[union-attr]
         assert "(not computed)" not in row
@@ -52,7 +52,7 @@ def test_the_shipped_table_has_every_framework_at_two_caps_on_every_scenario_wit
 
 def test_every_framework_agrees_on_the_normal_run() -> None:
     table = shipped_table()
-    for name, limit in table.keys():
+    for name, limit in table.setups():
         normal = table.get(name, "normal", limit)
         assert normal is not None
         assert (normal.model_calls, normal.tools_run, normal.got) == (3, ("read_file", "count_lines"), "answer")

@@ -86,7 +86,7 @@ class FrameworkTable(BaseModel):
         """The frameworks in the table, in row order."""
         return list(dict.fromkeys(o.framework for o in self.outcomes))
 
-    def keys(self) -> list[tuple[str, str]]:
+    def setups(self) -> list[tuple[str, str]]:
         """Every (framework, limit) pair of the table, in row order."""
         return list(dict.fromkeys((o.framework, o.limit) for o in self.outcomes))
 
@@ -97,12 +97,12 @@ class FrameworkTable(BaseModel):
 
     def limits(self, framework: str) -> list[str]:
         """The caps ``framework`` was run with (``"default"`` first)."""
-        return [limit for name, limit in self.keys() if name == framework]
+        return [limit for name, limit in self.setups() if name == framework]
 
     def rows(self) -> list[list[str]]:
         """One row per framework and cap (named with its version), one cell per scenario, in the language in use."""
         rows = []
-        for name, limit in self.keys():
+        for name, limit in self.setups():
             first = next(o for o in self.outcomes if o.framework == name)
             label = f"{name} {first.version}" + ("" if limit == "default" else f" [{limit}]")
             rows.append([label] + [cell(self.get(name, s, limit)) for s in self.scenarios])
