@@ -40,6 +40,12 @@ end and what the correct loop does with it, computed by running
 by the adapter, with and without a tool call (so the table cannot drift from
 the code).
 
+Real agents mostly stream: a scenario response may also be ``{"stream": [chunk,
+...]}`` in its format's streaming shape, which :mod:`.streaming` assembles into
+the round the whole body gives (each format module knows its own stream); a
+broken stream is a ``provider_error`` round, never a crash. :mod:`.field` holds
+the catalogue of abnormal rounds real servers have sent (``data/field/``).
+
 Importing this package loads no SDK; :mod:`.record` (the ``agentloops[record]``
 extra) is the only module that does, and only when it is used.
 """
