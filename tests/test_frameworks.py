@@ -169,6 +169,8 @@ def test_cli_prints_the_shipped_table() -> None:
 def test_cli_save_needs_recompute() -> None:
     with pytest.raises(FrameworksError, match="--save needs --recompute"):
         _cli(["frameworks", "--save"])
+    with pytest.raises(FrameworksError, match="--full needs --recompute"):
+        _cli(["frameworks", "--full"])
 
 
 def test_the_table_in_chinese_with_its_json_in_english(monkeypatch: pytest.MonkeyPatch) -> None:

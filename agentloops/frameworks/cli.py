@@ -40,6 +40,8 @@ def run_command(args: argparse.Namespace) -> str:
     """The handler: the table, shipped or recomputed."""
     if args.save and not args.recompute:
         raise FrameworksError(_("--save needs --recompute: only a table computed now can be saved"))
+    if args.full and not args.recompute:
+        raise FrameworksError(_("--full needs --recompute: it says which runs to compute"))
     if not args.recompute:
         return shipped_table().render(args.format)
     missing = [name for name in RUNNERS if not installed(name)]
