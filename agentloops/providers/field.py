@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentloops.criteria import ARTICLE_LOOP, NAIVE_CRITERIA, Criterion
 from agentloops.errors import ErrorCode, ScenarioError, describe_validation_error
+from agentloops.i18n import _
 from agentloops.jsonfile import one_line, parse_json, read_text, shown_path
 from agentloops.loop import run
 from agentloops.record import RunRecord
@@ -110,12 +111,12 @@ def verdict(record: RunRecord) -> Verdict:
 
 
 def describe(record: RunRecord) -> str:
-    """A run in a few words: what it raised, that it spun to the cap, or the answer it handed back."""
+    """A run in a few words, in the language in use: what it raised, that it spun to the cap, or its answer."""
     if record.error:
-        return f"raises {record.error}"
+        return _("raises {error}").format(error=record.error)
     if record.hit_cap:
-        return f"spins {record.steps} calls, returns {_shown(record.answer)}"
-    return f"answers {_shown(record.answer)}"
+        return _("spins {n} calls, returns {answer}").format(n=record.steps, answer=_shown(record.answer))
+    return _("answers {answer}").format(answer=_shown(record.answer))
 
 
 def _shown(answer: str | None) -> str:
@@ -160,7 +161,7 @@ class FieldRow:
 
     def cells(self) -> list[str]:
         """The row as table cells."""
-        return [self.case.name, "stream" if self.case.streamed else "body", self.case.expected,
+        return [self.case.name, _("stream") if self.case.streamed else _("body"), self.case.expected,
                 *(describe(self.records[loop]) for loop in LOOPS)]
 
 
