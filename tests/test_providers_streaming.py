@@ -206,3 +206,26 @@ def test_malformed_chunks_are_one_line_naming_the_file(tmp_path: Path) -> None:
 def test_payloads_drop_done_and_read_data_lines() -> None:
     chunks, problem = payloads({"stream": ['data: {"a": 1}', "data: [DONE]"]}, "r")
     assert (chunks, problem) == ([{"a": 1}], None)
+
+
+# ----------------------------------------------------------------------------- reasoning, whole and streamed
+
+REASONING_BODIES = {
+    "openai-chat": {"choices": [{"index": 0, "finish_reason": "length",
+                                 "message": {"role": "assistant", "content": None, "reasoning_content": "Let me think"}}]},
+    "anthropic": {"id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "max_tokens",
+                  "content": [{"type": "thinking", "thinking": "Let me think", "signature": "sig"}]},
+    "gemini": {"candidates": [{"content": {"role": "model", "parts": [{"text": "Let me think", "thought": True}]},
+                               "finishReason": "MAX_TOKENS", "index": 0}]},
+    "ollama": {"model": "m", "message": {"role": "assistant", "content": "", "thinking": "Let me think"},
+               "done": True, "done_reason": "length"},
+}
+
+
+@pytest.mark.parametrize("fmt", list(REASONING_BODIES))
+def test_reasoning_is_read_apart_from_the_text_whole_and_streamed(fmt: str) -> None:
+    whole = providers.adapt(fmt, REASONING_BODIES[fmt])
+    assert whole.reasoning == "Let me think" and not whole.content and whole.finish_reason == "length"
+    assert providers.adapt(fmt, providers.stream_of(fmt, REASONING_BODIES[fmt], seed=5)) == whole
+    decision = correct(whole)
+    assert decision.code == "truncated" and "spent on reasoning" in decision.reason  # type: ignore[union-attr]
