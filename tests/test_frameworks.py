@@ -129,6 +129,9 @@ def test_cells_say_calls_tools_and_what_the_caller_got() -> None:
     assert cell(Outcome(**base, model_calls=2, got="exception", detail="MaxTurnsExceeded: Max turns (10)")) == \
         "2 calls  tools[read_file]  raises MaxTurnsExceeded"
     assert cell(None) == "(not computed)"
+    spin = Outcome(**{**base, "tools_run": ("read_file",) * 5004}, model_calls=5004, got="exception",
+                   detail="GraphRecursionError: Recursion limit of 10007 reached")
+    assert cell(spin) == "5004 calls  tools[read_file×5004]  raises GraphRecursionError"
 
 
 def test_render_formats() -> None:

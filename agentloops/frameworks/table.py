@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agentloops.comparison import compact
 from agentloops.errors import UsageError, describe_validation_error
 from agentloops.frameworks.script import Got, Outcome
 from agentloops.i18n import N_, _, ngettext
@@ -136,7 +137,7 @@ def cell(outcome: Outcome | None) -> str:
     calls = ngettext("{n} call", "{n} calls", outcome.model_calls).format(n=outcome.model_calls)
     got = (_("raises {error}").format(error=outcome.detail.split(":")[0]) if outcome.got == "exception"
            else _(GOT_LABELS[outcome.got]))
-    return _("{calls}  tools[{tools}]  {got}").format(calls=calls, tools=" ".join(outcome.tools_run), got=got)
+    return _("{calls}  tools[{tools}]  {got}").format(calls=calls, tools=compact(outcome.tools_run), got=got)
 
 
 def installed(framework: str) -> str | None:
