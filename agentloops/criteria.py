@@ -146,37 +146,68 @@ def by_tool_calls(response: Response) -> Decision:
 
 
 def correct(response: Response) -> Decision:
-    """The article's loop, made explicit: first how the round ended, then whether to go on.
+    """The article's loop, made explicit and taught by the field: first how the round ended, then whether to go on.
 
     1. An abnormal end (see :data:`agentloops.stops.KINDS`) aborts before the
        round is appended or any tool runs, whatever its tool calls look like:
        ``length`` → ``truncated``, ``content_filter``, ``refusal``, a
        provider-reported ``malformed_tool_call``, ``provider_error`` (the turn
-       failed, was cancelled or never finished) and ``unknown`` → ``unknown_stop``.
+       failed, was cancelled, never finished, or its stream broke) and
+       ``unknown`` → ``unknown_stop``. A round cut off with only hidden
+       reasoning says so: the limit went on reasoning, not on an answer.
     2. A tool call that cannot run aborts too: arguments cut off mid-JSON are a
        truncation whatever finish value the server reported; other unparseable
        arguments are a ``malformed_tool_call``.
-    3. Tool calls alone decide whether to go on — even when they arrive with ``stop``.
-    4. No tool calls: ``stop`` is the answer and ``pause`` asks to be called
-       again. A ``tool_calls`` finish with text but no call is an answer whose
-       fields disagree (the reason says so); with no text either, it aborts.
+    3. Output tokens that reached the request's ``max_tokens`` are a cut
+       whatever the finish value says (servers have labelled such rounds
+       ``tool_calls`` and ``stop``): ``truncated``.
+    4. Tool calls alone decide whether to go on — even when they arrive with ``stop``.
+    5. No tool calls: a text that *is* a tool call written as JSON is no answer
+       and is not run either (guessing at a call the server failed to parse
+       would run what nobody checked): ``malformed_tool_call``. ``stop`` is the
+       answer and ``pause`` asks to be called again. A ``tool_calls`` finish
+       with text but no call is an answer whose fields disagree (the reason
+       says so); with no text either, it aborts.
     """
     reason = response.finish_reason
-    kind = kind_of(reason)
-    if kind == "abnormal":
+    if kind_of(reason) == "abnormal":
         return _abnormal(response)
     broken = _unrunnable(response)
     if broken is not None:
         return broken
+    if response.at_token_limit:
+        return Abort("truncated", _at_limit(response))
     if response.tool_calls:
         return Continue(_to_run(len(response.tool_calls)))
     if reason == "pause":
         return Continue(_PAUSED)
+    name = response.text_tool_call
+    if name is not None:
+        return Abort("malformed_tool_call", Phrase(N_("the text is a call of {name} written as JSON: the server did "
+                                                      "not parse it, so it is neither an answer nor run"), name=name))
     if reason == "tool_calls":
         if response.content:
             return Finish(response.content, _DISAGREE, fields_disagree=True)
         return Abort("malformed_tool_call", _NO_CALL_NO_TEXT)
     return Finish(response.content or "", _ANSWER)
+
+
+def article_loop(response: Response) -> Decision:
+    """The source article's correct loop as it was written: ``length`` and ``content_filter`` raise, tool calls decide.
+
+    Kept beside :func:`correct` so that the field notebook can show where the
+    article's two checks fall short on what real servers send (a cut the
+    server labelled ``tool_calls``, a stream that broke, a value nobody
+    documented). It compares the normalised finish reason, as the naive
+    criteria do.
+    """
+    if response.finish_reason == "length":
+        return Abort("truncated", _ABNORMAL_REASONS["length"])
+    if response.finish_reason == "content_filter":
+        return Abort("content_filter", _ABNORMAL_REASONS["content_filter"])
+    if response.tool_calls:
+        return Continue(_to_run(len(response.tool_calls)))
+    return Finish(response.content or "", _NO_CALLS)
 
 
 _NON_EMPTY = Phrase(N_("content is non-empty"))
@@ -217,7 +248,12 @@ _ABNORMAL_REASONS: dict[FinishReason, Phrase] = {
 def _abnormal(response: Response) -> Abort:
     """The abort for an abnormal end, naming the provider's value and the tool calls left unrun."""
     reason = response.finish_reason
-    if reason == "unknown":
+    if response.stream_error:
+        text = Phrase(N_("the stream broke: {problem}"), problem=response.stream_error)
+    elif reason == "length" and not response.content and response.reasoning:
+        text = Phrase(N_("finish_reason is length and only hidden reasoning arrived: the limit was spent on "
+                         "reasoning before any answer"))
+    elif reason == "unknown":
         text = Phrase(N_("unknown stop value {value}"), value=repr(response.raw_finish_reason))
     else:
         text = _said(_ABNORMAL_REASONS[reason], response)
@@ -227,6 +263,17 @@ def _abnormal(response: Response) -> Abort:
     elif reason == "unknown":
         text = Phrase(N_("{base} and no tool calls"), base=text)
     return Abort(ABORT_CODES[reason], text)
+
+
+def _at_limit(response: Response) -> Phrase:
+    """Why a round whose output reached the request's limit is a cut, naming the count and what the server said."""
+    used = response.usage.completion_tokens if response.usage is not None else None
+    if not response.content and response.reasoning and not response.tool_calls:
+        return Phrase(N_("the output reached max_tokens={limit} with only hidden reasoning: the limit was spent on "
+                         "reasoning before any answer"), limit=response.max_tokens)
+    return Phrase(N_("the output reached max_tokens={limit} ({used} tokens) although finish_reason is {value}: "
+                     "the round was cut off"), limit=response.max_tokens, used=used,
+                  value=repr(response.raw_finish_reason or response.finish_reason))
 
 
 def _unrunnable(response: Response) -> Abort | None:
@@ -257,6 +304,9 @@ CRITERIA: dict[str, Criterion] = {
     "correct": Criterion("correct", correct, "raise", N_("abnormal finish raises; tool calls decide; the cap raises")),
 }
 """The four built-in criteria by name, in the order tables show them (summaries in English: show ``_(summary)``)."""
+
+ARTICLE_LOOP = Criterion("article", article_loop, "raise", N_("length and content_filter raise; tool calls decide"))
+"""The source article's own correct loop (not one of :data:`CRITERIA`: the field notebook compares it with ours)."""
 
 CRITERION_NAMES: tuple[str, ...] = tuple(CRITERIA)
 NAIVE_CRITERIA: tuple[str, ...] = ("content", "finish_reason", "tool_calls")

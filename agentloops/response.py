@@ -9,10 +9,11 @@ original value is kept in ``raw_finish_reason``.
 from __future__ import annotations
 
 import json
+import re
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
 from agentloops.stops import ABNORMAL, FinishReason
 
@@ -79,6 +80,13 @@ class Response(BaseModel):
     provider sends ``null`` for a pure tool-call round and ``""`` from some
     servers. The field is therefore required, so a scenario file has to say
     which one it means.
+
+    Three optional fields carry what real servers taught us (see ``data/field/``):
+    ``reasoning`` is the hidden reasoning a reasoning model sent beside (or
+    instead of) its text; ``max_tokens`` is the *request's* output limit, when
+    the scenario states it, so that output tokens equal to it can be read as a
+    cut whatever the finish value says; ``stream_error`` says how a streamed
+    round broke (its finish reason is then ``provider_error``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -88,6 +96,9 @@ class Response(BaseModel):
     finish_reason: FinishReason
     raw_finish_reason: str | None = None
     usage: Usage | None = None
+    reasoning: str | None = None
+    max_tokens: PositiveInt | None = None
+    stream_error: str | None = None
 
     @field_validator("tool_calls", mode="before")
     @classmethod
@@ -98,7 +109,33 @@ class Response(BaseModel):
     def _unknown_keeps_raw(self) -> Response:
         if self.finish_reason == "unknown" and not self.raw_finish_reason:
             raise ValueError("finish_reason 'unknown' needs raw_finish_reason, the value the provider sent")
+        if self.stream_error and self.finish_reason != "provider_error":
+            raise ValueError("stream_error needs finish_reason 'provider_error': a broken stream did not finish")
         return self
+
+    @property
+    def at_token_limit(self) -> bool:
+        """True when the reported output tokens reached the request's ``max_tokens``: evidence of a cut.
+
+        Servers have reported ``tool_calls`` or ``stop`` for rounds a token
+        limit cut off (vllm-project/vllm#58228 found them only this way), so
+        the count is evidence the finish value cannot overrule.
+        """
+        usage = self.usage
+        if usage is None or usage.completion_tokens is None or self.max_tokens is None:
+            return False
+        return usage.completion_tokens >= self.max_tokens
+
+    @property
+    def text_tool_call(self) -> str | None:
+        """The tool's name when the text *is* a tool call written as JSON, not an answer (else ``None``).
+
+        Servers whose tool parser missed the model's call hand it back as text:
+        ``{"name": ..., "arguments": {...}}`` (or ``"parameters"``), perhaps in a
+        Markdown code fence or ``<tool_call>`` tags (ollama/ollama#13519), or
+        Qwen coder's ``<function=name>`` text (vllm-project/vllm#21571).
+        """
+        return text_tool_call(self.content)
 
     def same_as(self, other: Response) -> bool:
         """True when both rounds say the same thing (tool-call ids and usage are ignored)."""
@@ -118,6 +155,34 @@ class Response(BaseModel):
         """One line: content, tool calls, finish reason — as a log would show it."""
         calls = ", ".join(f"{c.name}({c.arguments})" for c in self.tool_calls) or "none"
         return f"content={show_content(self.content)} tool_calls=[{calls}] finish_reason={self.finish_reason}"
+
+
+_WRAPPERS = (("```json", "```"), ("```", "```"), ("<tool_call>", "</tool_call>"))
+_XML_CALL = re.compile(r"<function=([\w.\-]+)>")
+
+
+def text_tool_call(content: str | None) -> str | None:
+    """The tool name of a tool call written as JSON text in ``content``, or ``None`` for anything else."""
+    if not content:
+        return None
+    text = content.strip()
+    for start, end in _WRAPPERS:
+        if text.startswith(start) and text.endswith(end) and len(text) >= len(start) + len(end):
+            text = text[len(start):len(text) - len(end)].strip()
+            break
+    xml = _XML_CALL.match(text)  # Qwen coder's own format: <function=name><parameter=...>
+    if xml is not None:
+        return xml.group(1)
+    if not text.startswith("{"):
+        return None
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("name"), str) or not parsed["name"]:
+        return None
+    arguments = parsed.get("arguments", parsed.get("parameters"))
+    return parsed["name"] if isinstance(arguments, (dict, str)) else None
 
 
 def show_content(content: str | None, width: int = 60) -> str:

@@ -6,9 +6,11 @@ the file, the field and what was expected.
 
 A scenario's ``responses`` are in the package's own shape by default. With
 ``"format"`` set to a provider format (``openai-chat``, ``openai-responses``,
-``anthropic``, ``gemini``, ``ollama``) they are raw, non-streaming response
-bodies exactly as that API returns them; :mod:`agentloops.providers` converts
-them on load and the bodies stay available in ``raw_responses``.
+``anthropic``, ``gemini``, ``ollama``) they are raw response bodies exactly
+as that API returns them, or ``{"stream": [chunk, ...]}`` as it streams them;
+:mod:`agentloops.providers` converts them on load and the bodies stay
+available in ``raw_responses``. ``max_tokens`` states the request's output
+limit, so that a round whose output reached it reads as cut off.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
 from agentloops.errors import ScenarioError, ScenarioNotFound, UsageError, describe_validation_error
 from agentloops.jsonfile import one_line, parse_json, quoted, read_text, shown_path
@@ -49,7 +51,10 @@ class Scenario(BaseModel):
         tools: tool name → the text it returns.
         responses: the model's replies in order; the last repeats once they run out.
         format: the shape the file gave ``responses`` in (see :data:`ScenarioFormat`).
-        raw_responses: for a provider format, the raw bodies as the API returned them.
+        raw_responses: for a provider format, the raw bodies as the API returned them (a streamed
+            response is kept as its ``{"stream": [...]}``).
+        max_tokens: the request's output limit, when the scenario states it: output tokens equal to it
+            are evidence of a cut (see :attr:`agentloops.response.Response.at_token_limit`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -64,12 +69,13 @@ class Scenario(BaseModel):
     responses: tuple[Response, ...] = Field(min_length=1)
     format: ScenarioFormat = "agentloops"
     raw_responses: tuple[dict[str, Any], ...] = ()
+    max_tokens: PositiveInt | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _convert_raw_bodies(cls, data: Any) -> Any:
         try:
-            return _convert_raw(data)
+            return _stamp_limit(_convert_raw(data))
         except ScenarioError as exc:
             raise ValueError(str(exc)) from None
 
@@ -94,6 +100,19 @@ class Scenario(BaseModel):
                 f"got {len(self.raw_responses)}"
             )
         return self
+
+
+def _stamp_limit(data: Any) -> Any:
+    """Give every response the request's ``max_tokens`` the scenario states (a response's own value wins)."""
+    if not isinstance(data, dict):
+        return data
+    limit, responses = data.get("max_tokens"), data.get("responses")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1 or not isinstance(responses, (list, tuple)):
+        return data  # nothing to stamp, or a bad value the field validators report
+    stamped = [r.model_copy(update={"max_tokens": limit}) if isinstance(r, Response) and r.max_tokens is None
+               else {**r, "max_tokens": limit} if isinstance(r, dict) and "max_tokens" not in r else r
+               for r in responses]
+    return {**data, "responses": stamped}
 
 
 def _convert_raw(data: Any) -> Any:

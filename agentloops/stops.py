@@ -126,6 +126,7 @@ class StopValue:
 
 
 _CHAT = "openai-python types/chat/chat_completion.py: Choice.finish_reason"
+_LLAMA_CPP = "ggml-org/llama.cpp docs/function-calling.md: the server's tool-call response (finish_reason tool)"
 _CHAT_REFUSAL = "openai-python types/chat/chat_completion_message.py: ChatCompletionMessage.refusal"
 _STATUS = "openai-python types/responses/response_status.py: ResponseStatus"
 _INCOMPLETE = "openai-python types/responses/response.py: IncompleteDetails.reason"
@@ -158,6 +159,7 @@ STOP_VALUES: tuple[StopValue, ...] = (
               _CHAT),
     StopValue(_C, _FINISH, "function_call", "tool_calls",
               N_("deprecated: the model called a function (message.function_call)"), _CHAT),
+    StopValue(_C, _FINISH, "tool", "tool_calls", N_("llama.cpp's server: the model called a tool"), _LLAMA_CPP),
     StopValue(_C, "choices[0].message.refusal", "(non-null text)", "refusal",
               N_("the model refused; finish_reason is still stop"), _CHAT_REFUSAL),
     # OpenAI Responses: status, and the reason of an incomplete response.

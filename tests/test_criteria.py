@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from agentloops import CRITERIA, Abort, Continue, Criterion, CriterionError, Finish, Response, correct
-from agentloops.criteria import by_content, by_finish_reason, by_tool_calls, resolve_criterion
+from agentloops.criteria import (
+    ARTICLE_LOOP,
+    article_loop,
+    by_content,
+    by_finish_reason,
+    by_tool_calls,
+    resolve_criterion,
+)
+from agentloops.response import ToolCall, Usage
 from tests.conftest import response
 
 TALK_AND_CALL = response("Let me open the file first.", [("read_file", {"path": "a"})], "tool_calls")
@@ -168,3 +176,82 @@ def test_reasons_are_english_data_that_can_be_shown_in_chinese(monkeypatch):
         assert shown(custom(response("hi", [], "stop")).reason) != "<lambda> returned True"
     finally:
         set_language(None)
+
+
+# ----------------------------------------------------------------------------- what the field taught (issue 23)
+
+
+def _call(arguments: str = '{"path": "notes.txt"}') -> ToolCall:
+    return ToolCall(id="c1", name="read_file", arguments=arguments)
+
+
+def test_output_at_the_requests_limit_is_a_cut_whatever_the_finish_value_says():
+    at_limit = Response(content=None, tool_calls=(_call(),), finish_reason="tool_calls",
+                        usage=Usage(completion_tokens=64), max_tokens=64)
+    decision = correct(at_limit)
+    assert isinstance(decision, Abort) and decision.code == "truncated"
+    assert "max_tokens=64 (64 tokens)" in decision.reason and "'tool_calls'" in decision.reason
+    below = at_limit.model_copy(update={"usage": Usage(completion_tokens=63)})
+    assert isinstance(correct(below), Continue)
+    unknown_limit = at_limit.model_copy(update={"max_tokens": None})
+    assert isinstance(correct(unknown_limit), Continue)
+    assert not at_limit.model_copy(update={"usage": None}).at_token_limit
+
+
+def test_a_cut_off_prefix_is_truncated_even_under_tool_calls():
+    decision = correct(Response(content=None, tool_calls=(_call('{"path": "no'),), finish_reason="tool_calls"))
+    assert isinstance(decision, Abort) and decision.code == "truncated"
+    assert isinstance(article_loop(Response(content=None, tool_calls=(_call('{"path": "no'),),
+                                            finish_reason="tool_calls")), Continue)
+
+
+def test_a_reasoning_only_round_at_the_limit_is_truncated_not_an_empty_answer():
+    cut = Response(content=None, finish_reason="length", reasoning="Let me think about the file...")
+    decision = correct(cut)
+    assert isinstance(decision, Abort) and decision.code == "truncated" and "spent on reasoning" in decision.reason
+    labelled_stop = Response(content="", finish_reason="stop", reasoning="thinking...",
+                             usage=Usage(completion_tokens=200), max_tokens=200)
+    decision = correct(labelled_stop)
+    assert isinstance(decision, Abort) and decision.code == "truncated" and "only hidden reasoning" in decision.reason
+    assert isinstance(article_loop(labelled_stop), Finish)
+
+
+@pytest.mark.parametrize("text", [
+    '{"name": "read_file", "arguments": {"path": "notes.txt"}}',
+    '```json\n{"name": "read_file", "parameters": {"path": "notes.txt"}}\n```',
+    '<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>',
+])
+def test_a_tool_call_written_as_text_is_flagged_not_answered_nor_run(text):
+    response = Response(content=text, finish_reason="stop")
+    assert response.text_tool_call == "read_file"
+    decision = correct(response)
+    assert isinstance(decision, Abort) and decision.code == "malformed_tool_call" and "read_file" in decision.reason
+    assert isinstance(article_loop(response), Finish)
+
+
+@pytest.mark.parametrize("text", ['{"name": "Ada"}', '{"city": "Paris", "arguments": {}}', "notes.txt has 42 lines.",
+                                  '{"name": "read_file", "arguments": 3}', '{"name": "", "arguments": {}}', "{"])
+def test_ordinary_text_is_not_a_tool_call(text):
+    response = Response(content=text, finish_reason="stop")
+    assert response.text_tool_call is None
+    assert isinstance(correct(response), Finish)
+
+
+def test_the_article_loop_raises_on_length_and_filter_only():
+    assert article_loop(Response(content="x", finish_reason="length")).code == "truncated"  # type: ignore[union-attr]
+    assert article_loop(Response(content=None, finish_reason="content_filter")).code == "content_filter"  # type: ignore[union-attr]
+    assert isinstance(article_loop(Response(content="?", finish_reason="unknown", raw_finish_reason="abort")), Finish)
+    assert isinstance(article_loop(Response(content=None, tool_calls=(_call(),), finish_reason="provider_error")),
+                      Continue)
+    assert ARTICLE_LOOP.at_cap == "raise" and ARTICLE_LOOP.name == "article"
+
+
+def test_a_broken_stream_needs_provider_error():
+    with pytest.raises(ValueError, match="stream_error needs finish_reason 'provider_error'"):
+        Response(content=None, finish_reason="stop", stream_error="cut")
+
+
+def test_qwen_coders_own_call_format_is_a_tool_call_too():
+    text = "<tool_call>\n<function=square_the_number>\n<parameter=input_num>\n1024\n</tool_call>"
+    assert Response(content=text, finish_reason="stop").text_tool_call == "square_the_number"
+    assert Response(content="use <function=f> here", finish_reason="stop").text_tool_call is None

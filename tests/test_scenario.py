@@ -174,3 +174,17 @@ def test_a_scenario_file_goes_through_the_strict_reader(tmp_path: Path):
     path.write_text('{"name": "a", "name": "b"}', encoding="utf-8")
     with pytest.raises(ScenarioError, match=r"dup\.json: duplicate key 'name' in one object; expected each key once$"):
         load_scenario(path)
+
+
+def test_a_scenario_states_the_requests_max_tokens_and_a_response_may_override_it():
+    from agentloops.scenario import scenario_from_dict
+
+    base = {"name": "limit", "title": "t", "teaches": "t", "tools": {"read_file": "x"}}
+    rounds = [{"content": "a", "finish_reason": "stop", "usage": {"completion_tokens": 64}},
+              {"content": "b", "finish_reason": "stop", "usage": {"completion_tokens": 64}, "max_tokens": 128}]
+    loaded = scenario_from_dict({**base, "max_tokens": 64, "responses": rounds})
+    assert [r.max_tokens for r in loaded.responses] == [64, 128]
+    assert [r.at_token_limit for r in loaded.responses] == [True, False]
+    assert scenario_from_dict({**base, "responses": rounds[:1]}).responses[0].max_tokens is None
+    with pytest.raises(ScenarioError, match=r"^s\.json: max_tokens: .*greater than 0"):
+        scenario_from_dict({**base, "max_tokens": 0, "responses": rounds}, "s.json")

@@ -38,6 +38,7 @@ EXPECTED = [
     (CHAT, FINISH, "tool_calls", "tool_calls", "go_on", DISAGREE, TOOLS),
     (CHAT, FINISH, "content_filter", "content_filter", "abnormal", FILTER, FILTER),
     (CHAT, FINISH, "function_call", "tool_calls", "go_on", DISAGREE, TOOLS),
+    (CHAT, FINISH, "tool", "tool_calls", "go_on", DISAGREE, TOOLS),  # llama.cpp's documented tool-call value
     (CHAT, "choices[0].message.refusal", "(non-null text)", "refusal", "abnormal", REFUSAL, REFUSAL),
     (RESP, STATUS, "completed", "stop", "finished", FINISHED, TOOLS),
     (RESP, STATUS, "failed", "provider_error", "abnormal", PROVIDER, PROVIDER),
@@ -120,6 +121,7 @@ def test_every_normalised_reason_has_a_kind_and_every_abnormal_one_an_error_code
     (GEM, CAND, "other", "unknown"),  # the adapter folds the case, the table does not
     (RESP, STATUS, "incomplete", "unknown"),  # incomplete is read through its reason
     (CHAT, FINISH, "tool_call", "unknown"),
+    (CHAT, FINISH, "tool", "tool_calls"),
     (OLL, FINISH, "stop", "unknown"),  # a value is looked up in its own format and field only
 ])
 def test_normalise_looks_up_format_field_and_value(format, field, value, expected):

@@ -10,7 +10,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from agentloops.frameworks.table import RUNNERS, FrameworksError, compute_table, installed, save_table, shipped_table
+from agentloops.frameworks.table import (
+    RUNNERS,
+    FrameworksError,
+    compute_table,
+    installed,
+    merge_slow,
+    save_table,
+    shipped_table,
+)
 from agentloops.i18n import _
 
 
@@ -23,6 +31,8 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--recompute", action="store_true",
                         help=_("run the installed frameworks now (pip install 'agentloops[frameworks]')"))
     parser.add_argument("--save", action="store_true", help=_("with --recompute: write the shipped results file"))
+    parser.add_argument("--full", action="store_true",
+                        help=_("with --recompute: also the slow runs (LangGraph's default cap on an endless repeat)"))
     parser.set_defaults(handler=run_command)
 
 
@@ -30,13 +40,17 @@ def run_command(args: argparse.Namespace) -> str:
     """The handler: the table, shipped or recomputed."""
     if args.save and not args.recompute:
         raise FrameworksError(_("--save needs --recompute: only a table computed now can be saved"))
+    if args.full and not args.recompute:
+        raise FrameworksError(_("--full needs --recompute: it says which runs to compute"))
     if not args.recompute:
         return shipped_table().render(args.format)
     missing = [name for name in RUNNERS if not installed(name)]
     if missing:
         raise FrameworksError(_("not installed: {names}; pip install 'agentloops[frameworks]'").format(
             names=", ".join(missing)))
-    table = compute_table()
+    table = compute_table(full=args.full)
+    if not args.full:
+        table = merge_slow(table, shipped_table())
     text = table.render(args.format)
     if args.save:
         text += "\n" + _("saved to {path}").format(path=save_table(table))

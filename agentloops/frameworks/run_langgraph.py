@@ -6,7 +6,8 @@ reply is the next scripted response as an ``AIMessage``, shaped as
 arguments do not parse in ``invalid_tool_calls``, and the provider's stop value
 in ``response_metadata["finish_reason"]``. The graph is the loop the LangGraph
 docs build by hand (and ``create_react_agent`` builds): model → tools while the
-last message has tool calls, else end; ``recursion_limit`` is left at its default.
+last message has tool calls, else end; ``recursion_limit`` is left at its
+default unless a limit is given.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from agentloops.scenario import Scenario
 
 NAME = "LangGraph"
 PACKAGE = "langgraph"
+LIMIT = "recursion_limit"
+SMALL = 10
 
 
 def ai_message(response: Response) -> Any:
@@ -37,7 +40,7 @@ def ai_message(response: Response) -> Any:
     )
 
 
-def _model(script: Script) -> Any:
+def scripted_model(script: Script) -> Any:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.outputs import ChatGeneration, ChatResult
 
@@ -57,16 +60,22 @@ def _model(script: Script) -> Any:
     return ScriptedChatModel()
 
 
-def run(scenario: Scenario) -> Outcome:
-    """Run ``scenario`` through a compiled ``StateGraph`` and report what the caller got."""
+def langchain_tools(script: Script) -> list[Any]:
+    """The scenario's tools as LangChain ``StructuredTool`` objects that record their runs."""
     from langchain_core.tools import StructuredTool
+
+    return [StructuredTool.from_function(script.tool(name), name=name, description=f"the {name} tool",
+                                         args_schema=TOOL_SCHEMA) for name in script.scenario.tools]
+
+
+def run(scenario: Scenario, limit: int | None = None) -> Outcome:
+    """Run ``scenario`` through a compiled ``StateGraph`` (``recursion_limit`` at its default unless given)."""
     from langgraph.graph import END, START, MessagesState, StateGraph
     from langgraph.prebuilt import ToolNode, tools_condition
 
     script = Script(scenario)
-    tools = [StructuredTool.from_function(script.tool(name), name=name, description=f"the {name} tool",
-                                          args_schema=TOOL_SCHEMA) for name in scenario.tools]
-    model = _model(script).bind_tools(tools)
+    tools = langchain_tools(script)
+    model = scripted_model(script).bind_tools(tools)
     graph = StateGraph(MessagesState)
     graph.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
     graph.add_node("tools", ToolNode(tools))
@@ -75,8 +84,10 @@ def run(scenario: Scenario) -> Outcome:
     graph.add_edge("tools", "agent")
     try:
         inputs: Any = {"messages": [("user", scenario.prompt)]}
-        state = graph.compile().invoke(inputs)
+        config: Any = {} if limit is None else {LIMIT: limit}
+        state = graph.compile().invoke(inputs, config)
     except Exception as exc:  # what the framework raises is the measurement
-        return script.outcome(NAME, version(PACKAGE), error=exc)
+        return script.outcome(NAME, version(PACKAGE), error=exc, limit=limit, limit_name=LIMIT)
     content = state["messages"][-1].content
-    return script.outcome(NAME, version(PACKAGE), answer=content if isinstance(content, str) else str(content))
+    return script.outcome(NAME, version(PACKAGE), answer=content if isinstance(content, str) else str(content),
+                          limit=limit, limit_name=LIMIT)

@@ -5,7 +5,7 @@ runner, so the scripted responses enter where a server's would: as Chat
 Completions bodies returned by the official ``AsyncOpenAI`` client over an
 in-process mock transport (no network), parsed by the SDK's
 ``OpenAIChatCompletionsModel``. ``Runner.run`` runs with its default
-``max_turns`` (10); tracing is disabled.
+``max_turns`` (10) unless a limit is given; tracing is disabled.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from agentloops.scenario import Scenario
 
 NAME = "OpenAI Agents SDK"
 PACKAGE = "openai-agents"
+LIMIT = "max_turns"
+SMALL = 3
 
 
 def chat_body(response: Response, n: int) -> dict[str, Any]:
@@ -61,24 +63,26 @@ def _tool(script: Script, name: str) -> Any:
     return function_tool(tool, name_override=name, description_override=f"the {name} tool", strict_mode=False)
 
 
-def run(scenario: Scenario) -> Outcome:
-    """Run ``scenario`` through ``Runner.run`` and report what the caller got."""
+def run(scenario: Scenario, limit: int | None = None) -> Outcome:
+    """Run ``scenario`` through ``Runner.run`` (``max_turns`` at its default unless given)."""
     script = Script(scenario)
     try:
-        output = run_in_own_loop(_run(script))
+        output = run_in_own_loop(_run(script, limit))
     except Exception as exc:  # what the framework raises is the measurement
-        return script.outcome(NAME, version(PACKAGE), error=exc)
-    return script.outcome(NAME, version(PACKAGE), answer=output if isinstance(output, str) else str(output))
+        return script.outcome(NAME, version(PACKAGE), error=exc, limit=limit, limit_name=LIMIT)
+    return script.outcome(NAME, version(PACKAGE), answer=output if isinstance(output, str) else str(output),
+                          limit=limit, limit_name=LIMIT)
 
 
-async def _run(script: Script) -> Any:
+async def _run(script: Script, limit: int | None) -> Any:
     from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
 
     client = _client(script)
     try:
         model = OpenAIChatCompletionsModel(model="scripted", openai_client=client)
         agent = Agent(name="scripted", model=model, tools=[_tool(script, name) for name in script.scenario.tools])
-        result = await Runner.run(agent, script.scenario.prompt, run_config=RunConfig(tracing_disabled=True))
+        extra: Any = {} if limit is None else {LIMIT: limit}
+        result = await Runner.run(agent, script.scenario.prompt, run_config=RunConfig(tracing_disabled=True), **extra)
         return result.final_output
     finally:
         await client.close()

@@ -4,7 +4,8 @@ Each scripted response becomes a ``ModelResponse`` with a ``TextPart`` for the
 content, a ``ToolCallPart`` per tool call (arguments as the raw text the model
 sent, cut off or not) and the normalised ``finish_reason`` Pydantic AI uses
 (``stop``, ``length``, ``content_filter``, ``tool_call``). The agent runs with
-its defaults (``UsageLimits()``: 50 requests), awaited as ``run_sync`` would.
+its defaults (``UsageLimits()``: 50 requests) unless a ``request_limit`` is
+given, awaited as ``run_sync`` would.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from agentloops.scenario import Scenario
 
 NAME = "Pydantic AI"
 PACKAGE = "pydantic-ai-slim"
+LIMIT = "request_limit"
+SMALL = 3
 
 _FINISH: dict[str, Any] = {"stop": "stop", "length": "length", "content_filter": "content_filter",
                            "tool_calls": "tool_call", "refusal": "content_filter"}
@@ -33,9 +36,9 @@ def model_response(response: Response) -> Any:
     return ModelResponse(parts=parts, finish_reason=finish)
 
 
-def run(scenario: Scenario) -> Outcome:
-    """Run ``scenario`` through ``Agent.run`` and report what the caller got."""
-    from pydantic_ai import Agent, Tool
+def run(scenario: Scenario, limit: int | None = None) -> Outcome:
+    """Run ``scenario`` through ``Agent.run`` (``UsageLimits()`` unless a ``request_limit`` is given)."""
+    from pydantic_ai import Agent, Tool, UsageLimits
     from pydantic_ai.models.function import FunctionModel
 
     script = Script(scenario)
@@ -43,7 +46,8 @@ def run(scenario: Scenario) -> Outcome:
                               json_schema=TOOL_SCHEMA) for name in scenario.tools]
     agent = Agent(FunctionModel(lambda messages, info: model_response(script.next())), tools=tools)
     try:
-        result = run_in_own_loop(agent.run(scenario.prompt))
+        limits = UsageLimits() if limit is None else UsageLimits(request_limit=limit)
+        result = run_in_own_loop(agent.run(scenario.prompt, usage_limits=limits))
     except Exception as exc:  # what the framework raises is the measurement
-        return script.outcome(NAME, version(PACKAGE), error=exc)
-    return script.outcome(NAME, version(PACKAGE), answer=result.output)
+        return script.outcome(NAME, version(PACKAGE), error=exc, limit=limit, limit_name=LIMIT)
+    return script.outcome(NAME, version(PACKAGE), answer=result.output, limit=limit, limit_name=LIMIT)

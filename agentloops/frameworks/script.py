@@ -35,6 +35,7 @@ class Outcome(BaseModel):
         tools_run: the tools that really ran, in order.
         got: what the caller got: an answer, an empty answer, or an exception.
         detail: the answer's text, or the exception's type and first line.
+        limit: the framework's cap as set for the run: ``"default"``, or ``name=value``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -46,6 +47,7 @@ class Outcome(BaseModel):
     tools_run: tuple[str, ...]
     got: Got
     detail: str
+    limit: str = "default"
 
 
 class Script:
@@ -73,8 +75,8 @@ class Script:
         return run
 
     def outcome(self, framework: str, version: str, answer: str | None = None,
-                error: BaseException | None = None) -> Outcome:
-        """The row for this run: an exception, an empty answer, or the answer's text."""
+                error: BaseException | None = None, limit: int | None = None, limit_name: str = "") -> Outcome:
+        """The row for this run: an exception, an empty answer, or the answer's text, at the cap it ran with."""
         if error is not None:
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
             got: Got = "exception"
@@ -83,7 +85,8 @@ class Script:
             got = "answer" if answer else "empty answer"
             detail = repr(answer or "")[:120]
         return Outcome(framework=framework, version=version, scenario=self.scenario.name, model_calls=self.calls,
-                       tools_run=tuple(self.tools_run), got=got, detail=detail)
+                       tools_run=tuple(self.tools_run), got=got, detail=detail,
+                       limit="default" if limit is None else f"{limit_name}={limit}")
 
 
 TOOL_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"path": {"type": "string"}},

@@ -40,6 +40,12 @@ end and what the correct loop does with it, computed by running
 by the adapter, with and without a tool call (so the table cannot drift from
 the code).
 
+Real agents mostly stream: a scenario response may also be ``{"stream": [chunk,
+...]}`` in its format's streaming shape, which :mod:`.streaming` assembles into
+the round the whole body gives (each format module knows its own stream); a
+broken stream is a ``provider_error`` round, never a crash. :mod:`.field` holds
+the catalogue of abnormal rounds real servers have sent (``data/field/``).
+
 Importing this package loads no SDK; :mod:`.record` (the ``agentloops[record]``
 extra) is the only module that does, and only when it is used.
 """
@@ -57,6 +63,7 @@ from agentloops import stops
 from agentloops.criteria import Abort, Continue, Decision, Finish, correct
 from agentloops.errors import UsageError
 from agentloops.i18n import _
+from agentloops.providers import streaming
 from agentloops.providers._common import RawBodyError
 from agentloops.response import FinishReason, Response
 from agentloops.stops import FORMATS, ProviderFormat, StopKind, StopValue
@@ -92,20 +99,31 @@ def module(format: str) -> ModuleType:
 
 
 def adapt(format: str, raw: object, where: str = "response") -> Response:
-    """Convert one raw, non-streaming response body of ``format`` into a :class:`Response`.
+    """Convert one raw response of ``format`` into a :class:`Response`: a whole body, or ``{"stream": [...]}``.
 
     Args:
         format: one of :data:`FORMATS`.
-        raw: the JSON body exactly as the API returned it (a dict).
+        raw: the JSON body exactly as the API returned it (a dict), or its stream
+            (see :mod:`.streaming`: a broken stream is a ``provider_error`` round).
         where: the path of ``raw`` in error messages (``responses[2]`` in a scenario file).
 
     Raises:
         UnknownFormatError: ``format`` is not a provider format.
         RawBodyError: the body lacks a field the adapter needs; the message names it.
     """
-    adapter: Any = module(format).adapt
-    response: Response = adapter(raw, where)
+    adapter = module(format)
+    if streaming.is_stream(raw):
+        return streaming.assemble(adapter, raw, where)
+    response: Response = adapter.adapt(raw, where)
     return response
+
+
+def stream_of(format: str, body: Mapping[str, Any], seed: int | None = None) -> dict[str, list[Any]]:
+    """``body`` (a whole response of ``format``) as the ``{"stream": [...]}`` a server sends, cut at ``seed``'s points.
+
+    Without ``seed`` every text arrives in one piece.
+    """
+    return streaming.stream_of(module(format), body, seed)
 
 
 def stop_values(format: str) -> tuple[StopValue, ...]:
@@ -241,4 +259,5 @@ __all__ = [
     "render_stop_table",
     "stop_table",
     "stop_values",
+    "stream_of",
 ]

@@ -10,6 +10,7 @@ expected and what was found.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -136,11 +137,11 @@ def make_usage(prompt: int | None, completion: int | None) -> Usage | None:
 
 
 def build(where: str, *, content: str | None, calls: Sequence[ToolCall], finish: FinishReason,
-          raw: str, usage: Usage | None) -> Response:
+          raw: str, usage: Usage | None, reasoning: str | None = None) -> Response:
     """Assemble the :class:`Response` (the raw value is always kept, known or not)."""
     try:
         return Response(content=content, tool_calls=tuple(calls), finish_reason=finish,
-                        raw_finish_reason=raw or repr(raw), usage=usage)
+                        raw_finish_reason=raw or repr(raw), usage=usage, reasoning=reasoning or None)
     except ValueError as exc:  # pragma: no cover - every field was checked above
         raise RawBodyError(f"{where}: {exc}") from None
 
@@ -153,3 +154,29 @@ def tool_call(where: str, *, call_id: object, name: object, arguments: object,
     if not isinstance(name, str) or not name:
         raise fail(f"{where}.{name_field}", "a non-empty string (the tool's name)", name)
     return ToolCall(id=call_id, name=name, arguments=arguments_text(arguments, f"{where}.{arguments_field}"))
+
+
+class StreamBroken(Exception):
+    """A stream that broke its format's protocol; the message says how (it becomes a ``provider_error`` round).
+
+    ``partial`` is the whole body the chunks before the break add up to, with a
+    placeholder stop value, when the assembler could build one: a naive loop
+    reads its text as a real client would.
+    """
+
+    def __init__(self, problem: str, partial: dict[str, Any] | None = None) -> None:
+        super().__init__(problem)
+        self.partial = partial
+
+
+def pieces(text: str, rng: random.Random | None) -> list[str]:
+    """``text`` split at random points (one piece without ``rng``), as a server streams it; never empty pieces."""
+    if rng is None or len(text) < 2:
+        return [text]
+    cuts = sorted(rng.sample(range(1, len(text)), k=min(len(text) - 1, rng.randint(1, 4))))
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+
+
+def chunk_object(value: object, where: str) -> Mapping[str, Any]:
+    """One stream chunk as an object, or the one-line error naming it."""
+    return need_object(value, where)

@@ -55,10 +55,12 @@ Sources:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentloops.providers._common import (
+    StreamBroken,
     build,
     count,
     fail,
@@ -67,6 +69,7 @@ from agentloops.providers._common import (
     join_text,
     make_usage,
     need_object,
+    pieces,
     string,
     tool_call,
 )
@@ -98,6 +101,7 @@ def adapt(raw: object, where: str = "response") -> Response:
     finish = string(candidate, "finishReason", candidate_at)
     assert finish is not None
     texts: list[str] = []
+    thoughts: list[str] = []
     calls: list[ToolCall] = []
     content = field(candidate, "content", candidate_at, "a content object", types=(Mapping,), optional=True)
     if content is not None:
@@ -107,10 +111,73 @@ def adapt(raw: object, where: str = "response") -> Response:
             part = need_object(part_raw, part_at)
             if "functionCall" in part:
                 calls.append(_function_call(part["functionCall"], f"{part_at}.functionCall", len(calls)))
-            elif "text" in part and not part.get("thought"):
+            elif "text" in part and part.get("thought"):
+                thoughts.append(string(part, "text", part_at) or "")
+            elif "text" in part:
                 texts.append(string(part, "text", part_at) or "")
     reason = normalise(FORMAT, FIELD, finish.upper())
-    return build(where, content=join_text(texts), calls=calls, finish=reason, raw=finish, usage=usage)
+    return build(where, content=join_text(texts), calls=calls, finish=reason, raw=finish, usage=usage,
+                 reasoning=join_text(thoughts))
+
+
+def assemble_stream(chunks: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
+    """The whole ``generateContent`` body a ``streamGenerateContent`` stream adds up to.
+
+    Each chunk is a response of its own: the parts of ``candidates[0]`` are
+    joined in order (text arrives in pieces, a ``functionCall`` part whole),
+    the last ``finishReason`` and ``usageMetadata`` win, and a chunk with no
+    candidates but ``promptFeedback.blockReason`` is a blocked prompt.
+
+    Raises:
+        StreamBroken: no chunk carried a ``finishReason`` (nor a block reason),
+            or parts arrived after it.
+        RawBodyError: a chunk is not shaped as documented.
+    """
+    parts: list[Any] = []
+    body: dict[str, Any] = {}
+    finish: str | None = None
+    for i, raw in enumerate(chunks):
+        at = f"{where}[{i}]"
+        chunk = need_object(raw, at)
+        body.update({k: v for k, v in chunk.items() if k in ("usageMetadata", "promptFeedback", "modelVersion")})
+        candidates = items(chunk, "candidates", at, "a list of candidates", optional=True)
+        if not candidates:
+            continue
+        candidate = need_object(candidates[0], f"{at}.candidates[0]")
+        content = field(candidate, "content", f"{at}.candidates[0]", "a content object", types=(Mapping,),
+                        optional=True) or {}
+        new = items(content, "parts", f"{at}.candidates[0].content", "a list of parts", optional=True)
+        if finish is not None and new:
+            raise StreamBroken(f"chunk {i} carries parts after finishReason {finish!r}")
+        parts += new
+        finish = string(candidate, "finishReason", f"{at}.candidates[0]", optional=True) or finish
+    feedback = body.get("promptFeedback")
+    blocked = isinstance(feedback, Mapping) and feedback.get("blockReason")
+    if parts or finish or not blocked:
+        body["candidates"] = [{"content": {"role": "model", "parts": parts}, "finishReason": finish or "STOP",
+                               "index": 0}]
+    if finish is None and not blocked:
+        raise StreamBroken("the stream ended without a finishReason", body)
+    return body
+
+
+def stream_body(body: Mapping[str, Any], rng: random.Random | None = None) -> list[dict[str, Any]]:
+    """``body`` as the chunks ``streamGenerateContent`` sends (text parts split at ``rng``'s points)."""
+    extra = {k: v for k, v in body.items() if k == "modelVersion"}
+    candidates = body.get("candidates") or []
+    if not candidates:
+        return [{**extra, **{k: v for k, v in body.items() if k in ("promptFeedback", "usageMetadata")}}]
+    candidate = candidates[0]
+    chunks = []
+    for part in (candidate.get("content") or {}).get("parts") or []:
+        texts = pieces(part["text"], rng) if isinstance(part.get("text"), str) and part["text"] else [None]
+        for text in texts:
+            piece = dict(part) if text is None else {**part, "text": text}
+            chunks.append({**extra, "candidates": [{"content": {"role": "model", "parts": [piece]}, "index": 0}]})
+    final = {"content": {"role": "model", "parts": []}, "finishReason": candidate["finishReason"], "index": 0}
+    chunks.append({**extra, "candidates": [final],
+                   **{k: v for k, v in body.items() if k in ("usageMetadata", "promptFeedback")}})
+    return chunks
 
 
 def _blocked(body: Mapping[str, Any], where: str, usage: Any) -> Response:
@@ -140,4 +207,4 @@ def _usage(body: Mapping[str, Any], where: str) -> Any:
     return make_usage(count(meta, "promptTokenCount", at), output)
 
 
-__all__ = ["BLOCK_FIELD", "FIELD", "FORMAT", "adapt"]
+__all__ = ["BLOCK_FIELD", "FIELD", "FORMAT", "adapt", "assemble_stream", "stream_body"]

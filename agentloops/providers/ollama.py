@@ -39,9 +39,12 @@ Sources:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agentloops.providers._common import (
+    StreamBroken,
     build,
     count,
     fail,
@@ -49,6 +52,7 @@ from agentloops.providers._common import (
     items,
     make_usage,
     need_object,
+    pieces,
     string,
     tool_call,
 )
@@ -76,6 +80,7 @@ def adapt(raw: object, where: str = "response") -> Response:
     message_at = f"{where}.message"
     message = need_object(field(body, "message", where, "the assistant message", types=(Mapping,)), message_at)
     content = string(message, "content", message_at, optional=True)
+    thinking = string(message, "thinking", message_at, optional=True)
     calls: list[ToolCall] = []
     for j, call_raw in enumerate(items(message, "tool_calls", message_at, "a list of tool calls", optional=True)):
         call_at = f"{message_at}.tool_calls[{j}]"
@@ -90,10 +95,64 @@ def adapt(raw: object, where: str = "response") -> Response:
     reason_text = string(body, "done_reason", where, optional=True)
     finish = normalise(FORMAT, FIELD, ABSENT if reason_text is None else reason_text)
     usage = make_usage(count(body, "prompt_eval_count", where), count(body, "eval_count", where))
-    response = build(where, content=content, calls=calls, finish=finish, raw=reason_text or "", usage=usage)
+    response = build(where, content=content, calls=calls, finish=finish, raw=reason_text or "", usage=usage,
+                     reasoning=thinking)
     if reason_text is None:
         return response.model_copy(update={"raw_finish_reason": None})
     return response
 
 
-__all__ = ["FIELD", "FORMAT", "adapt"]
+def assemble_stream(lines: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
+    """The whole ``/api/chat`` body a stream of NDJSON lines adds up to.
+
+    Each line holds a ``message`` piece: ``content`` and ``thinking`` text is
+    joined, ``tool_calls`` arrive whole and are collected in order. The line
+    with ``done: true`` ends the round and carries ``done_reason`` and the
+    token counts.
+
+    Raises:
+        StreamBroken: no line had ``done: true``, or a line came after it.
+        RawBodyError: a line is not shaped as documented.
+    """
+    message: dict[str, Any] = {"role": "assistant"}
+    calls: list[Any] = []
+    final: dict[str, Any] | None = None
+    for i, raw in enumerate(lines):
+        at = f"{where}[{i}]"
+        line = need_object(raw, at)
+        if final is not None:
+            raise StreamBroken(f"line {i} arrived after the line with done: true")
+        piece = field(line, "message", at, "the assistant message piece", types=(Mapping,), optional=True) or {}
+        for key in ("content", "thinking"):
+            text = string(piece, key, f"{at}.message", optional=True)
+            if text is not None:
+                message[key] = message.get(key, "") + text
+        calls += items(piece, "tool_calls", f"{at}.message", "a list of tool calls", optional=True)
+        if field(line, "done", at, "true or false", types=(bool,), optional=True):
+            final = {k: v for k, v in line.items() if k != "message"}
+    if calls:
+        message["tool_calls"] = calls
+    if final is None:
+        raise StreamBroken("the stream ended without a line with done: true", {"message": message, "done": True})
+    return {**final, "message": message}
+
+
+def stream_body(body: Mapping[str, Any], rng: random.Random | None = None) -> list[dict[str, Any]]:
+    """``body`` as the NDJSON lines ``/api/chat`` streams (text split at ``rng``'s points, tool calls whole)."""
+    head = {k: v for k, v in body.items() if k in ("model", "created_at")}
+    message = body.get("message") or {}
+    role = message.get("role", "assistant")
+    lines = []
+    for key in ("thinking", "content"):
+        if message.get(key):
+            lines += [{**head, "message": {"role": role, key: p}, "done": False} for p in pieces(message[key], rng)]
+    for call in message.get("tool_calls") or []:
+        said = {"content": ""} if "content" in message else {}
+        lines.append({**head, "message": {"role": role, **said, "tool_calls": [call]}, "done": False})
+    last_message: dict[str, Any] = {"role": role}
+    if "content" in message:
+        last_message["content"] = ""
+    return [*lines, {**{k: v for k, v in body.items() if k != "message"}, "message": last_message}]
+
+
+__all__ = ["FIELD", "FORMAT", "adapt", "assemble_stream", "stream_body"]

@@ -56,10 +56,12 @@ Sources:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import random
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentloops.providers._common import (
+    StreamBroken,
     build,
     count,
     fail,
@@ -67,6 +69,7 @@ from agentloops.providers._common import (
     items,
     make_usage,
     need_object,
+    pieces,
     string,
     tool_call,
 )
@@ -99,6 +102,8 @@ def adapt(raw: object, where: str = "response") -> Response:
     message = need_object(field(choice, "message", choice_at, "the assistant message", types=(Mapping,)), message_at)
     content = string(message, "content", message_at, optional=True)
     refusal = string(message, "refusal", message_at, optional=True)
+    reasoning = (string(message, "reasoning_content", message_at, optional=True)
+                 or string(message, "reasoning", message_at, optional=True))
 
     calls = [_tool_call(call, f"{message_at}.tool_calls[{j}]", j)
              for j, call in enumerate(items(message, "tool_calls", message_at, "a list of tool calls", optional=True))]
@@ -114,7 +119,120 @@ def adapt(raw: object, where: str = "response") -> Response:
     usage_body = field(body, "usage", where, "a usage object", types=(Mapping,), optional=True)
     usage = make_usage(count(usage_body, "prompt_tokens", f"{where}.usage"),
                        count(usage_body, "completion_tokens", f"{where}.usage"))
-    return build(where, content=content, calls=calls, finish=reason, raw=finish, usage=usage)
+    return build(where, content=content, calls=calls, finish=reason, raw=finish, usage=usage, reasoning=reasoning)
+
+
+def assemble_stream(chunks: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
+    """The whole body a stream of ``chat.completion.chunk`` objects adds up to.
+
+    ``choices[0].delta`` pieces are joined: ``content``, ``refusal``,
+    ``reasoning_content``/``reasoning``, the legacy ``function_call`` and each
+    ``tool_calls[]`` entry by its ``index`` (the first piece names the call,
+    the rest add ``function.arguments`` text). The last non-empty
+    ``finish_reason`` wins (Ollama's ``/v1`` once sent ``""`` on every chunk,
+    ollama/ollama#4357); ``usage`` may come in a last chunk whose ``choices``
+    is empty. ``data: [DONE]`` is optional: the stop value is what ends a round.
+
+    Raises:
+        StreamBroken: no chunk carried a ``finish_reason``, a delta came after
+            it, or a call's arguments came before its name.
+        RawBodyError: a chunk is not shaped as documented.
+    """
+    message: dict[str, Any] = {"role": "assistant"}
+    calls: dict[int, dict[str, Any]] = {}
+    body: dict[str, Any] = {"object": "chat.completion"}
+    finish: str | None = None
+    for i, raw in enumerate(chunks):
+        at = f"{where}[{i}]"
+        chunk = need_object(raw, at)
+        usage = field(chunk, "usage", at, "a usage object", types=(Mapping,), optional=True)
+        if usage is not None:
+            body["usage"] = dict(usage)
+        choices = items(chunk, "choices", at, "a list of choices", optional=True)
+        if not choices:
+            continue
+        choice = need_object(choices[0], f"{at}.choices[0]")
+        delta = field(choice, "delta", f"{at}.choices[0]", "a delta object", types=(Mapping,), optional=True) or {}
+        if finish is not None and _carries_output(delta):
+            raise StreamBroken(f"chunk {i} carries output after finish_reason {finish!r}")
+        _add_delta(message, calls, delta, f"{at}.choices[0].delta", i)
+        value = string(choice, "finish_reason", f"{at}.choices[0]", optional=True)
+        if value:
+            finish = value
+    if calls:
+        message["tool_calls"] = [calls[k] for k in sorted(calls)]
+    body["choices"] = [{"index": 0, "message": message, "finish_reason": finish or "stop"}]
+    if finish is None:
+        raise StreamBroken("the stream ended without a finish_reason", body)
+    return body
+
+
+def _carries_output(delta: Mapping[str, Any]) -> bool:
+    return any(delta.get(key) for key in ("content", "refusal", "tool_calls", "function_call", "reasoning_content"))
+
+
+def _add_delta(message: dict[str, Any], calls: dict[int, dict[str, Any]], delta: Mapping[str, Any], at: str,
+               n: int) -> None:
+    for key in ("content", "refusal", "reasoning_content", "reasoning"):
+        text = string(delta, key, at, optional=True)
+        if text is not None:
+            message[key] = (message.get(key) or "") + text
+    legacy = field(delta, "function_call", at, "a function call piece", types=(Mapping,), optional=True)
+    if legacy is not None:
+        held = message.setdefault("function_call", {"arguments": ""})
+        held["name"] = legacy.get("name") or held.get("name")
+        held["arguments"] += legacy.get("arguments") or ""
+    for j, raw in enumerate(items(delta, "tool_calls", at, "a list of tool-call pieces", optional=True)):
+        piece = need_object(raw, f"{at}.tool_calls[{j}]")
+        index = field(piece, "index", f"{at}.tool_calls[{j}]", "the call's index", types=(int,))
+        function: Mapping[str, Any] = piece["function"] if isinstance(piece.get("function"), Mapping) else {}
+        if index not in calls:
+            if not function.get("name"):
+                raise StreamBroken(f"chunk {n} continues tool call {index} before any chunk named it")
+            calls[index] = {"type": piece.get("type") or "function",
+                            "function": {"name": function["name"], "arguments": ""}}
+            if piece.get("id"):
+                calls[index]["id"] = piece["id"]
+        calls[index]["function"]["arguments"] += function.get("arguments") or ""
+
+
+def stream_body(body: Mapping[str, Any], rng: random.Random | None = None) -> list[Any]:
+    """``body`` as the chunks a server streams it in (text and arguments split at ``rng``'s points), then ``[DONE]``."""
+    choice = body["choices"][0]
+    message = choice["message"]
+    head = {k: body[k] for k in ("id", "created", "model") if k in body}
+    head["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", **({"content": ""} if message.get("content") == "" else {})})]
+    for key in ("reasoning_content", "reasoning", "content", "refusal"):
+        if message.get(key):
+            out += [chunk({key: piece}) for piece in pieces(message[key], rng)]
+    legacy = message.get("function_call")
+    if legacy:
+        out.append(chunk({"function_call": {"name": legacy["name"], "arguments": ""}}))
+        out += [chunk({"function_call": {"arguments": p}}) for p in pieces(_text(legacy.get("arguments")), rng)]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function") or call
+        first: dict[str, Any] = {"index": index, "type": "function", "function": {"name": function["name"],
+                                                                                  "arguments": ""}}
+        if call.get("id"):
+            first["id"] = call["id"]
+        out.append(chunk({"tool_calls": [first]}))
+        out += [chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]})
+                for p in pieces(_text(function.get("arguments")), rng) if p]
+    out.append(chunk({}, choice["finish_reason"]))
+    if "usage" in body:
+        out.append({**head, "choices": [], "usage": body["usage"]})
+    return [*out, "[DONE]"]
+
+
+def _text(arguments: object) -> str:
+    if arguments is None:
+        return "{}"  # what the adapter reads for a call without arguments
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
 def _tool_call(raw: Any, where: str, index: int) -> ToolCall:
@@ -136,4 +254,4 @@ def _tool_call(raw: Any, where: str, index: int) -> ToolCall:
     return tool_call(function_at, call_id=call_id, name=function.get("name"), arguments=function.get("arguments"))
 
 
-__all__ = ["FIELD", "FORMAT", "adapt"]
+__all__ = ["FIELD", "FORMAT", "adapt", "assemble_stream", "stream_body"]

@@ -50,9 +50,12 @@ Sources:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agentloops.providers._common import (
+    StreamBroken,
     build,
     count,
     field,
@@ -60,6 +63,7 @@ from agentloops.providers._common import (
     join_text,
     make_usage,
     need_object,
+    pieces,
     string,
     tool_call,
 )
@@ -133,4 +137,110 @@ def _status(body: Mapping[str, object], status: str, where: str, refused: bool) 
     return normalise(FORMAT, FIELD, status), status
 
 
-__all__ = ["FIELD", "FORMAT", "REASON_FIELD", "adapt"]
+_TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+
+
+def assemble_stream(events: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
+    """The whole Response a stream of ``response.*`` events adds up to.
+
+    ``response.output_item.added`` opens item ``output_index``;
+    ``response.content_part.added`` opens a part of a message item;
+    ``response.output_text.delta``, ``response.refusal.delta`` and
+    ``response.function_call_arguments.delta`` add text to them. The terminal
+    event (``response.completed``, ``response.incomplete`` or
+    ``response.failed``) gives the status, its details and ``usage``; the
+    output is the one the deltas built. ``sequence_number`` must grow.
+
+    Raises:
+        StreamBroken: events out of order (a falling ``sequence_number``, a
+            delta for an item never added), an ``error`` event, or no terminal event.
+        RawBodyError: an event is not shaped as documented.
+    """
+    output: dict[int, dict[str, Any]] = {}
+    terminal: Mapping[str, Any] | None = None
+    last = -1
+    for i, raw in enumerate(events):
+        at = f"{where}[{i}]"
+        event = need_object(raw, at)
+        kind = string(event, "type", at) or ""
+        number = field(event, "sequence_number", at, "a whole number", types=(int,), optional=True)
+        if number is not None:
+            if number <= last:
+                raise StreamBroken(f"event {i} has sequence_number {number} after {last}", _partial(output))
+            last = number
+        if kind == "error":
+            raise StreamBroken(f"event {i} is an error: {event.get('code') or event.get('message')}", _partial(output))
+        if kind in _TERMINAL:
+            terminal = need_object(event.get("response"), f"{at}.response")
+            continue
+        if kind == "response.output_item.added":
+            index = field(event, "output_index", at, "the item's index", types=(int,))
+            item = dict(need_object(event.get("item"), f"{at}.item"))
+            output[index] = {**item, "content": list(item.get("content") or [])} if item.get("type") == "message" \
+                else item
+            continue
+        if not kind.endswith(".delta") and kind != "response.content_part.added":
+            continue
+        index = field(event, "output_index", at, "the item's index", types=(int,))
+        if index not in output:
+            raise StreamBroken(f"event {i} ({kind}) adds to output item {index} before it was added",
+                               _partial(output))
+        _add(output[index], kind, event, at, i)
+    body = _partial(output)
+    if terminal is None:
+        raise StreamBroken("the stream ended without response.completed, response.incomplete or response.failed",
+                           body)
+    return {**terminal, "output": body["output"]}
+
+
+def _add(item: dict[str, Any], kind: str, event: Mapping[str, Any], at: str, n: int) -> None:
+    if kind == "response.function_call_arguments.delta":
+        item["arguments"] = (item.get("arguments") or "") + (string(event, "delta", at) or "")
+        return
+    parts = item.setdefault("content", [])
+    if kind == "response.content_part.added":
+        parts.append(dict(need_object(event.get("part"), f"{at}.part")))
+        return
+    index = field(event, "content_index", at, "the part's index", types=(int,))
+    if not 0 <= index < len(parts):
+        raise StreamBroken(f"event {n} ({kind}) adds to content part {index} before it was added")
+    key = "refusal" if kind == "response.refusal.delta" else "text"
+    parts[index][key] = parts[index].get(key, "") + (string(event, "delta", at) or "")
+
+
+def _partial(output: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    return {"status": "completed", "output": [output[k] for k in sorted(output)]}
+
+
+def stream_body(body: Mapping[str, Any], rng: random.Random | None = None) -> list[dict[str, Any]]:
+    """``body`` as the events the Responses API streams (text and arguments split at ``rng``'s points)."""
+    events: list[dict[str, Any]] = [{"type": "response.created",
+                                     "response": {**body, "status": "in_progress", "output": []}}]
+    for index, item in enumerate(body.get("output") or []):
+        kind = item.get("type")
+        if kind == "message":
+            events.append({"type": "response.output_item.added", "output_index": index,
+                           "item": {**item, "content": []}})
+            for j, part in enumerate(item.get("content") or []):
+                key = "refusal" if part.get("type") == "refusal" else "text"
+                events.append({"type": "response.content_part.added", "output_index": index, "content_index": j,
+                               "part": {**part, key: ""}})
+                events += [{"type": f"response.{'refusal' if key == 'refusal' else 'output_text'}.delta",
+                            "output_index": index, "content_index": j, "delta": p}
+                           for p in pieces(part.get(key) or "", rng) if p]
+        elif kind == "function_call":
+            events.append({"type": "response.output_item.added", "output_index": index,
+                           "item": {**item, "arguments": ""}})
+            events += [{"type": "response.function_call_arguments.delta", "output_index": index, "delta": p}
+                       for p in pieces(item.get("arguments") or "", rng) if p]
+        else:
+            events.append({"type": "response.output_item.added", "output_index": index, "item": dict(item)})
+        events.append({"type": "response.output_item.done", "output_index": index, "item": dict(item)})
+    status = body.get("status")
+    terminal = {"completed": "response.completed", "failed": "response.failed"}.get(str(status),
+                                                                                   "response.incomplete")
+    events.append({"type": terminal, "response": dict(body)})
+    return [{**event, "sequence_number": n} for n, event in enumerate(events)]
+
+
+__all__ = ["FIELD", "FORMAT", "REASON_FIELD", "adapt", "assemble_stream", "stream_body"]
