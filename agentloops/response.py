@@ -13,7 +13,17 @@ import re
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveInt,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from agentloops.stops import ABNORMAL, FinishReason
 
@@ -104,6 +114,16 @@ class Response(BaseModel):
     @classmethod
     def _null_means_none(cls, value: Any) -> Any:
         return () if value is None else value
+
+    @model_serializer(mode="wrap")
+    def _field_notes_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave the field's notes (reasoning, the request's max_tokens, a stream's error) out while unset, so a
+        round dumped before they existed — in a trace's scenario, a recording — stays byte-identical."""
+        data: dict[str, Any] = handler(self)
+        for name in ("reasoning", "max_tokens", "stream_error"):
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
 
     @model_validator(mode="after")
     def _unknown_keeps_raw(self) -> Response:
