@@ -235,3 +235,20 @@ def test_no_sanity_cell_reads_a_widget(path: Path) -> None:
     for cell in _cells(path):
         if "sanity-check" in cell.metadata.get("tags", []):
             assert not reads_widget_state(cell.source, built), f"{path}: {cell.get('id')} reads a widget"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=IDS)
+def test_the_solution_a_learner_pastes_runs_with_the_lessons_imports(path: Path) -> None:
+    """``q.solution()`` shows the reference's source; pasted into the lesson, it must find every name it uses."""
+    import ast
+    import inspect
+
+    from agentloops.exercises import solutions
+
+    variable, exercise = STAGES[path.name[:2]]
+    setup = next(c.source for c in _cells(path) if c.cell_type == "code")
+    imports = [node for node in ast.parse(setup).body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    namespace: dict[str, Any] = {}
+    exec(compile(ast.Module(body=imports, type_ignores=[]), str(path), "exec"), namespace)
+    exec(inspect.getsource(getattr(solutions, variable)), namespace)
+    assert namespace[exercise].check(namespace[variable]).passed
