@@ -6,7 +6,8 @@ package's compactor and compares with the same scenario run with the package's s
 (:func:`~agentloops.controller.task.context.memory_from_state`):
 
 - ``research-compaction-careless`` with the compaction check *off*: the learner's memory is used as it is,
-  so a memory that drops finished work sends the model back over sources it already read;
+  so a memory that drops finished work sends the model back over sources it already read (also with its
+  context settings changed: compacting earlier, keeping more recent turns);
 - ``research-compaction-checked`` with the check *on*: a memory the check refuses is replaced by the safe one
   (the run is rescued), and the verdict says what the check found missing.
 
@@ -32,7 +33,9 @@ CHECK_OFF = "research-compaction-careless"
 """Run with the compaction check off: the learner's memory is what the model reads."""
 CHECK_ON = "research-compaction-checked"
 """Run with the check on: a memory that drops something is refused (and the verdict says what it dropped)."""
-SCENARIOS = (CHECK_OFF, CHECK_ON)
+SCENARIOS = (CHECK_OFF, f"{CHECK_OFF}@compact_over_tokens=200", f"{CHECK_OFF}@keep_recent_turns=2", CHECK_ON)
+"""The cases: each scenario, and the careless one compacting earlier and more often (a lower threshold), and
+keeping two recent turns beside the memory instead of one (``scenario@setting=value``)."""
 
 HINTS = (
     N_("After a compaction the model sees only your memory and the latest turn. Whatever the memory leaves out, "
@@ -47,9 +50,11 @@ HINTS = (
 def play(case: str, compactor: Callable[[TaskState], Any]) -> dict[str, Any]:
     """Run ``case`` with ``compactor`` (plain values only): the stop, the actions, the tool calls, and what the
     compaction check found missing in each memory the compactor wrote."""
-    loaded = load_controller_scenario(case)
+    scenario, _at, setting = case.partition("@")
+    loaded = load_controller_scenario(scenario)
     assert loaded.context is not None  # both compaction scenarios set their context
-    context = loaded.context.model_copy(update={"check_compaction": case == CHECK_ON})
+    changed = {setting.split("=")[0]: int(setting.split("=")[1])} if setting else {}
+    context = loaded.context.model_copy(update={"check_compaction": case == CHECK_ON, **changed})
 
     def guarded(state: TaskState) -> str:
         memory = compactor(state)
@@ -58,7 +63,7 @@ def play(case: str, compactor: Callable[[TaskState], Any]) -> dict[str, Any]:
                                  "text)").format(scenario=case, value=outputs.show(outputs.encode(memory))))
         return memory
 
-    run = build_controller(case, compactor=guarded, context=context).run()
+    run = build_controller(scenario, compactor=guarded, context=context).run()
     dropped = [[turn.turn, [str(d) for d in turn.compaction.get("dropped", ())]] for turn in run.trace.turns
                if turn.compaction and turn.compaction.get("dropped")]
     return {"status": run.status, "code": run.code, "actions": list(run.actions),
