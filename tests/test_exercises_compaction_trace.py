@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentloops.controller.task.context import careless_compactor, memory_from_state
-from agentloops.exercises import compacting, solutions, trace_questions
+from agentloops.exercises import compacting, trace_questions
 from agentloops.exercises.building import q13, q14
 from agentloops.exercises.checking import LearnerError
 from agentloops.exercises.exercise import Exercise
