@@ -124,3 +124,18 @@ def test_the_expected_answers_come_from_the_traces() -> None:
     assert answers["weather-normal"] is None and answers["weather-timeout-always"] is None
     assert answers["weather-reask"] == 2 and answers["weather-no-state"] == 3
     assert len({a for a in answers.values() if a is not None}) >= 3  # answers at different turns
+
+
+def test_the_lessons_check_the_learners_function_inside_the_controller_in_both_editions() -> None:
+    from tests.test_notebooks import NOTEBOOKS, _read
+
+    calls = {"14-traces-and-replay": "q14.check(first_wasted_turn)", "15-parallel-calls": "q12.check(my_join)",
+             "16-context-compaction": "q13.check(my_memory)"}
+    for name, call in calls.items():
+        for path in (NOTEBOOKS / f"{name}.ipynb", NOTEBOOKS / "zh" / f"{name}.ipynb"):
+            cells = [cell for cell in _read(path).cells if cell.cell_type == "code"]
+            assert any(cell.source.strip() == call for cell in cells), (path, call)
+            variable = call[call.index("(") + 1:-1]
+            assert any(f"def {variable}(" in cell.source and cell.source.rstrip().endswith("...") for cell in cells), path
+            # answer cells are counted in the exercise notebooks only
+            assert not any(tag.startswith("exercise:") for cell in cells for tag in cell.metadata.get("tags", []))
