@@ -13,14 +13,17 @@ otherwise its verdict names the scenario and what went differently:
 - ``q10`` — the repeat check ``(fingerprint, seen)``;
 - ``q11`` — the state update ``(item, result)``: the fact a weather result establishes, or why it cannot;
 - ``q12`` — the join of parallel calls ``(succeeded, finished, total, needed)``, where waiting longer than
-  needed also fails (the simulated time is compared too).
+  needed also fails (the simulated time is compared too);
+- ``q13`` — the compactor ``(state)``: the memory that replaces older turns (:mod:`.compacting`);
+- ``q14`` — a question answered from a trace ``(trace)``: the first turn that brought nothing new
+  (:mod:`.trace_questions`).
 
 :func:`regression` is the capstone: the learner's task-independent stages together, on every shipped
 scenario, as a table of their stop against ours with the first difference.
 
 In a notebook::
 
-    from agentloops.exercises.building import q7, q8, q9, q10, q11, q12, regression
+    from agentloops.exercises.building import q7, q8, q9, q10, q11, q12, q13, q14, regression
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from agentloops.controller.errors import StageError
 from agentloops.controller.render import Table
 from agentloops.controller.sim.scenarios import build_controller, check_scenario, controller_scenario_names
 from agentloops.controller.stages import Stages
-from agentloops.exercises import outputs
+from agentloops.exercises import compacting, outputs, trace_questions
 from agentloops.exercises.checking import Case, LearnerError, Verdict, run_cases
 from agentloops.exercises.exercise import Exercise, is_stub
 from agentloops.exercises.failures import raised_text
@@ -296,6 +299,30 @@ q12 = Exercise(
     build_cases=partial(_stage_cases, "join", lambda: JOIN_SCENARIOS),
 )
 
+q13 = Exercise(
+    id="stage-compaction",
+    number=13,
+    set_name="building",
+    title=N_("what a compaction must keep, inside the controller"),
+    variable="my_memory",
+    arguments=("state",),
+    noun="scenarios",
+    hints=compacting.HINTS,
+    build_cases=compacting.cases,
+)
+
+q14 = Exercise(
+    id="trace-question",
+    number=14,
+    set_name="building",
+    title=N_("a question answered from a trace: the first wasted turn"),
+    variable="first_wasted_turn",
+    arguments=("trace",),
+    noun="scenarios",
+    hints=trace_questions.HINTS,
+    build_cases=trace_questions.cases,
+)
+
 
 @dataclass(frozen=True)
 class Regression:
@@ -344,4 +371,4 @@ def regression(completion: Callable[..., Any] | None = None, route: Callable[...
     return Regression(table, sum(1 for result in results if result.passed))
 
 
-__all__ = ["Regression", "q7", "q8", "q9", "q10", "q11", "q12", "regression"]
+__all__ = ["Regression", "q7", "q8", "q9", "q10", "q11", "q12", "q13", "q14", "regression"]

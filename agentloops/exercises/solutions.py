@@ -279,3 +279,27 @@ def my_update(item, result):
 def my_join(succeeded, finished, total, needed):
     """Stop waiting once the successes the task still needs are in: never before, never after."""
     return succeeded >= needed
+
+
+def my_memory(state):
+    """Keep, as text, everything the next turns rely on: the goal, each constraint and user input, every fact
+    with its source, the open items, and what failed — so that nothing finished is done again."""
+    import json
+
+    kept = {
+        "goal": state.goal,
+        "constraints": list(state.constraints),
+        "inputs": dict(state.inputs),
+        "facts": [{"item": f.item, "summary": f.summary, "source": f.source} for f in state.facts.values()],
+        "open": state.open_items(),
+        "tried": [f"{f['tool']}: {f['status']}" for f in state.failures],
+    }
+    return "MEMORY (older turns compacted)\n" + json.dumps(kept, ensure_ascii=False)
+
+
+def first_wasted_turn(trace):
+    """The first turn whose call succeeded yet changed nothing in the state (None when there is none)."""
+    for turn in trace.turns:
+        if turn.tool_status == "ok" and not turn.progress:
+            return turn.turn
+    return None
