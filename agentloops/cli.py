@@ -4,7 +4,7 @@ render instructor solutions, and the controller group.
 Every mistake a user can make on the command line (an unknown scenario or
 criterion, a malformed file, a bad number) ends in one line on stderr and
 exit status 2, never a traceback. Output into a closed pipe (``| head``) ends
-quietly with status 141; output a full disk refuses is one line and status 2;
+quietly with status 141; a closed standard output (``>&-``) discards it quietly; output a full disk refuses is one line and status 2;
 a terminal that cannot show a character gets a backslash escape.
 
 The help and the error lines speak the language of :mod:`agentloops.i18n`: a
@@ -305,6 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     that cannot be written (a full disk) is one line and status 2. Anything else
     is a bug and keeps its traceback.
     """
+    if sys.stdout is None:  # the caller closed it (``agentloops … >&-``): their choice to discard the output
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
     _tolerate_any_encoding(sys.stdout)
     _tolerate_any_encoding(sys.stderr)
     arguments = list(sys.argv[1:] if argv is None else argv)
