@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union, cast
 
 from agentloops.comparison import Comparison
 from agentloops.criteria import CRITERION_NAMES
-from agentloops.fonts import register_cjk_font
+from agentloops.fonts import regular_for_missing_bold, register_cjk_font
 from agentloops.i18n import N_, _
 from agentloops.record import RunRecord
 
@@ -164,7 +164,9 @@ def installed_fonts() -> tuple[str, ...]:
 
     register_cjk_font()  # the CJK font that the package's dependencies install
     present = {entry.name for entry in font_manager.fontManager.ttflist}
-    return tuple(family for family in FONT_FAMILIES if family in present) or ("DejaVu Sans",)
+    families = tuple(family for family in FONT_FAMILIES if family in present) or ("DejaVu Sans",)
+    regular_for_missing_bold(families)  # bold titles in a family with no bold face: its regular, no findfont warning
+    return families
 
 
 def chart_style() -> dict[str, Any]:
