@@ -13,6 +13,7 @@ import functools
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 CJK_FAMILY = "Noto Sans CJK SC"
 """The family name matplotlib knows the shipped font by."""
@@ -58,15 +59,22 @@ def regular_for_missing_bold(families: Iterable[str]) -> list[str]:
     """
     from matplotlib import font_manager
 
-    manager = font_manager.fontManager
+    manager: Any = font_manager.fontManager
     aliased = []
     for family in families:
         faces = [entry for entry in manager.ttflist if entry.name == family and entry.style == "normal"]
-        if not faces or any(font_manager._normalize_weight(entry.weight) == BOLD for entry in faces):
+        if not faces or any(_weight(entry.weight) == BOLD for entry in faces):
             continue
-        regular = min(faces, key=lambda entry: abs(font_manager._normalize_weight(entry.weight) - 400))
+        regular = min(faces, key=lambda entry: abs(_weight(entry.weight) - 400))
         manager.ttflist.append(dataclasses.replace(regular, weight=BOLD))
         aliased.append(family)
     if aliased:
         manager._findfont_cached.cache_clear()  # an earlier lookup may have cached the warning's answer
     return aliased
+
+
+def _weight(weight: object) -> int:
+    """A font weight as a number, the way matplotlib compares them (``"bold"`` → 700)."""
+    from matplotlib import font_manager
+
+    return int(font_manager._normalize_weight(weight))  # type: ignore[arg-type]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union, cast
 
 from agentloops.comparison import Comparison
 from agentloops.criteria import CRITERION_NAMES
-from agentloops.fonts import regular_for_missing_bold, register_cjk_font
+from agentloops.fonts import register_cjk_font, regular_for_missing_bold
 from agentloops.i18n import N_, _
 from agentloops.record import RunRecord
 
