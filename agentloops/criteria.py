@@ -107,7 +107,7 @@ class Criterion:
             if isinstance(name, str) or not callable(name):
                 raise CriterionError(f"Criterion({name!r}) has no decision function; write Criterion(my_test) or "
                                      f"Criterion({name!r}, my_test)")
-            name, decide = str(getattr(name, "__name__", "custom")), name
+            decide, name = name, str(getattr(name, "__name__", "custom"))
         if not isinstance(name, str):
             raise CriterionError(f"a criterion's name must be text; got {type(name).__name__} "
                                  "(the function goes first only when no name is given)")
