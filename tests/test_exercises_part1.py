@@ -18,13 +18,13 @@ from agentloops.exercises.part1 import (
     CRAFTED_ROUNDS,
     STOP_TEST_SCENARIOS,
     decide_rounds,
-    two_rules,
     q01_split,
     q02_stop_test,
     q03_wasted,
     q04_decide,
     q05_respond,
     request_log,
+    two_rules,
 )
 from agentloops.exercises.registry import all_exercises
 
