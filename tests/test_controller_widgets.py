@@ -410,3 +410,18 @@ def test_the_run_cache_keeps_the_most_recent_states() -> None:
         assert cache.get(key, lambda key=key: compute(key)) == key.upper()
     # "a" was used again before "c" arrived, so "b" was the one dropped, and came back computed
     assert calls == ["a", "b", "c", "b"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_policy_menu_is_wide_enough_for_its_longest_label(lang: str) -> None:
+    from agentloops.i18n import speaking
+    from agentloops.tables import display_width
+
+    with speaking(lang):
+        built = widgets.controller_explorer()
+        menu = built.policy
+        label_px = int(menu.style.description_width.removesuffix("px"))
+        width_px = int(menu.layout.width.removesuffix("px"))
+        longest = max(display_width(label) for label, _value in menu.options)
+    # about 8 px per column of text at the notebook's font size, plus the arrow and padding
+    assert width_px - label_px >= 8 * longest + 40, (width_px, label_px, longest)

@@ -76,6 +76,8 @@ PREFIX = "agentloops-ctl"
 
 _STYLE = {"description_width": "150px"}
 _WIDE = widgets.Layout(width="560px")
+_MENU = widgets.Layout(width="440px")
+"""A menu of short labels: room after the 150 px description for "as the scenario says" (and its Chinese)."""
 
 
 # =========================================================================== faults a widget can inject
@@ -375,7 +377,7 @@ class ControllerExplorer(_Panel):
             value=scenario, description=_("scenario"), style=_STYLE, layout=_WIDE), f"{PREFIX}-scenario")
         self.policy = _classed(widgets.Dropdown(
             options=[(_(SCENARIO_POLICY), SCENARIO_POLICY), *((p, p) for p in POLICIES)], value=policy,
-            description=_("error policy"), style=_STYLE), f"{PREFIX}-policy")
+            description=_("error policy"), style=_STYLE, layout=_MENU), f"{PREFIX}-policy")
         self.fault = _classed(widgets.Dropdown(
             options=[(_("{name} — {note}").format(name=k, note=_(v.note)) if v else _("none"), k)
                      for k, v in FAULT_CHOICES.items()], value=fault,
