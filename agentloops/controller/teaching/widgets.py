@@ -778,8 +778,8 @@ def storm_explorer(tools: int = 2, retries: int = 3) -> StormExplorer:
 # =========================================================================== 13: budgets over many runs
 
 
-def budget_comparison(n: int = 100, seed: int = 0, *, cap: int | None = None, **budget: float | None
-                      ) -> LoopComparison:
+def budget_comparison(n: int = 100, seed: int = 0, *, cap: int | None = None,
+                      between: Callable[[], None] | None = None, **budget: float | None) -> LoopComparison:
     """:func:`~agentloops.controller.teaching.experiments.compare_loops`, with the controller's budgets overridden.
 
     The cap-only loop gets ``cap`` (default: the ``steps`` budget, so both
@@ -789,12 +789,16 @@ def budget_comparison(n: int = 100, seed: int = 0, *, cap: int | None = None, **
         n: random cases.
         seed: first seed.
         cap: the cap-only loop's ``max_steps``.
+        between: called before each case (the budget explorer's worker waits there while the learner is
+            answered).
         budget: budget values for the controller (``steps``, ``retries``, …; ``None`` switches one off).
     """
     rows = []
     steps = budget.get("steps")
     cap = int(cap if cap is not None else (steps if steps is not None else 8))
     for i in range(n):
+        if between is not None:
+            between()
         case = random_case(seed + i)
         task = case.task()
         limits = task.budget.with_values(**budget) if budget else task.budget
@@ -827,11 +831,19 @@ class BudgetState:
 
 
 class BudgetExplorer(_Panel):
-    """Choose the weather task's budgets; see how 100 randomized runs end, against a cap-only loop."""
+    """Choose the weather task's budgets; see how 100 randomized runs end, against a cap-only loop.
 
-    def __init__(self, n: int = 100, seed: int = 0, **budget: int) -> None:
+    A setting never shown before costs 2 × ``n`` runs (about half a second), so the settings a learner is
+    likely to pick next are computed ahead, runs and chart, while the page is read
+    (:mod:`~agentloops.controller.teaching.prewarm`; ``prewarm=False`` computes only what is shown).
+    """
+
+    def __init__(self, n: int = 100, seed: int = 0, *, prewarm: bool = True, **budget: int) -> None:
+        from agentloops.controller.teaching.plots import LiveBudgetChart
+        from agentloops.controller.teaching.prewarm import Prewarm
+
         self._state: BudgetState | None = None
-        self.n, self.seed = n, seed
+        self.n, self.seed, self.prewarm = n, seed, prewarm
         defaults = make_task("weather_compare").budget
         self.sliders: dict[str, widgets.IntSlider] = {}
         for name, (low, high, step) in SLIDER_BUDGETS.items():
@@ -842,10 +854,9 @@ class BudgetExplorer(_Panel):
                 style=_STYLE,
                 continuous_update=False, layout=widgets.Layout(width="460px")),
                 f"{PREFIX}-budget", f"{PREFIX}-budget-{name.replace('_', '-')}")
-        from agentloops.controller.teaching.plots import LiveBudgetChart
-
         self._chart = LiveBudgetChart(n, max_steps=self.sliders["steps"].max)
-        self._comparisons = _Lru()
+        self._settings = Prewarm(self._compute)
+        self._moved: tuple[int, int] | None = None
         self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire(list(self.sliders.values()))
@@ -853,20 +864,43 @@ class BudgetExplorer(_Panel):
         self.add_class(f"{PREFIX}-budget-explorer")
         self.refresh()
 
+    def _compute(self, key: Hashable) -> tuple[LoopComparison, bytes, str]:
+        """One setting's comparison, chart and table (in the kernel's thread, or ahead in the worker)."""
+        from agentloops.controller.teaching.prewarm import RENDER_LOCK
+
+        budget = dict(zip(self.sliders, key, strict=True))  # type: ignore[call-overload]
+        comparison = budget_comparison(self.n, self.seed, between=self._settings.checkpoint, **budget)
+        with RENDER_LOCK:
+            png = self._chart.update(comparison)
+        return comparison, png, comparison.counts()._repr_html_()
+
+    def _on_change(self, change: Mapping[str, Any]) -> None:
+        for index, slider in enumerate(self.sliders.values()):  # which slider moved, and which way: go on so
+            if slider is change.get("owner"):
+                self._moved = (index, 1 if change["new"] >= change["old"] else -1)
+        super()._on_change(change)
+
     def refresh(self) -> BudgetState:
-        """Run the comparison for the slider values (once per setting) and redraw."""
+        """Show the comparison for the slider values (computed once per setting), then work ahead."""
+        from agentloops.controller.teaching.prewarm import neighbours
+
         budget = {name: slider.value for name, slider in self.sliders.items()}
-        comparison = self._comparisons.get(tuple(budget.values()),
-                                           lambda: budget_comparison(self.n, self.seed, **budget))
+        key = tuple(budget.values())
+        comparison, png, table = self._settings.get(key)
         self._state = BudgetState(budget, comparison)
-        self.chart.value = self._chart.update(comparison)
-        self.table.value = comparison.counts()._repr_html_()
+        self.chart.value = png
+        self.table.value = table
+        if self.prewarm:
+            sliders = list(self.sliders.values())
+            moved, direction = self._moved if self._moved is not None else (None, 1)
+            self._settings.ahead(neighbours(key, [s.step for s in sliders], [s.min for s in sliders],
+                                            [s.max for s in sliders], moved, direction))
         return self._state
 
 
-def budget_explorer(n: int = 100, seed: int = 0, **budget: int) -> BudgetExplorer:
+def budget_explorer(n: int = 100, seed: int = 0, *, prewarm: bool = True, **budget: int) -> BudgetExplorer:
     """Build the budget explorer (see :class:`BudgetExplorer`)."""
-    return BudgetExplorer(n, seed, **budget)
+    return BudgetExplorer(n, seed, prewarm=prewarm, **budget)
 
 
 # =========================================================================== 14: replay
