@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union, cast
 
 from agentloops.i18n import N_, _
-from agentloops.plots import (
+from agentloops.plots.style import (
     CAP_COLOR,
     OKABE_ITO,
     OTHER_COLOR,
