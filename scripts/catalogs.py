@@ -29,7 +29,7 @@ HEADER = ("# agentloops: the {domain} messages in {locale}. Write each msgstr; k
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 
 SOURCES: dict[str, tuple[str, ...]] = {
-    "core": ("*.py", "diagnose/*.py", "frameworks/*.py", "plots/*.py", "providers/*.py"),
+    "core": ("*.py", "diagnose/*.py", "frameworks/*.py", "plots/*.py", "providers/*.py", "widgets/*.py"),
     "controller": ("controller/*.py", "controller/*/*.py"),
     "exercises": ("exercises/*.py",),
     "interview": ("interview.py",),
