@@ -30,7 +30,7 @@ KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 
 SOURCES: dict[str, tuple[str, ...]] = {
     "core": ("*.py", "diagnose/*.py", "frameworks/*.py", "plots/*.py", "providers/*.py", "widgets/*.py"),
-    "controller": ("controller/*.py", "controller/*/*.py"),
+    "controller": ("controller/*.py", "controller/*/*.py", "controller/*/*/*.py"),
     "exercises": ("exercises/*.py",),
     "interview": ("interview.py",),
     "cli": ("cli.py", "doctor.py", "lab.py", "controller/teaching/cli.py"),

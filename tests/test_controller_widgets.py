@@ -330,7 +330,9 @@ def test_budget_chart_rows_are_the_comparison_counts() -> None:
     chart = explorer._chart
     explorer.sliders["steps"].value = 3
     comparison = explorer.state.comparison
-    ends = {(loop, outcome): count for loop, outcome, count in plots._ends(comparison)}
+    from agentloops.controller.teaching.plots.live_many import _ends
+
+    ends = {(loop, outcome): count for loop, outcome, count in _ends(comparison)}
     assert sum(v for (loop, _), v in ends.items() if loop == "controller") == 20
     assert [b.get_width() for b in chart._end_bars] == list(ends.values())
     ctl_steps = [r["ctl_steps"] for r in comparison.rows]
