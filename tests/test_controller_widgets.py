@@ -402,7 +402,9 @@ def _assert_labels_clear_of_bars(live: plots.LiveFigure, bars: list, labels: lis
 
 def test_the_run_cache_keeps_the_most_recent_states() -> None:
     calls: list[str] = []
-    cache = widgets._Lru(size=2)
+    from agentloops.controller.teaching.widgets.panel import _Lru
+
+    cache = _Lru(size=2)
 
     def compute(key: str) -> str:
         calls.append(key)
