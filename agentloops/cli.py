@@ -4,8 +4,9 @@ render instructor solutions, and the controller group.
 Every mistake a user can make on the command line (an unknown scenario or
 criterion, a malformed file, a bad number) ends in one line on stderr and
 exit status 2, never a traceback. Output into a closed pipe (``| head``) ends
-quietly with status 141; output a full disk refuses is one line and status 2;
-a terminal that cannot show a character gets a backslash escape.
+quietly with status 141; a closed standard output (``>&-``) discards it
+quietly; output a full disk refuses is one line and status 2; a terminal
+that cannot show a character gets a backslash escape.
 
 The help and the error lines speak the language of :mod:`agentloops.i18n`: a
 ``--lang`` option anywhere on the line (``agentloops --lang zh compare``,
@@ -25,7 +26,6 @@ import io
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -109,9 +109,28 @@ DEFAULT_APP_PORT = 8866
 """Voilà's own default port."""
 
 
-def app_command(voila: str, notebook: Path, port: int = DEFAULT_APP_PORT, no_browser: bool = False) -> list[str]:
-    """The Voilà invocation that serves ``notebook`` as a page with no code cells shown."""
-    command = [voila, str(notebook), f"--port={port}", "--strip_sources=True", "--show_tracebacks=False"]
+APP_CULL_AFTER_S = 60
+"""How long a page's kernel may sit idle with no page connected before Voilà shuts it down (seconds)."""
+
+APP_CULL_EVERY_S = 15
+"""How often Voilà looks for such kernels (seconds)."""
+
+
+def app_command(voila: str, notebook: Path, port: int = DEFAULT_APP_PORT, no_browser: bool = False, *,
+                cull_after_s: int = APP_CULL_AFTER_S, cull_every_s: int = APP_CULL_EVERY_S) -> list[str]:
+    """The Voilà invocation that serves ``notebook`` as a page with no code cells shown.
+
+    Every load of the page starts a kernel of about 130 MiB. Voilà's page asks the server to shut it
+    down when it closes, but that request is refused (403, no ``_xsrf`` cookie: voila-dashboards/voila
+    #1458), and turning the XSRF check off would let any web page post to the server. So the kernels are
+    culled instead (jupyter-server's ``MappingKernelManager`` settings): a kernel with no page connected
+    that has been idle ``cull_after_s`` seconds is shut down, checked every ``cull_every_s`` seconds; a
+    kernel whose page is still open is never culled (``cull_connected=False``), however long it idles.
+    """
+    command = [voila, str(notebook), f"--port={port}", "--strip_sources=True", "--show_tracebacks=False",
+               f"--MappingKernelManager.cull_idle_timeout={cull_after_s}",
+               f"--MappingKernelManager.cull_interval={cull_every_s}",
+               "--MappingKernelManager.cull_connected=False"]
     return command + (["--no-browser"] if no_browser else [])
 
 
@@ -268,7 +287,9 @@ def _app(args: argparse.Namespace) -> str:
         raise _CommandError(_("Voilà is not installed in this environment; run: pip install 'agentloops[app]'"))
     print(_("serving the {page} page on port {port} with Voilà; press Ctrl-C to stop").format(
         page=args.page, port=args.port), file=sys.stderr)
-    return_code = subprocess.call(app_command(voila, notebook, args.port, args.no_browser))
+    from agentloops.lab import serve  # Ctrl-C or SIGTERM stop the Voilà server too, as they stop JupyterLab's
+
+    return_code = serve(app_command(voila, notebook, args.port, args.no_browser), cwd=notebook.parent)
     if return_code:
         raise _CommandError(_("voila exited with status {status}").format(status=return_code))
     return ""
@@ -305,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     that cannot be written (a full disk) is one line and status 2. Anything else
     is a bug and keeps its traceback.
     """
+    if sys.stdout is None:  # the caller closed it (``agentloops … >&-``): their choice to discard the output
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
     _tolerate_any_encoding(sys.stdout)
     _tolerate_any_encoding(sys.stderr)
     arguments = list(sys.argv[1:] if argv is None else argv)

@@ -82,9 +82,12 @@ CriterionFunction = Callable[[Response], Decision | bool]
 """A plain function a learner can pass: ``True`` means done, ``False`` means go on."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Criterion:
     """A named decision function plus what to do at the cap.
+
+    ``Criterion("mine", my_test, at_cap="return_last")`` names it; ``Criterion(my_test, at_cap="return_last")``
+    takes the function's own name, as a learner wrapping a plain function writes it.
 
     Attributes:
         name: how tables and charts label it.
@@ -95,12 +98,23 @@ class Criterion:
 
     name: str
     decide: CriterionFunction
-    at_cap: AtCap = "raise"
-    summary: str = ""
+    at_cap: AtCap
+    summary: str
 
-    def __post_init__(self) -> None:
-        if self.at_cap not in ("return_last", "raise"):
-            raise CriterionError(f"at_cap must be 'return_last' or 'raise'; got {self.at_cap!r}")
+    def __init__(self, name: str | CriterionFunction, decide: CriterionFunction | None = None,
+                 at_cap: AtCap = "raise", summary: str = "") -> None:
+        if decide is None:
+            if isinstance(name, str) or not callable(name):
+                raise CriterionError(f"Criterion({name!r}) has no decision function; write Criterion(my_test) or "
+                                     f"Criterion({name!r}, my_test)")
+            decide, name = name, str(getattr(name, "__name__", "custom"))
+        if not isinstance(name, str):
+            raise CriterionError(f"a criterion's name must be text; got {type(name).__name__} "
+                                 "(the function goes first only when no name is given)")
+        if at_cap not in ("return_last", "raise"):
+            raise CriterionError(f"at_cap must be 'return_last' or 'raise'; got {at_cap!r}")
+        for field, value in (("name", name), ("decide", decide), ("at_cap", at_cap), ("summary", summary)):
+            object.__setattr__(self, field, value)
 
     def __call__(self, response: Response) -> Decision:
         """Decide on ``response``, turning a ``bool`` into a decision and rejecting anything else."""

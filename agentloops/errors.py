@@ -150,7 +150,7 @@ def describe_validation_error(exc: ValidationError) -> str:
     problems = [p for p in problems if p["type"] != "too_short"] or problems
     first = problems[0]
     where = "".join(
-        f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]
+        f"[{part}]" if isinstance(part, int) else f".{_escaped(str(part))}" for part in first["loc"]
     ).lstrip(".") or "(top level)"
     kind, message, value = first["type"], first["msg"], first.get("input")
     if kind == "missing":
@@ -172,6 +172,12 @@ def describe_validation_error(exc: ValidationError) -> str:
     if where == "(top level)" and kind == "value_error":
         return text + _more(problems)
     return f"{where}: {text}{_more(problems)}"
+
+
+def _escaped(name: str) -> str:
+    """A field name from the user's file with its line breaks and control characters escaped (``a\\nb``), so the
+    error stays one line wherever it is shown, not only where the command line cleans it."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in name)
 
 
 def _more(problems: list[Any]) -> str:

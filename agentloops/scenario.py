@@ -189,9 +189,40 @@ def _shipped() -> dict[str, Scenario]:
     return found
 
 
-def list_scenarios(groups: Sequence[Group] | None = None) -> list[Scenario]:
-    """Shipped scenarios in teaching order, optionally only the given groups."""
-    return [s for s in _shipped().values() if groups is None or s.group in groups]
+class ScenarioList(list[Scenario]):
+    """A list of scenarios that shows as a table: one row per scenario, not every scripted reply.
+
+    Still a plain ``list`` for callers (index it, loop over it, compare it with a list); only
+    its ``repr`` (what a notebook or the REPL prints) and its HTML rendering change, because the
+    scenarios' own reprs run to about 97,000 characters.
+    """
+
+    HEADERS = ("name", "group", "title", "replies")
+
+    def rows(self) -> list[tuple[str, str, str, int]]:
+        """One ``(name, group, title, replies)`` row per scenario; the Chinese title when the language is zh."""
+        from agentloops.i18n import language
+
+        return [(s.name, s.group, (s.title_zh if language() == "zh" and s.title_zh else s.title), len(s.responses))
+                for s in self]
+
+    def __repr__(self) -> str:
+        from agentloops.tables import text_table
+
+        return text_table(self.HEADERS, self.rows()) + f"\n({len(self)} scenarios; al.load_scenario(name) for one)"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head = "".join(f"<th style='text-align:left'>{h}</th>" for h in self.HEADERS)
+        body = "".join("<tr>" + "".join(f"<td style='text-align:left'>{html.escape(str(c))}</td>" for c in row)
+                       + "</tr>" for row in self.rows())
+        return f"<table class='agentloops-scenarios'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def list_scenarios(groups: Sequence[Group] | None = None) -> ScenarioList:
+    """Shipped scenarios in teaching order, optionally only the given groups (a list that shows as a table)."""
+    return ScenarioList(s for s in _shipped().values() if groups is None or s.group in groups)
 
 
 def scenario_names(groups: Sequence[Group] | None = None) -> list[str]:

@@ -29,8 +29,8 @@ HEADER = ("# agentloops: the {domain} messages in {locale}. Write each msgstr; k
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 
 SOURCES: dict[str, tuple[str, ...]] = {
-    "core": ("*.py", "diagnose/*.py", "frameworks/*.py", "providers/*.py"),
-    "controller": ("controller/*.py", "controller/*/*.py"),
+    "core": ("*.py", "diagnose/*.py", "frameworks/*.py", "plots/*.py", "providers/*.py", "widgets/*.py"),
+    "controller": ("controller/*.py", "controller/*/*.py", "controller/*/*/*.py"),
     "exercises": ("exercises/*.py",),
     "interview": ("interview/*.py",),
     "cli": ("cli.py", "doctor.py", "lab.py", "controller/teaching/cli.py"),

@@ -15,6 +15,8 @@ from agentloops.cli import APP_PAGES, DEFAULT_APP_PORT, app_command, main
 from agentloops.resources import notebooks_dir
 
 APP_DIR = notebooks_dir() / "app"
+CULLING = ["--MappingKernelManager.cull_idle_timeout=60", "--MappingKernelManager.cull_interval=15",
+           "--MappingKernelManager.cull_connected=False"]
 
 
 def _code_cells(path: Path) -> list[str]:
@@ -27,26 +29,27 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Record the command instead of starting Voilà."""
     recorded: list[list[str]] = []
 
-    def fake_call(command: list[str]) -> int:
+    def fake_serve(command: list[str], *, cwd: Path) -> int:
+        assert cwd == Path(command[1]).parent
         recorded.append(command)
         return 0
 
     monkeypatch.setattr(cli, "_find_tool", lambda name: f"/venv/bin/{name}")
-    monkeypatch.setattr(cli.subprocess, "call", fake_call)
+    monkeypatch.setattr("agentloops.lab.serve", fake_serve)
     return recorded
 
 
 def test_app_command_serves_one_notebook_without_its_code() -> None:
     page = APP_DIR / "criteria-explorer.ipynb"
     assert app_command("voila", page) == ["voila", str(page), f"--port={DEFAULT_APP_PORT}", "--strip_sources=True",
-                                          "--show_tracebacks=False"]
-    assert app_command("voila", page, 9000, no_browser=True)[-2:] == ["--show_tracebacks=False", "--no-browser"]
+                                          "--show_tracebacks=False", *CULLING]
+    assert app_command("voila", page, 9000, no_browser=True)[-2:] == [CULLING[-1], "--no-browser"]
 
 
 def test_the_command_defaults_to_the_criteria_page(calls: list[list[str]], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["app"]) == 0
     assert calls == [["/venv/bin/voila", str(APP_DIR / "criteria-explorer.ipynb"), "--port=8866",
-                      "--strip_sources=True", "--show_tracebacks=False"]]
+                      "--strip_sources=True", "--show_tracebacks=False", *CULLING]]
     assert "serving the criteria page on port 8866" in capsys.readouterr().err
 
 
@@ -77,7 +80,7 @@ def test_a_missing_voila_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch,
 
 def test_a_failing_voila_is_reported(monkeypatch: pytest.MonkeyPatch, calls: list[list[str]],
                                      capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli.subprocess, "call", lambda command: 1)
+    monkeypatch.setattr("agentloops.lab.serve", lambda command, cwd: 1)
     assert main(["app"]) == 2
     assert capsys.readouterr().err.endswith("agentloops: error: voila exited with status 1\n")
 
@@ -111,3 +114,55 @@ def test_the_pages_execute_headless(page: str) -> None:
     assert "Traceback" not in text
     if page == "criteria":
         assert text.startswith("Explorer — scenario: truncated")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _answers(port: int) -> bool:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/voila/static/", timeout=2):
+            return True
+    except urllib.error.HTTPError:
+        return True  # the server answered, if only with an error
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(cli.find_tool("voila") is None, reason="Voilà is not installed (pip install 'agentloops[app]')")
+def test_sigterm_stops_the_app_and_its_voila_server(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    port = _free_port()
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"), JUPYTER_DATA_DIR=str(tmp_path / "data"),
+               JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_PLATFORM_DIRS="1")
+    process = subprocess.Popen([sys.executable, "-m", "agentloops", "app", "--no-browser", "--port", str(port)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not _answers(port):
+            assert process.poll() is None and time.monotonic() < deadline, "Voilà did not start within 60 s"
+            time.sleep(0.5)
+        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        assert children, "the app runs Voilà as its child"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        assert not _answers(port), "the Voilà server still serves after the app was sent SIGTERM"
+        for pid in map(int, children):
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+    finally:
+        if process.poll() is None:
+            process.kill()

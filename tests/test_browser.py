@@ -24,7 +24,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -71,7 +71,7 @@ def _free_port() -> int:
 class Server:
     """A Voilà process serving the page, with its log collected by a reader thread."""
 
-    def __init__(self, home: Path, page: Path = PAGE) -> None:
+    def __init__(self, home: Path, page: Path = PAGE, command: Callable[[int], list[str]] | None = None) -> None:
         self.port = _free_port()
         self.token = secrets.token_hex(16)
         self.lines: list[str] = []
@@ -89,9 +89,10 @@ class Server:
             startup = home / "ipython" / "profile_default" / "startup"
             startup.mkdir(parents=True)
             (startup / "00-break-explorer-callback.py").write_text(BREAK_CALLBACK, encoding="utf-8")
-        command = [str(_voila()), str(page), "--no-browser", f"--port={self.port}", "--Voila.ip=127.0.0.1",
-                   f"--token={self.token}", "--Voila.port_retries=0", "--show_tracebacks=True"]
-        self.process = subprocess.Popen(command, env=env, cwd=home, stdin=subprocess.DEVNULL,
+        served = command(self.port) if command is not None else [
+            str(_voila()), str(page), "--no-browser", f"--port={self.port}", "--show_tracebacks=True"]
+        command_line = [*served, "--Voila.ip=127.0.0.1", f"--token={self.token}", "--Voila.port_retries=0"]
+        self.process = subprocess.Popen(command_line, env=env, cwd=home, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.reader = threading.Thread(target=self._read, name="voila-log", daemon=True)
@@ -188,3 +189,57 @@ def test_changing_a_finish_reason_redraws_the_table_and_the_chart(server: Server
         finally:
             browser.close()
     assert "stop" in table_after and "length" not in table_after, table_after
+
+
+def _kernels(server: Server) -> int:
+    """How many kernels the Voilà server runs now (its ``ipykernel`` children; Voilà has no kernels API)."""
+    found = subprocess.run(["pgrep", "-P", str(server.process.pid), "-f", "ipykernel"], capture_output=True,
+                           text=True, check=False).stdout
+    return len(found.split())
+
+
+LOADS = 5
+CULL_AFTER_S, CULL_EVERY_S = 4, 2
+"""Shorter than ``agentloops app``'s (60 s, 15 s) so that the test waits seconds, not minutes; same settings."""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(SKIP_REASON is not None, reason=SKIP_REASON or "")
+def test_five_loads_of_the_app_page_leave_one_kernel_each_only_while_open(tmp_path: Path) -> None:
+    import time
+
+    from playwright.sync_api import sync_playwright
+
+    from agentloops.cli import app_command
+
+    def command(port: int) -> list[str]:
+        return app_command(str(_voila()), PAGE, port, no_browser=True, cull_after_s=CULL_AFTER_S,
+                           cull_every_s=CULL_EVERY_S)
+
+    server = Server(tmp_path, command=command)
+    try:
+        if not server.ready.wait(SERVER_START_S) or server.process.poll() is not None:
+            pytest.fail(f"Voilà did not start within {SERVER_START_S} s:\n{server.log()}")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                kept = browser.new_page()  # stays open the whole time: its kernel must survive the culler
+                kept.goto(server.url, wait_until="domcontentloaded", timeout=PAGE_RENDER_S * 1000)
+                kept.wait_for_selector(".agentloops-table table", timeout=PAGE_RENDER_S * 1000)
+                for _ in range(LOADS):
+                    page = browser.new_page()
+                    page.goto(server.url, wait_until="domcontentloaded", timeout=PAGE_RENDER_S * 1000)
+                    page.wait_for_selector(".agentloops-table table", timeout=PAGE_RENDER_S * 1000)
+                    page.close(run_before_unload=True)
+                assert _kernels(server) >= 2, "each load starts a kernel"
+                deadline = time.monotonic() + CULL_AFTER_S + 4 * CULL_EVERY_S + 20
+                while _kernels(server) > 1 and time.monotonic() < deadline:
+                    time.sleep(1)
+                assert _kernels(server) == 1, f"closed pages kept their kernels:\n{server.log()}"
+                kept.locator(".agentloops-finish-reason select").first.select_option(label="stop")
+                kept.wait_for_function("!document.querySelector('.agentloops-table').innerText.includes('length')",
+                                       timeout=REDRAW_S * 1000)  # the open page still has its kernel
+            finally:
+                browser.close()
+    finally:
+        server.stop()

@@ -295,6 +295,19 @@ def test_output_into_a_closed_pipe_ends_quietly(args: list[str], status: int):
     assert (done.returncode, done.stderr) == (status, b"")
 
 
+@pytest.mark.parametrize("args", [["scenarios"], ["compare"], ["controller", "list"], ["controller", "run", "weather-normal"],
+                                  ["--help"], ["controller", "run", "no-such-scenario"]])
+def test_a_closed_standard_output_ends_quietly(args: list[str]):
+    quoted = " ".join(f"'{a}'" for a in args)
+    done = subprocess.run(f"'{sys.executable}' -m agentloops {quoted} >&-", shell=True, executable="/bin/bash",
+                          capture_output=True, cwd=ROOT, timeout=60, check=False)
+    assert b"Traceback" not in done.stderr
+    if "no-such-scenario" in args:  # a user's mistake still says so on stderr, with status 2
+        assert done.returncode == 2 and done.stderr.count(b"\n") == 1
+    else:
+        assert (done.returncode, done.stderr) == (0, b"")
+
+
 def test_output_into_head_ends_quietly():
     done = subprocess.run(f"'{sys.executable}' -m agentloops compare --format csv | head -c 10; exit ${{PIPESTATUS[0]}}",
                           shell=True, executable="/bin/bash", capture_output=True, cwd=ROOT, timeout=60, check=False)

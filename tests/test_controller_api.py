@@ -54,3 +54,14 @@ def test_every_run_has_its_own_id_and_keeps_the_scenario_name_as_its_label():
     assert all(c.call_id.startswith(first.trace_id) for c in first.calls)
     seeded = [run_scenario("weather-normal", trace_id=controller.new_trace_id(7)).trace_id for _ in range(2)]
     assert seeded[0] == seeded[1] != controller.new_trace_id(8)  # a seed gives a reproducible id
+
+
+def test_a_wide_table_wraps_its_long_cells_and_scrolls_inside_its_box():
+    from agentloops.controller.render import CELL_MAX_EM
+    from agentloops.controller.teaching.evidence import budget_basis
+
+    page = budget_basis("weather_compare")._repr_html_()
+    assert page.startswith("<div class='agentloops-wide' style='overflow-x:auto;max-width:100%'>")
+    cells = page.split("<td ")[1:]
+    assert cells and all(f"white-space:normal;max-width:{CELL_MAX_EM}em'" in cell for cell in cells)
+    assert max(len(cell) for cell in cells) > CELL_MAX_EM * 2  # there is a long basis sentence to wrap

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from agentloops.cli import main
+from agentloops.controller.sim.scenarios import controller_scenarios_dir
 
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -177,6 +179,48 @@ def test_resuming_the_same_saved_file_twice_is_refused(capsys, tmp_path: Path):
     assert code == 2 and not out and "already resumed" in err and err.count("\n") == 1
 
 
+def _another_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh process: the pause store that refuses a second resume in this one starts empty."""
+    from agentloops.controller.persistence import saved
+
+    monkeypatch.setattr(saved.RESUMED, "claims", {})
+
+
+def test_a_resumed_saved_file_is_marked_in_the_file_itself(capsys, tmp_path: Path, monkeypatch):
+    saved = tmp_path / "saved.json"
+    cli(capsys, "run", "order-missing-id", "--save", str(saved))
+    assert "resumed" not in json.loads(saved.read_text(encoding="utf-8"))
+    cli(capsys, "resume", str(saved), "--answer", "A-1042")
+    assert json.loads(saved.read_text(encoding="utf-8"))["resumed"]["at_turn"] == 1
+    _another_process(monkeypatch)
+    code, _, err = cli(capsys, "resume", str(saved), "--answer", "A-1042")
+    assert code == 2 and "already resumed" in err
+
+
+def test_a_copy_resumed_later_is_refused_by_a_shared_trace(capsys, tmp_path: Path, monkeypatch):
+    saved, trace = tmp_path / "saved.json", tmp_path / "shared.jsonl"
+    cli(capsys, "run", "order-missing-id", "--save", str(saved), "--trace", str(trace))
+    (tmp_path / "elsewhere").mkdir()
+    copy = tmp_path / "elsewhere" / "copy.json"
+    copy.write_text(saved.read_text(encoding="utf-8"), encoding="utf-8")  # taken before the resume
+    code, out, _ = cli(capsys, "resume", str(saved), "--answer", "A-1042")
+    assert code == 0 and "nobody can know" not in out
+    _another_process(monkeypatch)
+    code, out, err = cli(capsys, "resume", str(copy), "--answer", "A-1042", "--trace", str(trace))
+    assert code == 2 and not out and "already continued after turn 1" in err and err.count("\n") == 1
+
+
+def test_a_copy_resumed_later_without_a_trace_says_it_cannot_know(capsys, tmp_path: Path, monkeypatch):
+    saved, copy = tmp_path / "saved.json", tmp_path / "copy.json"
+    cli(capsys, "run", "order-missing-id", "--save", str(saved))
+    copy.write_text(saved.read_text(encoding="utf-8"), encoding="utf-8")
+    code, out, _ = cli(capsys, "resume", str(saved), "--answer", "A-1042")
+    assert code == 0 and "nobody can know whether a copy" in out
+    _another_process(monkeypatch)
+    code, out, _ = cli(capsys, "resume", str(copy), "--answer", "A-1042", "--json")
+    assert code == 0 and "nobody can know whether a copy" in json.loads(out)["resume_unchecked"]
+
+
 def test_compare_options_are_explained(capsys):
     with pytest.raises(SystemExit):
         main(["controller", "compare", "--help"])
@@ -257,3 +301,68 @@ def test_a_trace_outside_the_saved_files_folder_is_not_recorded(capsys, tmp_path
     saved, trace = tmp_path / "saves" / "saved.json", tmp_path / "run.jsonl"
     cli(capsys, "run", "order-missing-id", "--save", str(saved), "--trace", str(trace))
     assert json.loads(saved.read_text(encoding="utf-8"))["trace_path"] is None
+
+
+# --- issue 26: the boundary cases -----------------------------------------------------------------------------------
+
+def _start_edited(tmp_path: Path, edit) -> Path:
+    trace = tmp_path / "recorded.jsonl"
+    main(["controller", "run", "weather-timeout-once", "--trace", str(trace)])
+    lines = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    edit(lines[0])
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return trace
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda s: s["task"].update(type="nope"), "unknown task type 'nope'"),
+    (lambda s: s["task"]["params"].update(towns=1), r"params\.towns: is not a known field"),
+    (lambda s: s["scenario"].update(colour=1), "scenario: colour: is not a known field"),
+    (lambda s: s["scenario"]["task"].update(type="x"), "scenario: task: unknown task type 'x'"),
+    (lambda s: s["scenario"].update(faults=[{"tool": "x", "kind": "timeout"}]), r"scenario: faults\[0\]\.tool 'x'"),
+    (lambda s: s["scenario"].update(compactor="zz"), "scenario: compactor: expected 'state' or 'careless'"),
+    (lambda s: s["scenario"].update(controls={"zz": 1}), r"scenario: controls\.zz: is not a known field"),
+])
+def test_replay_errors_name_the_file_and_its_line(capsys, tmp_path: Path, edit, message):
+    trace = _start_edited(tmp_path, edit)
+    capsys.readouterr()
+    code, out, err = cli(capsys, "replay", str(trace))
+    assert code == 2 and not out and err.count("\n") == 1
+    assert re.match(rf"agentloops: error: {re.escape(str(trace))}:1: {message}", err), err
+
+
+def _scenario_file(tmp_path: Path, **fault: object) -> Path:
+    data = json.loads((controller_scenarios_dir() / "04-weather-timeout-once.json").read_text(encoding="utf-8"))
+    data["faults"] = [{"tool": "get_weather", "match": {"city": "Beijing"}, **fault}]
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_a_crash_fault_is_one_line_naming_the_kept_trace_and_status_137(capsys, tmp_path: Path):
+    scenario, trace = _scenario_file(tmp_path, kind="crash"), tmp_path / "kept.jsonl"
+    code, out, err = cli(capsys, "run", str(scenario), "--trace", str(trace))
+    assert (code, out) == (137, "") and err.count("\n") == 1
+    assert err == (f"agentloops: the run was killed (simulated kill inside get_weather); its trace is kept in {trace}: "
+                   f"agentloops controller show {trace}\n")
+    code, out, _ = cli(capsys, "show", str(trace))  # the trace survived the kill, up to the turn before it
+    assert code == 0 and "get_weather(city=Shanghai)" in out and "no stop line" in out
+    code, out, err = cli(capsys, "run", str(scenario))
+    assert (code, out) == (137, "") and err.endswith("no trace was kept (pass --trace to keep one)\n")
+
+
+def test_a_scenario_file_declares_a_fault_not_retryable(capsys, tmp_path: Path):
+    def actions(**fault: object) -> list[str]:
+        code, out, _ = cli(capsys, "run", str(_scenario_file(tmp_path, kind="timeout", times=1, **fault)), "--json")
+        assert code == 0
+        return json.loads(out)["actions"]
+
+    retried = ["get_weather(city=Shanghai)", "get_weather(city=Beijing)", "retry:get_weather(city=Beijing)", "answer"]
+    assert actions() == actions(retryable=True) == retried
+    assert actions(retryable=False) == ["get_weather(city=Shanghai)", "get_weather(city=Beijing)",
+                                        "fallback:weather_backup(city=Beijing)", "answer"]
+
+
+def test_retryable_on_a_kind_that_does_not_fail_is_refused(capsys, tmp_path: Path):
+    code, _, err = cli(capsys, "run", str(_scenario_file(tmp_path, kind="slow", latency_s=1, retryable=False)))
+    assert code == 2 and err.count("\n") == 1 and "retryable applies to a kind that replaces the tool's result" in err

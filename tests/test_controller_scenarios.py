@@ -195,3 +195,33 @@ def test_files_and_names(tmp_path: Path):
     copy.write_text((controller_scenarios_dir() / "04-weather-timeout-once.json").read_text(encoding="utf-8"),
                     encoding="utf-8")
     assert check_scenario(copy).ok
+
+
+_ODD_NAMES = ["col\nour", "a\rb", "tab\tname", "esc\x1b[31m", "line\u2028sep", "nul\x00"]
+
+
+@pytest.mark.parametrize("name", _ODD_NAMES)
+@pytest.mark.parametrize("where", ["top", "params", "fault", "planner", "expect", "policy"])
+def test_a_field_name_with_a_line_break_or_control_character_gives_a_one_line_error(name: str, where: str):
+    data = json.loads((controller_scenarios_dir() / "04-weather-timeout-once.json").read_text(encoding="utf-8"))
+    target = {"top": data, "params": data["task"]["params"], "fault": data["faults"][0],
+              "planner": data["model"]["planner"], "expect": data["expect"]}.get(where)
+    if where == "policy":
+        data["policy"] = {"name": "mine", name: 1}
+    else:
+        assert target is not None
+        target[name] = 1
+    with pytest.raises(ControllerScenarioError) as caught:
+        scenario_from_dict(data, "mine.json")
+    message = str(caught.value)
+    assert message.startswith("mine.json: ") and message.isprintable(), message
+    assert name.encode("unicode_escape").decode("ascii").split("\\")[0] in message
+
+
+@pytest.mark.parametrize("name", _ODD_NAMES)
+def test_a_policy_field_name_with_a_line_break_gives_a_one_line_error(name: str):
+    from agentloops.controller.policy.error_policy import resolve_policy
+
+    with pytest.raises(ConfigError, match="is not a known field") as caught:
+        resolve_policy({"name": "mine", name: 1})
+    assert str(caught.value).isprintable() and "\\" in str(caught.value)

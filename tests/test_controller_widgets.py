@@ -349,7 +349,9 @@ def test_budget_chart_rows_are_the_comparison_counts() -> None:
     chart = explorer._chart
     explorer.sliders["steps"].value = 3
     comparison = explorer.state.comparison
-    ends = {(loop, outcome): count for loop, outcome, count in plots._ends(comparison)}
+    from agentloops.controller.teaching.plots.live_many import _ends
+
+    ends = {(loop, outcome): count for loop, outcome, count in _ends(comparison)}
     assert sum(v for (loop, _), v in ends.items() if loop == "controller") == 20
     assert [b.get_width() for b in chart._end_bars] == list(ends.values())
     ctl_steps = [r["ctl_steps"] for r in comparison.rows]
@@ -419,7 +421,9 @@ def _assert_labels_clear_of_bars(live: plots.LiveFigure, bars: list, labels: lis
 
 def test_the_run_cache_keeps_the_most_recent_states() -> None:
     calls: list[str] = []
-    cache = widgets._Lru(size=2)
+    from agentloops.controller.teaching.widgets.panel import _Lru
+
+    cache = _Lru(size=2)
 
     def compute(key: str) -> str:
         calls.append(key)
@@ -429,3 +433,18 @@ def test_the_run_cache_keeps_the_most_recent_states() -> None:
         assert cache.get(key, lambda key=key: compute(key)) == key.upper()
     # "a" was used again before "c" arrived, so "b" was the one dropped, and came back computed
     assert calls == ["a", "b", "c", "b"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_policy_menu_is_wide_enough_for_its_longest_label(lang: str) -> None:
+    from agentloops.i18n import speaking
+    from agentloops.tables import display_width
+
+    with speaking(lang):
+        built = widgets.controller_explorer()
+        menu = built.policy
+        label_px = int(menu.style.description_width.removesuffix("px"))
+        width_px = int(menu.layout.width.removesuffix("px"))
+        longest = max(display_width(label) for label, _value in menu.options)
+    # about 8 px per column of text at the notebook's font size, plus the arrow and padding
+    assert width_px - label_px >= 8 * longest + 40, (width_px, label_px, longest)

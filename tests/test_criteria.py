@@ -255,3 +255,27 @@ def test_qwen_coders_own_call_format_is_a_tool_call_too():
     text = "<tool_call>\n<function=square_the_number>\n<parameter=input_num>\n1024\n</tool_call>"
     assert Response(content=text, finish_reason="stop").text_tool_call == "square_the_number"
     assert Response(content="use <function=f> here", finish_reason="stop").text_tool_call is None
+
+
+def test_a_plain_function_wraps_into_a_criterion_under_its_own_name():
+    import agentloops as al
+
+    def my_test(r: Response) -> bool:
+        return bool(r.content)
+
+    rule = al.Criterion(my_test, at_cap="return_last")  # as notebook 04 writes it
+    assert (rule.name, rule.decide, rule.at_cap, rule.summary) == ("my_test", my_test, "return_last", "")
+    assert rule == Criterion("my_test", my_test, "return_last")
+    record = al.run("truncated", rule, max_steps=2)
+    assert record.criterion == "my_test" and record.error is None  # at the cap it hands back the last text
+    assert Criterion(my_test).at_cap == "raise"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("mine",), r"Criterion\('mine'\) has no decision function; write Criterion\(my_test\)"),
+    ((by_content, by_content), r"a criterion's name must be text; got function"),
+    ((by_content, None, "rasie"), r"at_cap must be 'return_last' or 'raise'; got 'rasie'"),
+])
+def test_a_criterion_built_wrongly_says_how(args, message):
+    with pytest.raises(CriterionError, match=message):
+        Criterion(*args)

@@ -62,3 +62,48 @@ def test_a_chart_with_chinese_text_draws_without_missing_glyphs() -> None:
             axes.set_title("终止判据：空转调用 7 次（步数上限 8）")
             figure.canvas.draw()
     plt.close(figure)
+
+
+_FRESH_CHART = """
+import matplotlib
+matplotlib.use("Agg")
+from matplotlib import font_manager
+if {only_shipped}:  # a machine whose only CJK font is the shipped Regular face
+    font_manager.fontManager.ttflist[:] = [e for e in font_manager.fontManager.ttflist if "CJK" not in e.name]
+import agentloops as al
+from agentloops import plots
+from agentloops.i18n import speaking
+with speaking("zh"):
+    figure = plots.wasted_chart(al.compare(), title="终止判据浪费了什么")
+    figure.savefig(__import__("io").BytesIO(), format="png")
+    print(figure.texts[0].get_fontweight())
+"""
+
+
+@pytest.mark.parametrize("only_shipped", [True, False])
+def test_a_chart_drawn_in_a_fresh_process_writes_nothing_to_stderr(only_shipped: bool) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _FRESH_CHART.format(only_shipped=only_shipped)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and done.stdout.strip() == "bold"
+
+
+def test_a_family_without_a_bold_face_gets_its_regular_face_at_the_bold_weight() -> None:
+    from matplotlib import font_manager
+
+    fonts.register_cjk_font()
+    entries = font_manager.fontManager.ttflist
+    saved = list(entries)
+    try:
+        entries[:] = [e for e in entries if not (e.name == fonts.CJK_FAMILY and e.weight in (700, "bold"))]
+        assert fonts.regular_for_missing_bold([fonts.CJK_FAMILY, "DejaVu Sans"]) == [fonts.CJK_FAMILY]
+        assert fonts.regular_for_missing_bold([fonts.CJK_FAMILY]) == []  # once is enough
+        bold = font_manager.FontProperties(family=fonts.CJK_FAMILY, weight="bold")
+        regular = font_manager.FontProperties(family=fonts.CJK_FAMILY)
+        assert font_manager.findfont(bold) == font_manager.findfont(regular)
+    finally:
+        entries[:] = saved
+        font_manager.fontManager._findfont_cached.cache_clear()

@@ -214,7 +214,7 @@ def test_first_notebook_and_its_option() -> None:
 def voila_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     recorded: list[list[str]] = []
     monkeypatch.setattr(cli, "_find_tool", lambda name: f"/venv/bin/{name}")
-    monkeypatch.setattr(cli.subprocess, "call", lambda command: recorded.append(command) or 0)
+    monkeypatch.setattr("agentloops.lab.serve", lambda command, cwd: recorded.append(command) or 0)
     return recorded
 
 

@@ -188,3 +188,25 @@ def test_a_scenario_states_the_requests_max_tokens_and_a_response_may_override_i
     assert scenario_from_dict({**base, "responses": rounds[:1]}).responses[0].max_tokens is None
     with pytest.raises(ScenarioError, match=r"^s\.json: max_tokens: .*greater than 0"):
         scenario_from_dict({**base, "max_tokens": 0, "responses": rounds}, "s.json")
+
+
+def test_list_scenarios_is_a_list_that_shows_as_a_short_table():
+    from agentloops.i18n import speaking
+    from agentloops.scenario import ScenarioList
+
+    listed = list_scenarios()
+    assert isinstance(listed, list) and listed == [load_scenario(s.name) for s in listed]
+    assert listed[0].name == "normal" and listed[1:3] == list(listed)[1:3]
+    text = repr(listed)
+    lines = text.splitlines()
+    assert lines[0].split() == ["name", "group", "title", "replies"]
+    assert len(lines) == len(listed) + 3 and lines[-1].startswith(f"({len(listed)} scenarios;")
+    assert lines[2].split()[:2] == ["normal", "article"] and lines[2].split()[-1] == str(len(listed[0].responses))
+    assert len(text) < 150 * len(listed)  # a row per scenario, not every scripted reply
+    page = listed._repr_html_()
+    assert page.count("<tr>") == len(listed) + 1 and "<td style='text-align:left'>truncated</td>" in page
+    with speaking("zh"):
+        chinese = [s for s in listed if s.title_zh]
+        if chinese:
+            assert chinese[0].title_zh in repr(listed)
+    assert repr(ScenarioList()).splitlines()[-1] == "(0 scenarios; al.load_scenario(name) for one)"

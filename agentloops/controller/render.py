@@ -68,16 +68,27 @@ class Table:
 
 def html_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], note: str = "",
                highlight: Sequence[bool] | None = None) -> str:
-    """A small HTML table; rows flagged in ``highlight`` get a warm background."""
+    """A small HTML table; rows flagged in ``highlight`` get a warm background.
+
+    A wide table (the budget basis: a sentence of basis per row) must not run off the right edge of a
+    notebook's output: long cells wrap at :data:`CELL_MAX_EM` and the table scrolls sideways inside its
+    own box when it is still wider than the page.
+    """
     head = "".join(f"<th style='text-align:left'>{html.escape(str(h))}</th>" for h in headers)
     body = []
     for i, row in enumerate(rows):
         style = " style='background:#fde9c9'" if highlight and highlight[i] else ""
-        cells = "".join(f"<td style='text-align:left'>{html.escape(str(v))}</td>" for v in row)
+        cells = "".join(f"<td style='{_CELL_STYLE}'>{html.escape(str(v))}</td>" for v in row)
         body.append(f"<tr{style}>{cells}</tr>")
     foot = f"<div><small>{html.escape(note).replace(chr(10), '<br>')}</small></div>" if note else ""
-    return (f"<div><b>{html.escape(title)}</b><table><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>{foot}</div>")
+    return (f"<div class='agentloops-wide' style='overflow-x:auto;max-width:100%'><b>{html.escape(title)}</b>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{foot}</div>")
+
+
+CELL_MAX_EM = 32
+"""Widest a table cell grows before its text wraps, in em."""
+
+_CELL_STYLE = f"text-align:left;vertical-align:top;white-space:normal;max-width:{CELL_MAX_EM}em"
 
 
 def clip(text: str, width: int = 60) -> str:

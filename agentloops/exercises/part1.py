@@ -13,17 +13,18 @@ returns:
 - ``q02_stop_test`` (notebook 02) — ``my_stop_test(response) -> bool``.
   Receives one :class:`~agentloops.response.Response`; returns ``True`` (stop
   and answer with the round's text) or ``False`` (go on). Checked by running
-  it as the loop's criterion on the article's four scenarios and on
-  ``tool-call-with-stop``.
+  it as the loop's criterion on the scenarios 01 and 02 teach (normal,
+  talk-and-call, talk-only, tool-call-with-stop); the truncated round is 03's.
 - ``q03_wasted`` (notebook 03) — ``wasted_calls(log) -> int``. Receives a run
   as a request log: a list of dicts, one per model call, ``{"call": n,
   "new_messages": [...], "response": {...}}`` (see :func:`request_log`); returns
   how many calls were wasted. The log carries no verdict to add up.
 - ``q04_decide`` (notebook 04) — ``my_decide(response) -> al.Continue | al.Finish | al.Abort``.
-  Receives one response; returns the correct loop's decision. Checked on every
-  response of every shipped scenario and on crafted rounds (tool calls with
-  ``length``, tool calls with ``stop``, ``pause``…) against
-  :func:`agentloops.criteria.correct` itself, so the answer key is the code.
+  Receives one response; returns the correct loop's decision. Checked against
+  :func:`agentloops.criteria.correct` itself (the answer key is the code) on every
+  round of every shipped scenario and on crafted ones (tool calls with ``length``,
+  tool calls with ``stop``…) that the lesson's two rules decide; the rounds that
+  need the rarer rules its section 3 teaches (cut-off arguments, ``pause``) are left out.
 - ``q05_respond`` (notebook 05) — ``respond(record, setup) -> Setup | None``.
   Receives a failed run (:class:`~agentloops.record.RunRecord`) and the
   :class:`~agentloops.retry.Setup` it ran with; returns the setup of the next
@@ -61,6 +62,7 @@ from agentloops.record import RunRecord
 from agentloops.response import Response, ToolCall
 from agentloops.retry import CASES, Setup, attempt, failing_tools
 from agentloops.scenario import list_scenarios, load_scenario
+from agentloops.stops import ABORT_CODES
 
 __all__ = ["NAIVE_TESTS", "Setup", "failing_tools", "q01_split", "q02_stop_test", "q03_wasted", "q04_decide",
            "q05_respond", "request_log"]
@@ -138,8 +140,9 @@ q01_split = Exercise(
 
 # --------------------------------------------------------------------------- 02: your own stop test
 
-STOP_TEST_SCENARIOS = ("normal", "talk-and-call", "truncated", "talk-only", "tool-call-with-stop")
-"""The article's four scenarios and the tool call that arrives with ``stop``."""
+STOP_TEST_SCENARIOS = ("normal", "talk-and-call", "talk-only", "tool-call-with-stop")
+"""The scenarios 01 and 02 teach. ``truncated`` is left out: a True/False test cannot get it right, and the
+round cut off by the token limit is 03's lesson (04's exercise checks it), so 02 asks only what it taught."""
 
 
 def judge_stop_test(raw: JSON, scenario: str) -> Verdict:
@@ -182,16 +185,15 @@ q02_stop_test = Exercise(
     prompt=N_(
         "Write my_stop_test(response) -> bool. True means: stop, and answer with this round's text; False "
         "means: go on (run the round's tool calls and ask the model again). It runs as the loop's criterion "
-        "on normal, talk-and-call, truncated, talk-only and tool-call-with-stop, with a cap of 8 calls that "
-        "raises. It is right when every run ends the way the correct loop's does: the same answer after the "
-        "same tools — and where the correct loop raises (a cut-off round), it must report no answer at all "
-        "(True/False cannot raise, so there the cap ends the run). Return exactly True or False."
+        "on normal, talk-and-call, talk-only and tool-call-with-stop, with a cap of 8 calls that raises. It is "
+        "right when every run ends the way the correct loop's does: the same answer after the same tools. "
+        "Return exactly True or False."
     ),
     hints=(
         N_("Two fields can each be wrong alone: text arrives alongside a tool call, and a tool call can arrive "
-        "with finish_reason 'stop'. Which combination really means the model is done?"),
-        N_("Done means: no tool calls left to run, and the round ended normally (finish_reason 'stop')."),
-        N_("return not response.tool_calls and response.finish_reason == 'stop'"),
+        "with finish_reason 'stop'. Which field really says whether work is left?"),
+        N_("Done means: no tool calls left to run, whatever the text and the finish value say."),
+        N_("return not response.tool_calls"),
     ),
     build_cases=_stop_test_cases,
 )
@@ -335,8 +337,25 @@ CRAFTED_ROUNDS: dict[str, Response] = {
 """Rounds the scenarios do not show directly."""
 
 
-def decide_rounds() -> list[tuple[str, Response]]:
-    """Every round ``q04`` is checked on: the crafted ones, then each distinct response of a shipped scenario."""
+def two_rules(response: Response) -> Decision:
+    """The decision notebook 04 teaches before its exercise: rule 1, an abnormal end aborts with its code;
+    rule 2, any tool call goes on; otherwise the text is the answer."""
+    if response.finish_reason in ABORT_CODES:
+        return Abort(ABORT_CODES[response.finish_reason], "abnormal end")
+    return Continue() if response.tool_calls else Finish(response.content)
+
+
+def _same(a: Decision, b: Decision) -> bool:
+    return type(a) is type(b) and getattr(a, "code", None) == getattr(b, "code", None)
+
+
+def decide_rounds(*, taught_only: bool = True) -> list[tuple[str, Response]]:
+    """Every round ``q04`` is checked on: the crafted ones, then each distinct response of a shipped scenario.
+
+    With ``taught_only`` (the check's choice), only the rounds the lesson's two rules decide as
+    :func:`~agentloops.criteria.correct` does: a round that needs a rule 04 teaches later (arguments cut
+    off or not JSON, a ``pause``, ``tool_calls`` with nothing to call) is not asked before it is taught.
+    """
     found = list(CRAFTED_ROUNDS.items())
     seen = {r.summary() for _name, r in found}
     for scenario in list_scenarios():
@@ -345,7 +364,7 @@ def decide_rounds() -> list[tuple[str, Response]]:
                 seen.add(response.summary())
                 found.append((_("{scenario} · response {index}").format(scenario=scenario.name, index=index),
                               response))
-    return found
+    return [(name, r) for name, r in found if not taught_only or _same(two_rules(r), correct(r))]
 
 
 def judge_decide(raw: JSON, response: Response) -> Verdict:
@@ -394,25 +413,19 @@ q04_decide = Exercise(
     noun="rounds",
     prompt=N_(
         "Write my_decide(response) that returns al.Continue(), al.Finish(answer) or al.Abort(code, reason) — "
-        "never True/False. The order of the checks is the lesson. First, how did the round end: an abnormal "
-        "end aborts before anything runs, whatever tool calls the round carries. agentloops.stops.ABORT_CODES "
-        "maps each abnormal finish_reason to its code ('length' → 'truncated', 'content_filter', 'refusal', "
-        "'malformed_tool_call', 'provider_error', 'unknown' → 'unknown_stop'). Then a tool call that cannot run "
-        "aborts ('truncated' when its arguments were cut off mid-JSON — call.is_cut_off — else "
-        "'malformed_tool_call'; call.parsed_arguments is None for both). Only then do the tool calls decide: any "
-        "tool call → Continue, even with finish_reason 'stop'. With no tool calls: 'pause' → Continue; "
-        "'tool_calls' with no call and no text → Abort('malformed_tool_call'); otherwise "
-        "Finish(response.content). Checked against "
-        "al.criteria.correct on every round of every shipped scenario and on crafted ones."
+        "never True/False. The order of the two rules is the lesson. Rule 1, how did the round end: an abnormal "
+        "end aborts before anything runs, whatever tool calls the round carries; agentloops.stops.ABORT_CODES "
+        "maps each abnormal finish_reason to its code ('length' → 'truncated', 'content_filter', …). Rule 2, is "
+        "there work left: any tool call → Continue, even with finish_reason 'stop'; no tool call → "
+        "Finish(response.content). Checked against al.criteria.correct on every round of every shipped scenario, "
+        "and on crafted ones, that these two rules decide (the rarer rounds come after the exercise)."
     ),
     hints=(
         N_("Ask 'how did it end?' before 'is there work left?'. A round cut off by the token limit may carry "
         "tool calls — they are not safe to run."),
         N_("from agentloops.stops import ABORT_CODES; if response.finish_reason in ABORT_CODES: return "
-        "al.Abort(ABORT_CODES[response.finish_reason], …). Then check each call.parsed_arguments (None: it "
-        "cannot run; call.is_cut_off says whether it was cut off)."),
-        N_("After the abnormal ends and the broken calls: if response.tool_calls: return al.Continue(); then 'pause' "
-        "→ Continue, 'tool_calls' with no text → Abort('malformed_tool_call', …), else "
+        "al.Abort(ABORT_CODES[response.finish_reason], …)."),
+        N_("After the abnormal ends: if response.tool_calls: return al.Continue(); else return "
         "al.Finish(response.content)."),
     ),
     build_cases=_decide_cases,

@@ -15,7 +15,7 @@ import html
 from dataclasses import dataclass
 from typing import Literal
 
-from agentloops.i18n import N_, _
+from agentloops.i18n import N_, _, ngettext
 
 Status = Literal["correct", "incorrect", "not attempted"]
 """The verdict on an exercise, as in Kaggle's learntools."""
@@ -49,6 +49,9 @@ def case_label(name: str) -> str:
     identifier (no space: ``ok``, ``pause``, a scenario name such as ``tool-call-with-stop``) stays as it is."""
     return _(name) if " " in name else name
 
+
+COLLAPSE_ABOVE = 8
+"""More cases than this and a check shows only the ones that did not pass; the passing ones fold into one line."""
 
 OUTPUT_LIMIT = 2000
 """Characters of the learner's printed output shown under a verdict."""
@@ -121,10 +124,29 @@ class ExerciseResult:
         raise KeyError(_("no case named {name}; cases: {cases}").format(name=repr(name),
                                                                        cases=", ".join(c.name for c in self.cases)))
 
+    def shown_cases(self) -> tuple[tuple[CaseResult, ...], tuple[CaseResult, ...]]:
+        """The cases shown one per line, and the passing ones folded away (a long check shows its failures).
+
+        A check of 58 rounds that lists every one buries the two that failed; above
+        :data:`COLLAPSE_ABOVE` cases only those that did not pass get a line of their own
+        (:attr:`cases` still holds them all).
+        """
+        if len(self.cases) <= COLLAPSE_ABOVE:
+            return self.cases, ()
+        return self.failures, tuple(case for case in self.cases if case.passed)
+
+    def _folded(self, count: int) -> str:
+        if not self.failures:
+            return ngettext("✓ {n} case passed", "✓ {n} cases passed", count).format(n=count)
+        return ngettext("✓ {n} more case passed", "✓ {n} more cases passed", count).format(n=count)
+
     def __str__(self) -> str:
         lines = [_("{badge} — {exercise}: {message}").format(badge=_(BADGES[self.status][0]), exercise=self.exercise,
                                                             message=self.message)]
-        lines += [f"  {case.line()}" for case in self.cases]
+        shown, folded = self.shown_cases()
+        lines += [f"  {case.line()}" for case in shown]
+        if folded:
+            lines.append(f"  {self._folded(len(folded))}")
         if self.output:
             lines.append(_("Your code printed:\n{output}").format(output=_trim(self.output)))
         if self.hint:
@@ -137,13 +159,11 @@ class ExerciseResult:
     def _repr_html_(self) -> str:
         label, colour = BADGES[self.status]
         label = _(label)
-        rows = "".join(
-            f"<tr><td style='{_CELL};color:{CASE_MARKS[c.status][1]};font-weight:bold'>{CASE_MARKS[c.status][0]}</td>"
-            f"<td style='{_CELL};white-space:nowrap'><code>{html.escape(c.name)}</code></td>"
-            f"<td style='{_CELL}'>{html.escape(c.message)}</td></tr>"
-            for c in self.cases
-        )
-        table = f"<table style='border-collapse:collapse;margin:4px 0'>{rows}</table>" if rows else ""
+        shown, folded = self.shown_cases()
+        table = _case_table(shown)
+        if folded:
+            table += (f"<details><summary style='color:{CASE_MARKS['passed'][1]}'>"
+                      f"{html.escape(self._folded(len(folded)))}</summary>{_case_table(folded)}</details>")
         printed = html.escape(_("Your code printed"))
         output = (f"<details><summary>{printed}</summary><pre>{html.escape(_trim(self.output))}</pre></details>"
                   if self.output else "")
@@ -155,6 +175,16 @@ class ExerciseResult:
                                                           message=html.escape(self.message))
             + f"{table}{output}{hint}</div>"
         )
+
+
+def _case_table(cases: tuple[CaseResult, ...]) -> str:
+    rows = "".join(
+        f"<tr><td style='{_CELL};color:{CASE_MARKS[c.status][1]};font-weight:bold'>{CASE_MARKS[c.status][0]}</td>"
+        f"<td style='{_CELL};white-space:nowrap'><code>{html.escape(c.name)}</code></td>"
+        f"<td style='{_CELL}'>{html.escape(c.message)}</td></tr>"
+        for c in cases
+    )
+    return f"<table style='border-collapse:collapse;margin:4px 0'>{rows}</table>" if rows else ""
 
 
 @dataclass(frozen=True)

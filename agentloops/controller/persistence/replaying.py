@@ -242,8 +242,13 @@ class Replay:
         return f"<div><b>{html.escape(str(self).splitlines()[0])}</b>{self.diff._repr_html_()}</div>"
 
 
+def _source(trace: Trace) -> str:
+    """How an error names a recorded configuration: the file and its start line, else the trace id."""
+    return f"{trace.path}:1" if trace.path is not None else f"trace {trace.trace_id}"
+
+
 def _task_of(trace: Trace) -> Task:
-    task = make_task(trace.start.task["type"], trace.start.task["params"], source=f"trace {trace.trace_id}")
+    task = make_task(trace.start.task["type"], trace.start.task["params"], source=_source(trace))
     return Task(task.type, task.params, Budget.model_validate(trace.start.budget))
 
 
@@ -253,7 +258,7 @@ def _recorded_world(original: Trace) -> tuple[Task, ControllerScenario | None, C
     start = original.start
     task = _task_of(original)
     scenario = None if start.scenario is None else \
-        scenario_from_dict(start.scenario, f"trace {original.trace_id}: scenario")
+        scenario_from_dict(start.scenario, f"{_source(original)}: scenario")
     injector = FaultInjector(scenario.faults if scenario is not None else ())
 
     def live(spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult:

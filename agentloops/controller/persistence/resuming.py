@@ -18,7 +18,7 @@ from agentloops.controller.persistence.saved import (
     check_not_resumed,
     load_state,
     mark_resumed,
-    trace_beside,
+    resume_trace_path,
     trace_prefix,
 )
 from agentloops.controller.persistence.trace import TraceWriter
@@ -67,12 +67,7 @@ def resume(saved: ControllerRun | SavedLike, answer: str, *, model: Model | None
     state = load_state(saved)
     data = state.to_saved()
     source = str(saved) if isinstance(saved, (str, Path)) else "saved run"
-    if trace is not None:
-        trace_path: str | Path | None = trace
-    elif isinstance(saved, (str, Path)):  # a file: it may only point beside itself
-        trace_path = trace_beside(Path(saved), state.trace_path)
-    else:
-        trace_path = state.trace_path
+    trace_path = resume_trace_path(saved, state, trace)
     check_not_resumed(data, source, trace_path)
     controller = Controller.from_state(state, model=model or _scenario_model(state, source), tools=tools,
                                        executor=executor, source=source, stages=stages)

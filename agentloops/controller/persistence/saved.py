@@ -184,6 +184,27 @@ def portable_trace_path(trace: Path | None, saved_file: Path) -> str | None:
         return None
 
 
+def resume_trace_path(saved: SavedLike, state: RunState, trace: str | Path | None) -> str | Path | None:
+    """The trace a resume of ``saved`` appends to: ``trace`` if given, else the saved run's own (for a file, only
+    beside it: :func:`trace_beside`)."""
+    if trace is not None:
+        return trace
+    if isinstance(saved, (str, Path)):
+        return trace_beside(Path(saved), state.trace_path)
+    return state.trace_path
+
+
+def unwitnessed_resume(saved: SavedLike, trace: str | Path | None) -> bool:
+    """Whether a resume of ``saved`` has no trace file to check for an earlier resume of the same pause.
+
+    The mark :func:`mark_resumed` writes lives in one file: a *copy* taken before the resume carries no
+    mark, and another process's :class:`PauseStore` is empty. Only a trace file both copies share can then
+    refuse the second resume; without one, the caller is told that nobody can know.
+    """
+    path = resume_trace_path(saved, load_state(saved), trace)
+    return path is None or not Path(path).is_file()
+
+
 def trace_beside(saved_file: Path, recorded: str | None) -> Path | None:
     """Where a saved *file* says its trace is: only beside or below it — never absolute, never up with ``..``.
 

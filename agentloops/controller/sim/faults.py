@@ -32,9 +32,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    ValidationError,
+    model_validator,
+)
 
 from agentloops.controller.errors import ConfigError
 from agentloops.controller.tools import ToolResult, ToolSpec
@@ -45,6 +55,8 @@ FaultKind = Literal[
     "not_found", "permanent_error", "format_change", "slow", "duplicate", "crash",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
+_NO_RESULT_OF_THEIR_OWN = frozenset({"slow", "duplicate", "format_change", "crash"})
+"""Kinds that do not replace the tool's result, so a ``retryable`` on them would mean nothing."""
 
 
 class Fault(BaseModel):
@@ -58,6 +70,9 @@ class Fault(BaseModel):
         match: only calls whose arguments include these values.
         latency_s: for ``slow``: how long the call takes.
         message: the error text to report instead of the default one.
+        retryable: whether the tool marks the failure retryable (``None``: the kind's own answer, yes for
+            ``timeout`` and ``rate_limited`` only). The router honours the tool's judgement, so a file can
+            declare a timeout that must not be retried (a payment call that may have gone through).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -69,13 +84,22 @@ class Fault(BaseModel):
     match: dict[str, Any] = Field(default_factory=dict)
     latency_s: PositiveFloat | None = None
     message: str | None = None
+    retryable: bool | None = None
+
+    @model_validator(mode="after")
+    def _retryable_needs_a_failure(self) -> Fault:
+        if self.retryable is not None and self.kind in _NO_RESULT_OF_THEIR_OWN:
+            raise ValueError(f"retryable applies to a kind that replaces the tool's result, not {self.kind!r} "
+                             "(the tool still runs, or the process dies)")
+        return self
 
     def describe(self) -> str:
         """One line, e.g. ``get_weather(city=Beijing): timeout ×1``."""
         where = ", ".join(f"{k}={v}" for k, v in self.match.items())
         count = "always" if self.times is None else f"×{self.times}"
         skip = f" after {self.after}" if self.after else ""
-        return f"{self.tool}({where}): {self.kind} {count}{skip}"
+        retry = "" if self.retryable is None else (" (retryable)" if self.retryable else " (not retryable)")
+        return f"{self.tool}({where}): {self.kind} {count}{skip}{retry}"
 
 
 FaultLike = Fault | Mapping[str, Any]
@@ -132,7 +156,13 @@ def _norm(value: Any) -> Any:
 
 
 def fault_result(fault: Fault, spec: ToolSpec) -> ToolResult:
-    """The result a failing kind reports (kinds that still run the tool are handled by the caller)."""
+    """The result a failing kind reports, marked retryable as the fault declares (else as the kind is)."""
+    result = _kind_result(fault, spec)
+    return result if fault.retryable is None else replace(result, retryable=fault.retryable)
+
+
+def _kind_result(fault: Fault, spec: ToolSpec) -> ToolResult:
+    """The result a failing kind reports by default (kinds that still run the tool are handled by the caller)."""
     name = spec.name
     text = fault.message
     if fault.kind == "timeout":

@@ -3,17 +3,20 @@
 Added to the main command by :func:`add_controller_commands`. Every user
 mistake (an unknown scenario or policy, a malformed trace) ends in one line
 on stderr and exit status 2; ``controller check`` exits 1 when a scenario no
-longer does what its file expects.
+longer does what its file expects; a run a ``crash`` fault kills on purpose is
+one line on stderr naming the trace it kept, and status 137 (a shell's ``kill -9``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 from typing import Any
 
 from agentloops.cli import positive_int
-from agentloops.controller.errors import ConfigError
+from agentloops.controller.errors import ConfigError, ProcessKilled
 from agentloops.controller.policy.error_policy import resolve_policy
 from agentloops.controller.render import Table
 from agentloops.i18n import _, speaking
@@ -96,9 +99,16 @@ def _run(args: argparse.Namespace) -> str:
 
 def _resume(args: argparse.Namespace) -> str:
     from agentloops.controller.persistence.resuming import resume
+    from agentloops.controller.persistence.saved import unwitnessed_resume
 
+    unwitnessed = unwitnessed_resume(args.saved, args.trace)  # before the resume writes a trace of its own
     run = resume(args.saved, args.answer, trace=args.trace)
-    return _run_output(run, args.json)
+    note = _("note: no trace file was there to check, so nobody can know whether a copy of this saved run was "
+             "resumed before; keep one trace (--trace) that every copy shares to have a second resume refused")
+    if args.json:
+        return json.dumps({**_json(run), "resume_unchecked": note if unwitnessed else None}, ensure_ascii=False,
+                          indent=1, default=str)
+    return _run_output(run, False) + ("\n" + note if unwitnessed else "")
 
 
 def _replay(args: argparse.Namespace) -> str:
@@ -300,6 +310,32 @@ def _add_evidence_commands(cmds: Any) -> None:
     _command(cmds, "evidence", _evidence, _("the six pieces of evidence and the command that produces each"), True)
 
 
+EXIT_KILLED = 137
+"""The status of a run a ``crash`` fault killed: what a shell reports for a ``kill -9`` (128 + 9)."""
+
+
 def dispatch(args: argparse.Namespace) -> str | tuple[str, int]:
-    """Run the chosen controller subcommand."""
-    return args.controller_handler(args)  # type: ignore[no-any-return]
+    """Run the chosen controller subcommand.
+
+    A ``crash`` fault kills the run on purpose (a simulated ``kill -9``): that is the scenario working,
+    not a bug, so it is one line on stderr saying where the trace is kept, and status :data:`EXIT_KILLED`.
+    """
+    try:
+        return args.controller_handler(args)  # type: ignore[no-any-return]
+    except ProcessKilled as killed:
+        return _killed(args, killed)
+
+
+def _killed(args: argparse.Namespace, killed: ProcessKilled) -> tuple[str, int]:
+    """The one line reporting a simulated kill, naming the trace that survived it (or saying none was kept)."""
+    kept = getattr(args, "trace", None) if args.controller_command in ("run", "resume") else None
+    if args.controller_command == "replay":
+        kept = args.out
+    if kept:
+        line = _("the run was killed ({what}); its trace is kept in {path}: agentloops controller show {path}").format(
+            what=killed, path=kept)
+    else:
+        line = _("the run was killed ({what}); no trace was kept (pass --trace to keep one)").format(what=killed)
+    with contextlib.suppress(OSError):
+        print(f"agentloops: {line}", file=sys.stderr)
+    return "", EXIT_KILLED

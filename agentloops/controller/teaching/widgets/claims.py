@@ -1,0 +1,126 @@
+"""Notebook 11: premature claims of done, and how many a policy lets through."""
+
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as widgets
+
+from agentloops.controller.controller import Controller
+from agentloops.controller.policy.error_policy import resolve_policy
+from agentloops.controller.render import html_table
+from agentloops.controller.sim.planners import TaskPlanner
+from agentloops.controller.teaching.experiments import (
+    random_case,
+)
+from agentloops.controller.teaching.widgets.panel import (
+    _STYLE,
+    PREFIX,
+    _chart_image,
+    _classed,
+    _headers,
+    _Lru,
+    _Panel,
+)
+from agentloops.i18n import N_, _
+from agentloops.tables import text_table
+
+
+def claim_counts(p_early_claim: float = 0.3, premature_claims: int = 1, n: int = 60, seed: int = 0
+                 ) -> dict[str, Counter[str]]:
+    """How ``n`` runs of a model that claims success early end, under the naive and the default policy.
+
+    Each run compares two cities drawn from seed ``seed + i``, with a planner
+    that, once it has one city, answers "all done" with probability
+    ``p_early_claim`` per turn. No tool fails. A run counts as ``verified``
+    when it reported success and the completion condition holds, as
+    ``unverified`` when it reported success and the condition does not hold,
+    and by its stop status otherwise.
+
+    Args:
+        p_early_claim: probability per turn of an early "done".
+        premature_claims: how many unfounded "done" replies the default policy answers with what is missing.
+        n: runs per policy.
+        seed: first seed.
+    """
+    out: dict[str, Counter[str]] = {"naive": Counter(), "default": Counter()}
+    policies = {"naive": resolve_policy("naive"),
+                "default": resolve_policy("default").model_copy(update={"premature_claims": premature_claims})}
+    for i in range(n):
+        case = random_case(seed + i)
+        for name, policy in policies.items():
+            task = case.task()
+            model = TaskPlanner(task, p_early_claim=p_early_claim, seed=seed + i)
+            run = Controller(task, model, policy=policy, trace_id=f"claim-{seed + i}", label=name).run()
+            if run.status == "succeeded":
+                out[name]["verified" if run.stop.verified else "unverified"] += 1
+            else:
+                out[name][run.status] += 1
+    return out
+
+
+CLAIM_HEADERS: tuple[str, ...] = (N_("policy"), N_("ended as"), N_("runs"))
+"""Columns of :meth:`ClaimsState.rows`."""
+
+
+@dataclass(frozen=True)
+class ClaimsState:
+    """Counts behind the claims explorer (see :func:`claim_counts`)."""
+
+    p_early_claim: float
+    premature_claims: int
+    n: int
+    counts: Mapping[str, Mapping[str, int]]
+
+    def rows(self) -> list[list[Any]]:
+        """One row per policy and outcome."""
+        return [[policy, kind, count] for policy, by_kind in self.counts.items() for kind, count in
+                sorted(by_kind.items(), key=lambda kv: -kv[1])]
+
+    def text(self) -> str:
+        """The counts as a text table."""
+        head = _("Claims explorer — {n} runs per policy, early-claim probability {p}, 'not done yet' answers "
+                 "allowed: {pushback}").format(n=self.n, p=f"{self.p_early_claim:g}", pushback=self.premature_claims)
+        return f"{head}\n" + text_table(_headers(CLAIM_HEADERS), self.rows())
+
+
+class ClaimsExplorer(_Panel):
+    """How often is "done" true? Set how eagerly the model claims, and how often the controller pushes back."""
+
+    def __init__(self, p_early_claim: float = 0.3, premature_claims: int = 1, n: int = 60) -> None:
+        self._state: ClaimsState | None = None
+        self.n = n
+        self.p = _classed(widgets.FloatSlider(value=p_early_claim, min=0.0, max=0.8, step=0.05,
+                                              description=_("early 'done' chance"), style=_STYLE,
+                                              continuous_update=False), f"{PREFIX}-claim-chance")
+        self.pushback = _classed(widgets.IntSlider(value=premature_claims, min=0, max=3,
+                                                   description=_("'not done yet' replies"), style=_STYLE,
+                                                   continuous_update=False), f"{PREFIX}-pushback")
+        from agentloops.controller.teaching.plots import LiveClaimsChart
+
+        self._chart = LiveClaimsChart(("naive", "default"), n)
+        self._counts = _Lru()
+        self.chart = _chart_image(self._chart)
+        self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
+        self._wire([self.p, self.pushback])
+        super().__init__([self.p, self.pushback, self.chart, self.table])
+        self.add_class(f"{PREFIX}-claims-explorer")
+        self.refresh()
+
+    def refresh(self) -> ClaimsState:
+        """Run the experiment for the current settings (once per setting) and redraw."""
+        key = (round(self.p.value, 4), self.pushback.value)
+        counts = self._counts.get(key, lambda: {k: dict(v) for k, v in claim_counts(*key, self.n).items()})
+        self._state = ClaimsState(self.p.value, self.pushback.value, self.n, counts)
+        self.chart.value = self._chart.update(counts)
+        self.table.value = html_table(_("How the runs ended"), _headers(CLAIM_HEADERS), self._state.rows())
+        return self._state
+
+
+def claims_explorer(p_early_claim: float = 0.3, premature_claims: int = 1, n: int = 60) -> ClaimsExplorer:
+    """Build the claims explorer (see :class:`ClaimsExplorer`)."""
+    return ClaimsExplorer(p_early_claim, premature_claims, n)
