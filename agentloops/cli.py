@@ -25,12 +25,12 @@ import importlib
 import io
 import json
 import os
-import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from agentloops import i18n
+from agentloops.arguments import whole_number
 from agentloops.comparison import compare
 from agentloops.criteria import CRITERION_NAMES
 from agentloops.errors import AgentLoopsError
@@ -55,42 +55,13 @@ class _CommandError(Exception):
     pass
 
 
-_DIGITS = re.compile(r"[0-9]+")
-
-
-def _whole_number(text: str, low: int, high: int | None) -> int:
-    """``text`` as a whole number from ``low`` to ``high``, written in plain ASCII digits only.
-
-    ``int()`` also takes ``+3``, `` 3``, ``3_0`` and ``٣``; a command line
-    that means something else by them should fail, not run with a guess.
-    """
-    expected = (_("a whole number from {low} to {high}").format(low=low, high=high) if high is not None
-                else _("a whole number of at least {low}").format(low=low))
-    if not _DIGITS.fullmatch(text):
-        raise argparse.ArgumentTypeError(_("expected {expected}, in digits 0-9; got {text!r}").format(
-            expected=expected, text=text))
-    digits = text.lstrip("0") or "0"
-    if len(digits) > 18:  # int() of thousands of digits is slow, and no option here means that many
-        raise argparse.ArgumentTypeError(_("expected {expected}; got a number with {n} digits").format(
-            expected=expected, n=len(digits)))
-    value = int(digits)
-    if value < low or (high is not None and value > high):
-        raise argparse.ArgumentTypeError(_("expected {expected}; got {value}").format(expected=expected, value=value))
-    return value
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1, plain ASCII digits only, with a one-line error otherwise."""
-    return _whole_number(text, 1, None)
-
-
 def max_steps_int(text: str) -> int:
     """argparse type for ``--max-steps``: from 1 to the loop's :data:`~agentloops.loop.MAX_STEPS_LIMIT`."""
-    return _whole_number(text, 1, MAX_STEPS_LIMIT)
+    return whole_number(text, 1, MAX_STEPS_LIMIT)
 
 
 def _port(text: str) -> int:
-    return _whole_number(text, 1, 65535)
+    return whole_number(text, 1, 65535)
 
 
 MAX_STEPS_HELP = N_("model calls before the loop gives up, from 1 to {limit} (default: {default})")

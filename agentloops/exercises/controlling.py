@@ -24,66 +24,22 @@ import contextlib
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, get_args
 
 from agentloops.controller.policy.error_policy import DEFAULT_POLICY, Route, RouteContext, route, route_name
 from agentloops.controller.stopping.progress import ProgressMonitor, Repeat, fingerprint
-from agentloops.controller.task.state import Fact, TaskState
+from agentloops.controller.task.state import TaskState
 from agentloops.controller.tools import TRANSIENT, ToolResult, ToolSpec, ToolStatus
-from agentloops.errors import UsageError
 from agentloops.exercises import outputs
 from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_call
 from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.failures import raised_text
+from agentloops.exercises.kit import PRICE_TASK, Action, Attempt, PriceEntry, price_state
 from agentloops.exercises.results import case_label
 from agentloops.i18n import N_, _, language
 
 # --------------------------------------------------------------------------- q4: is this action a repeat?
-
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """An action the model asks for: a tool, its arguments, and the state version it was asked at.
-
-    Attributes:
-        tool: the tool's name.
-        args: the arguments as the model sent them (spelling and key order vary).
-        state_version: the task state's *progress* version when the action was chosen
-            (:attr:`TaskState.progress_version`, the one a fingerprint uses: it moves only when a
-            fact or a settled item is added, so a failed attempt leaves it where it was).
-    """
-
-    tool: str
-    args: Mapping[str, Any]
-    state_version: int
-
-    def __str__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
-        return _("{tool}({args}) at v{version}").format(tool=self.tool, args=args, version=self.state_version)
-
-
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    """An earlier action and how it went.
-
-    Attributes:
-        action: what was done.
-        status: the tool result's status (``ok``, ``timeout``, ``permission_denied``…).
-        new_observation: it added something to the task state (a fact, an item settled).
-        turn: the turn it happened in.
-    """
-
-    action: Action
-    status: ToolStatus
-    new_observation: bool
-    turn: int = 0
-
-    def __str__(self) -> str:
-        news = _("something new") if self.new_observation else _("nothing new")
-        return _("turn {turn}: {action} → {status}, {news}").format(turn=self.turn, action=self.action,
-                                                                    status=self.status, news=news)
 
 
 def controller_repeat(action: Action, history: Sequence[Attempt]) -> tuple[bool, str]:
@@ -418,70 +374,6 @@ q5 = Exercise(
 
 Assessment = Literal["complete", "incomplete", "impossible"]
 ASSESSMENTS: tuple[str, ...] = get_args(Assessment)
-
-
-@dataclass(frozen=True, slots=True)
-class PriceTaskSpec:
-    """A new task type, ``price_compare``: find a product's price at several shops.
-
-    Attributes:
-        name: the task type's name.
-        product: what is priced.
-        shops: where to look; each is one work item ``price:<shop>``.
-        minimum: how many shops must give a usable price.
-        currency: the currency the user wants; a price in another one does not count.
-    """
-
-    name: str = "price_compare"
-    product: str = "kettle-k9"
-    shops: tuple[str, ...] = ("shop-a", "shop-b", "shop-c")
-    minimum: int = 2
-    currency: str = "EUR"
-
-    @property
-    def condition(self) -> str:
-        """The completion condition in words."""
-        return _("a price in {currency}, with its source, from at least {minimum} of the {shops} shops").format(
-            currency=self.currency, minimum=self.minimum, shops=len(self.shops))
-
-    @property
-    def items(self) -> tuple[str, ...]:
-        """The work items, one per shop."""
-        return tuple(f"price:{shop}" for shop in self.shops)
-
-
-PRICE_TASK = PriceTaskSpec()
-"""The task type of ``q6``."""
-
-PriceEntry = tuple[float, str, str] | str
-
-
-def price_state(prices: Mapping[str, PriceEntry], task: PriceTaskSpec = PRICE_TASK) -> TaskState:
-    """A task state for ``price_compare``, built through the controller's own API.
-
-    Args:
-        prices: shop → ``(amount, currency, source)`` for a price found, or a reason (text) for a shop
-            given up. Shops not named stay open.
-        task: the task type.
-
-    Raises:
-        UsageError: an unknown shop or a malformed entry.
-    """
-    state = TaskState(task.name, f"compare the price of {task.product}", (f"prices in {task.currency}",), task.items)
-    for turn, (shop, value) in enumerate(prices.items(), 1):
-        if shop not in task.shops:
-            raise UsageError(_("price_state: unknown shop {shop}; expected one of: {shops}").format(
-                shop=repr(shop), shops=", ".join(task.shops)))
-        item = f"price:{shop}"
-        if isinstance(value, str):
-            state.mark_missing(item, value)
-            continue
-        if not (isinstance(value, tuple) and len(value) == 3):
-            raise UsageError(_("price_state: {shop}: expected (amount, currency, source) or a reason; got {value}")
-                             .format(shop=shop, value=repr(value)))
-        amount, currency, source = value
-        state.add_fact(Fact(item, {"amount": amount, "currency": currency}, f"{amount} {currency}", source, turn))
-    return state
 
 
 _A = (19.9, "EUR", "shop-a/prices#call_1")

@@ -25,9 +25,8 @@ from agentloops.controller.policy.routes import (
     StopRun,
 )
 from agentloops.controller.tools import TRANSIENT
-from agentloops.exercises.controlling import PRICE_TASK, Action, Attempt
-from agentloops.exercises.part1 import Setup, failing_tools
-from agentloops.exercises.stopping import LoggedCall, run_tool, tool_results
+from agentloops.exercises.kit import PRICE_TASK, Action, Attempt, LoggedCall, run_tool, tool_results
+from agentloops.retry import Setup, failing_tools
 
 # -- set 1: stop the loop ----------------------------------------------------------------------
 

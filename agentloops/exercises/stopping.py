@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -32,10 +31,11 @@ from agentloops.exercises import outputs
 from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_call
 from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.failures import describe_raised, raised_text
+from agentloops.exercises.kit import LoggedCall, run_tool, tool_results
 from agentloops.exercises.outputs import Encoded, WrongValue
 from agentloops.exercises.results import case_label
 from agentloops.i18n import N_, _, ngettext, shown
-from agentloops.loop import Tools, execute, run, run_loop
+from agentloops.loop import run, run_loop
 from agentloops.messages import Message
 from agentloops.record import OUTCOME_LABELS, RunRecord
 from agentloops.response import Response, ToolCall, show_content
@@ -49,31 +49,10 @@ SCENARIO_GROUPS: tuple[Group, ...] = ("article", "extra")
 # --------------------------------------------------------------------------- helpers the learner may use
 
 
-def run_tool(tools: Tools, call: ToolCall) -> str:
-    """Run one tool call and return the text to send back, as the package's loop does.
-
-    Args:
-        tools: tool name → canned text (the scenario's ``tools``).
-        call: the call the model made.
-    """
-    return execute(tools, call)[0]
 
 
-def tool_results(messages: Sequence[Message]) -> list[tuple[str, str, str | None]]:
-    """Each tool result in ``messages`` as (tool name, the call's arguments, the text sent back).
 
-    A tool message carries only the call's id; the arguments live in the
-    assistant message that made the call, so this pairs them up. A result
-    whose call is not among ``messages`` gets ``"?"`` for its arguments.
-    """
-    arguments: dict[str, str] = {}
-    found = []
-    for message in messages:
-        if message.role == "assistant":
-            arguments.update({call.id: call.arguments for call in message.tool_calls})
-        elif message.role == "tool":
-            found.append((message.name or "?", arguments.get(message.tool_call_id or "", "?"), message.content))
-    return found
+
 
 
 # --------------------------------------------------------------------------- q1: a stop criterion
@@ -422,23 +401,6 @@ def _repeats(record: RunRecord) -> str:
     if not steps:
         return _("none")
     return ngettext("call {steps}", "calls {steps}", len(steps)).format(steps=", ".join(steps))
-
-
-@dataclass(frozen=True, slots=True)
-class LoggedCall:
-    """One model call as a request log records it: what was sent and what came back — no verdict on it.
-
-    Attributes:
-        step: 1-based call number.
-        request: every message sent on this call.
-        new_from: index in ``request`` of the first message the previous call did not send.
-        response: what the model returned.
-    """
-
-    step: int
-    request: tuple[Message, ...]
-    new_from: int
-    response: Response
 
 
 def call_log(record: RunRecord) -> tuple[LoggedCall, ...]:

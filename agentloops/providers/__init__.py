@@ -59,12 +59,13 @@ from functools import cache
 from types import ModuleType
 from typing import Any, Literal
 
-from agentloops import stops
+import agentloops.stops as stops
 from agentloops.criteria import Abort, Continue, Decision, Finish, correct
 from agentloops.errors import UsageError
 from agentloops.i18n import _
 from agentloops.providers import streaming
 from agentloops.providers._common import RawBodyError
+from agentloops.providers.examples import example_for
 from agentloops.response import FinishReason, Response
 from agentloops.stops import FORMATS, ProviderFormat, StopKind, StopValue
 from agentloops.tables import markdown_table, text_table
@@ -185,8 +186,6 @@ def decide(response: Response) -> Decision:
 
 @cache
 def _rows(formats: tuple[str, ...]) -> tuple[StopRow, ...]:
-    from agentloops.providers.examples import example_for  # the examples import this package
-
     rows = []
     for name in formats:
         for value in stop_values(name):

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentloops.providers import stop_values
 from agentloops.providers._common import RawBodyError
-from agentloops.stops import ABSENT, StopValue
+from agentloops.stops import ABSENT, StopValue, stop_values
 
 TEXT = "notes.txt has 42 lines."
 ARGS = {"path": "notes.txt"}

@@ -42,7 +42,9 @@ from pydantic import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    SerializerFunctionWrapHandler,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 
@@ -85,6 +87,14 @@ class Fault(BaseModel):
     latency_s: PositiveFloat | None = None
     message: str | None = None
     retryable: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _retryable_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave ``retryable`` out while unset, so the traces of files written before it stay byte-identical."""
+        data: dict[str, Any] = handler(self)
+        if self.retryable is None:
+            data.pop("retryable", None)
+        return data
 
     @model_validator(mode="after")
     def _retryable_needs_a_failure(self) -> Fault:

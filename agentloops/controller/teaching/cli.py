@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from agentloops.cli import positive_int
+from agentloops.arguments import positive_int
 from agentloops.controller.errors import ConfigError, ProcessKilled
 from agentloops.controller.policy.error_policy import resolve_policy
 from agentloops.controller.render import Table
