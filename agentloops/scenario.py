@@ -23,7 +23,6 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
-import agentloops.providers as providers  # no SDK: the adapters are plain functions over dicts
 from agentloops.errors import ScenarioError, ScenarioNotFound, UsageError, describe_validation_error
 from agentloops.jsonfile import one_line, parse_json, quoted, read_text, shown_path
 from agentloops.resources import data_dir
@@ -128,6 +127,8 @@ def _convert_raw(data: Any) -> Any:
     bodies = data.get("responses")
     if fmt == "agentloops" or not isinstance(bodies, (list, tuple)):
         return data
+    import agentloops.providers as providers  # loaded only for a provider-format file (the core never needs it)
+
     if not providers.is_provider_format(fmt):
         allowed = ", ".join(repr(f) for f in get_args(ScenarioFormat))
         raise ScenarioError(f"format: expected one of {allowed}; got {fmt!r}")

@@ -32,8 +32,12 @@ from typing import Any
 
 import pytest
 
+from agentloops.exercises.part1 import q02_stop_test
 from agentloops.lab import prepare_folder
 from agentloops.resources import find_tool
+
+CASES_02 = len(q02_stop_test.build_cases(lambda response: not response.tool_calls))
+"""The scenarios 02's check asks (those 01–02 teach), counted from the exercise itself."""
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
@@ -188,7 +192,7 @@ def test_a_learner_predicts_then_writes_a_wrong_and_a_right_stop_test(lab: str) 
             wrong = _write_and_check(page, WRONG)
             assert "Not yet" in wrong and "talk-and-call" in wrong, wrong
             right = _write_and_check(page, RIGHT)
-            assert "Correct" in right and "all 5 scenarios pass" in right, right
+            assert "Correct" in right and f"all {CASES_02} scenarios pass" in right, right
         finally:
             page.screenshot(path=str(ARTIFACTS / "browser-lesson-02.png"), full_page=False)
             browser.close()
@@ -255,7 +259,7 @@ def test_a_learner_walks_the_chinese_edition_of_the_same_lesson(lab: str) -> Non
             wrong = _write_and_check(page, WRONG)
             assert "还不对" in wrong and "talk-and-call" in wrong, wrong
             right = _write_and_check(page, RIGHT)
-            assert "正确" in right and "5 个场景全部通过" in right, right
+            assert "正确" in right and f"{CASES_02} 个场景全部通过" in right, right
         finally:
             page.screenshot(path=str(ARTIFACTS / "browser-lesson-zh-02.png"), full_page=False)
             browser.close()

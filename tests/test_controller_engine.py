@@ -168,7 +168,7 @@ def test_no_engine_module_is_over_400_lines_and_no_function_over_50():
 
     too_long = []
     for path in sorted(Path(controller.__file__).parent.rglob("*.py")):
-        if path.parent.name == "teaching":  # the teaching UI is not the engine
+        if "teaching" in path.parts:  # the teaching UI (and its subpackages) is not the engine
             continue
         text = path.read_text(encoding="utf-8")
         if len(text.splitlines()) > 400:

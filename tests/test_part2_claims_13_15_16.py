@@ -62,6 +62,9 @@ CLAIMS: tuple[tuple[str, str, str], ...] = (
      "a careless compaction sends the loop back over finished work; checked, it is refused"),
     ("16-context-compaction", "task-state-survives-compaction",
      "a task state sent every turn survives a careless compaction"),
+    ("16-context-compaction", "self-check-compaction-record",
+     "the careless scenario keeps one recent turn, and the checked run's first compaction is refused for a "
+     "dropped constraint and replaced by the safe memory (what the self-check questions describe)"),
 )
 """(notebook, slug, the claim in words)."""
 
