@@ -20,6 +20,7 @@ run fails here, with the cell's source.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,21 +98,21 @@ def _is_widget_cell(cell: Any) -> bool:
     )
 
 
-def play_and_run_on(path: Path) -> list[str]:
-    """Execute ``path`` cell by cell with play after each widget cell; return what failed (empty: all fine)."""
+def drive(path: Path, after: Callable[[Any], list[tuple[str, str]]], *, timeout: int = 300) -> list[str]:
+    """Execute ``path`` cell by cell in one kernel, running the (label, source) steps ``after(cell)`` gives after
+    each code cell, then every sanity cell again. Returns what failed, each with its source (empty: all fine)."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
     from nbformat.v4 import new_code_cell
 
     nb = _read(path)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=False,
                             resources={"metadata": {"path": str(path.parent)}})
     failures: list[str] = []
     with client.setup_kernel(env=_kernel_env()):
         def run(source: str, index: int, label: str) -> None:
-            cell = new_code_cell(source)
             try:
-                client.execute_cell(cell, index)
+                client.execute_cell(new_code_cell(source), index)
             except CellExecutionError as error:
                 failures.append(f"{path.name}: {label} failed\n--- source ---\n{source}\n--- error ---\n{error}")
 
@@ -119,14 +120,25 @@ def play_and_run_on(path: Path) -> list[str]:
             if cell.cell_type != "code":
                 continue
             run(cell.source, index, f"cell {index + 1}")
-            if _is_widget_cell(cell):
-                run(PLAY_EVERYTHING, index, f"playing with the widgets of cell {index + 1}")
-                if path.name.startswith("06-") and cell.source.strip().endswith("explorer"):
-                    run(THINGS_TO_TRY_06, index, "06's Things to try")
+            for label, source in after(cell):
+                run(source, index, f"{label} after cell {index + 1}")
         for index, cell in enumerate(nb.cells):
             if "sanity-check" in cell.metadata.get("tags", []):
                 run(cell.source, index, f"re-running check cell {index + 1} after the play")
     return failures
+
+
+def play_and_run_on(path: Path) -> list[str]:
+    """Execute ``path`` with play after each widget cell (and 06's Things to try); return what failed."""
+    def after(cell: Any) -> list[tuple[str, str]]:
+        if not _is_widget_cell(cell):
+            return []
+        steps = [("playing with the widgets", PLAY_EVERYTHING)]
+        if path.name.startswith("06-") and cell.source.strip().endswith("explorer"):
+            steps.append(("06's Things to try", THINGS_TO_TRY_06))
+        return steps
+
+    return drive(path, after)
 
 
 def test_part1_notebooks_are_found() -> None:

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.test_notebooks import NOTEBOOKS, _kernel_env, _read
-from tests.test_things_to_try import PLAY_EVERYTHING
+from tests.test_notebooks import NOTEBOOKS, _read
+from tests.test_things_to_try import PLAY_EVERYTHING, drive
 
 LESSONS = ("10-what-the-loop-updates.ipynb", "11-when-is-it-done.ipynb", "12-tool-errors.ipynb")
 PATHS = [NOTEBOOKS / name for name in LESSONS] + [NOTEBOOKS / "zh" / name for name in LESSONS]
@@ -100,35 +100,19 @@ def _things_to_try(path: Path, source: str) -> list[str]:
 
 
 def play_and_run_on(path: Path) -> list[str]:
-    """Execute ``path`` cell by cell, playing after each widget cell; return what failed (empty: all fine)."""
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
-    from nbformat.v4 import new_code_cell
-
-    nb = _read(path)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=False,
-                            resources={"metadata": {"path": str(path.parent)}})
-    failures: list[str] = []
+    """Execute ``path``: after each widget cell its Things to try (from the widget as it opens, as the list says),
+    then play with everything; then every sanity cell again. Returns what failed (empty: all fine)."""
     played = 0
-    with client.setup_kernel(env=_kernel_env()):
-        def run(source: str, index: int, label: str) -> None:
-            try:
-                client.execute_cell(new_code_cell(source), index)
-            except CellExecutionError as error:
-                failures.append(f"{path}: {label} failed\n--- source ---\n{source}\n--- error ---\n{error}")
 
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
-                continue
-            run(cell.source, index, f"cell {cell.get('id')}")
-            if _shows_a_widget(cell.source):
-                for steps in _things_to_try(path, cell.source):  # from the widget as it opens, as the list says
-                    run(steps, index, f"the Things to try of cell {cell.get('id')}")
-                run(PLAY_EVERYTHING, index, f"playing with the widgets of cell {cell.get('id')}")
-                played += 1
-        for index, cell in enumerate(nb.cells):
-            if "sanity-check" in cell.metadata.get("tags", []):
-                run(cell.source, index, f"re-running check cell {cell.get('id')} after the play")
+    def after(cell: Any) -> list[tuple[str, str]]:
+        nonlocal played
+        if not _shows_a_widget(cell.source):
+            return []
+        played += 1
+        return [*(("the Things to try", steps) for steps in _things_to_try(path, cell.source)),
+                ("playing with the widgets", PLAY_EVERYTHING)]
+
+    failures = drive(path, after, timeout=600)
     if played < 2:
         failures.append(f"{path}: expected a prediction and an explorer to play with; found {played} widget cells")
     return failures

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.test_notebooks import NOTEBOOKS, _kernel_env, _read
-from tests.test_things_to_try import PLAY_EVERYTHING
+from tests.test_notebooks import NOTEBOOKS, _read
+from tests.test_things_to_try import PLAY_EVERYTHING, drive
 
 LESSONS = [path for name in ("14-traces-and-replay", "15-parallel-calls", "16-context-compaction")
            for path in (NOTEBOOKS / f"{name}.ipynb", NOTEBOOKS / "zh" / f"{name}.ipynb")]
@@ -63,35 +63,13 @@ def _shows_a_widget(source: str) -> bool:
 
 
 def play_and_run_on(path: Path) -> list[str]:
-    """Execute ``path`` cell by cell, playing after each widget cell; return what failed (empty: all fine)."""
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
-    from nbformat.v4 import new_code_cell
+    """Execute ``path``: after each widget cell play with everything, then follow the Things to try it shows; then
+    every sanity cell again. Returns what failed (empty: all fine)."""
+    def after(cell: Any) -> list[tuple[str, str]]:
+        play = [("playing with the widgets", PLAY_EVERYTHING)] if _shows_a_widget(cell.source) else []
+        return play + [("the Things to try", steps) for marker, steps in THINGS_TO_TRY.items() if marker in cell.source]
 
-    nb = _read(path)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=False,
-                            resources={"metadata": {"path": str(path.parent)}})
-    failures: list[str] = []
-    with client.setup_kernel(env=_kernel_env()):
-        def run(source: str, index: int, label: str) -> None:
-            try:
-                client.execute_cell(new_code_cell(source), index)
-            except CellExecutionError as error:
-                failures.append(f"{path.name}: {label} failed\n--- source ---\n{source}\n--- error ---\n{error}")
-
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
-                continue
-            run(cell.source, index, f"cell {index + 1}")
-            if _shows_a_widget(cell.source):
-                run(PLAY_EVERYTHING, index, f"playing with the widgets of cell {index + 1}")
-            for marker, steps in THINGS_TO_TRY.items():
-                if marker in cell.source:
-                    run(steps, index, f"the Things to try after cell {index + 1}")
-        for index, cell in enumerate(nb.cells):
-            if "sanity-check" in cell.metadata.get("tags", []):
-                run(cell.source, index, f"re-running check cell {index + 1} after the play")
-    return failures
+    return drive(path, after, timeout=600)
 
 
 def _explorers(path: Path) -> set[str]:
