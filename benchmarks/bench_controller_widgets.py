@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentloops.controller.sim.scenarios import build_controller
+from agentloops.controller.running.scenarios import build_controller
 from agentloops.controller.teaching import widgets
 from agentloops.controller.teaching.plots import LiveRunChart
 

@@ -43,7 +43,7 @@ from types import FrameType
 from typing import Any
 
 import agentloops
-from agentloops.controller.sim.scenarios import build_controller
+from agentloops.controller.running.scenarios import build_controller
 
 SCENARIO = "weather-timeout-once"
 TURN = 2

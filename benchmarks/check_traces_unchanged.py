@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.controller.engine import new_trace_id
-from agentloops.controller.persistence.resuming import resume
 from agentloops.controller.policy.error_policy import POLICIES
-from agentloops.controller.sim.scenarios import (
-    build_controller,
+from agentloops.controller.running.resuming import resume
+from agentloops.controller.running.scenarios import build_controller
+from agentloops.controller.sim.scenario_files import (
     controller_scenario_names,
     controller_scenarios_dir,
     load_controller_scenario,

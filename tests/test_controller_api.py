@@ -57,8 +57,8 @@ def test_every_run_has_its_own_id_and_keeps_the_scenario_name_as_its_label():
 
 
 def test_a_wide_table_wraps_its_long_cells_and_scrolls_inside_its_box():
-    from agentloops.controller.render import CELL_MAX_EM
     from agentloops.controller.teaching.evidence import budget_basis
+    from agentloops.controller.vocabulary.render import CELL_MAX_EM
 
     page = budget_basis("weather_compare")._repr_html_()
     assert page.startswith("<div class='agentloops-wide' style='overflow-x:auto;max-width:100%'>")

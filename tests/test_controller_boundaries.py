@@ -10,13 +10,15 @@ import pytest
 
 from agentloops import ScriptedModel
 from agentloops.controller import Controller, make_task, resume, run_scenario
-from agentloops.controller.errors import ConfigError
-from agentloops.controller.parallel import Arrival, Batch, JoinRule
+from agentloops.controller.parallel import Batch
 from agentloops.controller.policy.budgets import within
 from agentloops.controller.policy.error_policy import DEFAULT_POLICY, RouteContext, route
 from agentloops.controller.sim.faults import Fault
+from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.task.world import TOOLS
-from agentloops.controller.tools import Toolbox, ToolResult
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.ledger import Arrival
+from agentloops.controller.vocabulary.tools import Toolbox, ToolResult
 
 WEATHER = make_task("weather_compare", cities=["Shanghai", "Beijing"])
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentloops.cli import main
-from agentloops.controller.sim.scenarios import controller_scenarios_dir
+from agentloops.controller.sim.scenario_files import controller_scenarios_dir
 
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:

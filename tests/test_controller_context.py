@@ -17,7 +17,7 @@ from agentloops.controller import (
     memory_from_state,
     run_scenario,
 )
-from agentloops.controller.persistence.resuming import resume
+from agentloops.controller.running.resuming import resume
 from agentloops.controller.sim.executor import execute
 from agentloops.controller.task.context import observe, summarize
 from agentloops.controller.task.world import TOOLS

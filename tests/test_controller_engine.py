@@ -8,11 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentloops.controller import Controller, make_task, run_scenario
-from agentloops.controller.parallel import Arrival, Batch, JoinRule
+from agentloops.controller.parallel import Batch
 from agentloops.controller.persistence.trace import TraceSink, TraceWriter
 from agentloops.controller.policy.budgets import BudgetMeter, SimClock
-from agentloops.controller.tools import ToolResult
+from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.turn import request_size
+from agentloops.controller.vocabulary.ledger import Arrival
+from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.messages import Message
 from agentloops.stubs import ScriptedModel
 

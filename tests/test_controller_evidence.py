@@ -20,7 +20,6 @@ from agentloops.controller import (
     repeated_call_trace,
     stop_statuses,
 )
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.teaching.evidence import (
     ONE_FAILURE,
     ROUNDING,
@@ -31,6 +30,7 @@ from agentloops.controller.teaching.evidence import (
     one_failure_cost,
 )
 from agentloops.controller.teaching.experiments import Measured, measure_uncapped
+from agentloops.controller.vocabulary.errors import ConfigError
 
 
 def test_completion_conditions_cover_every_task_type():

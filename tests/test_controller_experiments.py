@@ -14,8 +14,8 @@ from agentloops.controller import (
     random_runs,
     run_cap_only,
 )
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.teaching.experiments import case_dict, measure_uncapped, task_case, uncapped
+from agentloops.controller.vocabulary.errors import ConfigError
 
 
 def test_a_seed_always_draws_the_same_case():

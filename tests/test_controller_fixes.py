@@ -22,9 +22,9 @@ from agentloops.controller import (
     read_trace,
     run_scenario,
 )
-from agentloops.controller.persistence.resuming import resume
 from agentloops.controller.persistence.saved import PauseStore
 from agentloops.controller.policy.error_policy import DEFAULT_POLICY, Fallback, Retry, RouteContext, route
+from agentloops.controller.running.resuming import resume
 from agentloops.controller.sim.executor import execute
 from agentloops.controller.stopping.status import NEXT_STEPS, STOP_CODES, Stop
 from agentloops.controller.task.world import TOOLS
@@ -157,7 +157,7 @@ def test_the_same_pause_delivered_twice_resumes_once():
 
 
 def test_a_new_run_that_reuses_a_seeded_trace_id_is_not_taken_for_a_redelivery():
-    from agentloops.controller.sim.scenarios import build_controller
+    from agentloops.controller.running.scenarios import build_controller
 
     store = PauseStore()
     for _ in range(2):  # a notebook cell run twice

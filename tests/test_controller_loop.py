@@ -23,7 +23,7 @@ from agentloops.controller import (
     read_trace,
     run_scenario,
 )
-from agentloops.controller.persistence.resuming import resume
+from agentloops.controller.running.resuming import resume
 from agentloops.controller.task.world import TOOLS
 
 

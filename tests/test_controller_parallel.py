@@ -20,7 +20,7 @@ from agentloops.controller import (
     make_task,
     run_scenario,
 )
-from agentloops.controller.parallel import Arrival
+from agentloops.controller.vocabulary.ledger import Arrival
 
 OK = ToolResult("ok", data={"x": 1}, source="svc")
 FAIL = ToolResult("permanent_error", error="down", source="svc")

@@ -15,7 +15,7 @@ from agentloops.controller import (
     normalize_args,
     run_scenario,
 )
-from agentloops.controller.tools import Param
+from agentloops.controller.vocabulary.tools import Param
 
 
 def call(tool: str, args: dict) -> dict:

@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 
 from agentloops.cli import main
 from agentloops.controller import Controller, ControllerRun, Fault, resume
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.persistence.run_state import READABLE_SCHEMAS, RUN_STATE_SCHEMA, RunState
 from agentloops.controller.persistence.saved import PauseStore, load_state
 from agentloops.controller.persistence.trace import read_trace
+from agentloops.controller.running.scenarios import build_controller
 from agentloops.controller.sim.scenario_files import controller_scenario_names, load_controller_scenario
-from agentloops.controller.sim.scenarios import build_controller
+from agentloops.controller.vocabulary.errors import ConfigError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "controller"
 V1_SAVED = "order-paused-v1.json"

@@ -26,7 +26,7 @@ from agentloops.controller import (
     resume,
     run_scenario,
 )
-from agentloops.controller.sim.scenarios import controller_scenarios_dir, scenario_from_dict
+from agentloops.controller.sim.scenario_files import controller_scenarios_dir, scenario_from_dict
 from agentloops.controller.task.world import TOOLS
 
 REQUIRED = {"weather-normal", "weather-reask", "weather-timeout-once", "weather-timeout-always", "weather-early-claim",

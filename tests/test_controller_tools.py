@@ -8,7 +8,7 @@ from agentloops.controller import ConfigError, Fault, FaultInjector, Param, Proc
 from agentloops.controller.sim.executor import call_tool, execute
 from agentloops.controller.sim.faults import faults_from
 from agentloops.controller.task.world import TOOLS
-from agentloops.controller.tools import validate
+from agentloops.controller.vocabulary.tools import validate
 
 
 def test_schema_rejects_before_the_tool_runs():

@@ -22,9 +22,9 @@ from agentloops.controller import (
     replay,
     run_scenario,
 )
-from agentloops.controller.persistence.resuming import resume
 from agentloops.controller.persistence.trace import TraceWriter
-from agentloops.controller.sim.scenarios import controller_scenario_names
+from agentloops.controller.running.resuming import resume
+from agentloops.controller.sim.scenario_files import controller_scenario_names
 
 TURN_FIELDS = {"trace_id", "turn", "state_version", "pending_goal", "action", "args_summary", "tool_status",
                "observation", "state_delta", "budget_left", "decision"}

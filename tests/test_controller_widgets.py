@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from matplotlib.colors import to_hex
 
 import agentloops.controller as ctl
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.teaching import plots, widgets
+from agentloops.controller.vocabulary.errors import ConfigError
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -154,7 +154,7 @@ def test_any_setting_ends_in_a_status_within_budget(scenario: str, fault: str, p
     loaded = ctl.load_controller_scenario(scenario)
     task = loaded.build_task().with_budget(retries=retries, steps=steps)
     faults = widgets.inject(task, fault) + tuple(loaded.faults)
-    from agentloops.controller.sim.scenarios import build_controller
+    from agentloops.controller.running.scenarios import build_controller
 
     run = build_controller(loaded, policy=policy, faults=faults, budget=task.budget).run()
     assert run.status in ctl.STOP_STATUSES

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentloops.controller.policy.routes import Accept, Retry
-from agentloops.controller.sim.scenarios import controller_scenario_names
+from agentloops.controller.sim.scenario_files import controller_scenario_names
 from agentloops.exercises import solutions
 from agentloops.exercises.building import judge_outcome, q7, q8, q9, q10, q11, q12, regression
 from agentloops.exercises.checking import LearnerError

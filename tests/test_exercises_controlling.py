@@ -9,7 +9,7 @@ import re
 import pytest
 
 from agentloops.controller import DEFAULT_POLICY, route
-from agentloops.controller.tools import TRANSIENT
+from agentloops.controller.vocabulary.tools import TRANSIENT
 from agentloops.errors import UsageError
 from agentloops.exercises import progress
 from agentloops.exercises.controlling import (

@@ -318,7 +318,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _load_controller_scenario(path: str) -> object:
-    from agentloops.controller.sim.scenarios import load_controller_scenario
+    from agentloops.controller.sim.scenario_files import load_controller_scenario
 
     return load_controller_scenario(path)
 

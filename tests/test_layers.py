@@ -1,5 +1,5 @@
-"""The controller's folder listing is its architecture: the engine at the top, three layers, persistence
-beside them, the simulation, and the teaching UI apart.
+"""The controller's folder listing is its architecture, bottom to top: the base vocabulary, three layers,
+persistence and the simulated world, the engine, what drives it (running), and the teaching UI apart.
 
 Each rule is a function over a folder that returns what breaks it, so each is run twice: on the package
 (nothing breaks it) and on a small folder built to break it (the rule notices).
@@ -17,9 +17,13 @@ import agentloops.controller
 
 PACKAGE = Path(agentloops.__file__).parent
 CONTROLLER = Path(agentloops.controller.__file__).parent
-SUBPACKAGES = {"task", "policy", "stopping", "persistence", "sim", "teaching"}
+SUBPACKAGES = {"vocabulary", "task", "policy", "stopping", "persistence", "sim", "running", "teaching"}
 LAYERS = ("task", "policy", "stopping")
 """The three layers: task & state, budgets & error policy, progress & stopping."""
+FLOORS = {"vocabulary": 0, "task": 1, "policy": 1, "stopping": 1, "persistence": 2, "sim": 2, "": 3,
+          "running": 4, "teaching": 5}
+"""Each folder's floor (``""``: the engine, the controller's top-level modules). A module imports only its own
+floor or lower ones, so the listing read bottom to top is the order in which the package can be understood."""
 UI = ("agentloops.controller.teaching", "agentloops.plots", "agentloops.widgets", "agentloops.cli", "matplotlib",
       "ipywidgets", "IPython")
 """What the engine (everything in the controller outside ``teaching/``) never imports, not even lazily."""
@@ -97,6 +101,27 @@ def layers_import_sim(root: Path, name: str = "agentloops.controller") -> list[s
             for dep in sorted(imports(module, path, known)) if _in(dep, name, "sim")]
 
 
+def _floor(module: str, name: str) -> int | None:
+    """The floor of a controller module; ``None`` for the package's own ``__init__`` (a lazy index of names)."""
+    if module == name:
+        return None
+    parts = module[len(name) + 1:].split(".")
+    return FLOORS.get(parts[0] if len(parts) > 1 else "", 3)
+
+
+def imports_upward(root: Path, name: str = "agentloops.controller") -> list[str]:
+    """Every import of a module on a higher floor than the importer's (imports inside functions count)."""
+    known = modules(root, name)
+    problems = []
+    for module, path in known.items():
+        floor = _floor(module, name)
+        for dep in sorted(d for d in imports(module, path, known) if d in known):
+            above = _floor(dep, name)
+            if floor is not None and above is not None and above > floor:
+                problems.append(f"{module} imports {dep}, a floor above it")
+    return problems
+
+
 def import_circles(root: Path, name: str) -> list[str]:
     """Every import circle, counting imports inside functions (an import moved into a function still runs,
     so it hides a circle rather than breaking it): each group of modules that reach one another, sorted."""
@@ -152,6 +177,11 @@ def test_the_three_layers_do_not_import_the_simulation():
     assert not problems, "\n".join(problems)
 
 
+def test_every_import_goes_down_the_floors():
+    problems = imports_upward(CONTROLLER)
+    assert not problems, "\n".join(problems)
+
+
 def test_the_package_has_no_import_circle():
     problems = import_circles(PACKAGE, "agentloops")
     assert not problems, "\n".join(problems)
@@ -188,6 +218,7 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 
 @pytest.mark.parametrize(("files", "rule", "expected"), [
     ({"helpers/__init__.py": ""}, wrong_subpackages, ["helpers/: not one of the layers"]),
+    ({"engine.py": "from agentloops.controller.task import state\n", "task/state.py": ""}, imports_upward, []),
     ({"engine.py": "def draw():\n    from agentloops.controller.teaching import plots\n"}, engine_imports_ui,
      ["agentloops.controller.engine imports agentloops.controller.teaching",
       "agentloops.controller.engine imports agentloops.controller.teaching.plots"]),
@@ -200,6 +231,16 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
     ({"stopping/status.py": "def f():\n    from agentloops.controller.sim import faults\n"}, layers_import_sim,
      ["agentloops.controller.stopping.status imports agentloops.controller.sim",
       "agentloops.controller.stopping.status imports agentloops.controller.sim.faults"]),
+    ({"task/state.py": "def f():\n    from agentloops.controller.engine import Run\n", "engine.py": ""}, imports_upward,
+     ["agentloops.controller.task.state imports agentloops.controller.engine, a floor above it"]),
+    ({"persistence/trace.py": "from agentloops.controller.running import replaying\n",
+      "running/replaying.py": ""}, imports_upward,
+     ["agentloops.controller.persistence.trace imports agentloops.controller.running, a floor above it",
+      "agentloops.controller.persistence.trace imports agentloops.controller.running.replaying, a floor above it"]),
+    ({"vocabulary/tools.py": "from agentloops.controller.policy import budgets\n", "policy/budgets.py": ""},
+     imports_upward, ["agentloops.controller.vocabulary.tools imports agentloops.controller.policy, a floor above it",
+                      "agentloops.controller.vocabulary.tools imports agentloops.controller.policy.budgets, "
+                      "a floor above it"]),
     ({"sim/__init__.py": '"""A layer: ``planners``."""\nfrom .planners import TaskPlanner\n'}, subpackage_inits_define_names,
      ["sim/__init__.py:2: ImportFrom (a docstring only, no names)", "sim/__init__.py: the docstring does not name ``faults``"]),
 ])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from agentloops.controller.errors import StageError
 from agentloops.controller.policy.routes import (
     Accept,
     AcceptNotFound,
@@ -20,8 +19,10 @@ from agentloops.controller.policy.routes import (
     Retry,
     StopRun,
 )
-from agentloops.controller.sim.scenarios import check_scenario, load_controller_scenario, run_scenario
+from agentloops.controller.running.scenarios import check_scenario, run_scenario
+from agentloops.controller.sim.scenario_files import load_controller_scenario
 from agentloops.controller.stages import Stages
+from agentloops.controller.vocabulary.errors import StageError
 
 # ---- a learner's stages (plain Python) ------------------------------------------------------------------
 

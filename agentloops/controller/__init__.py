@@ -50,14 +50,16 @@ in place of the package's (:mod:`.stages`)::
     >>> run_scenario("weather-early-claim", completion=lambda items, facts, need: "complete").status
     'succeeded'
 
-**The folder is the architecture.** The engine (one run, one turn) is the top level: ``controller``,
-``engine``, ``turn``, ``calls``, ``attempts``, ``parallel``, ``tools``, ``errors``, ``render``. The
-three layers are three subpackages a turn calls into: :mod:`.task` (task & state: items, facts,
-completion conditions), :mod:`.policy` (budgets & error policy) and :mod:`.stopping` (progress &
-stopping: fingerprints, statuses). :mod:`.persistence` (traces, saved runs, resume, replay) sits
-beside them, :mod:`.sim` is the simulation the scenarios run in (injected faults, stub models,
-scenario files), and :mod:`.teaching` (widgets, plots, evidence, experiments, the CLI) stays apart,
-never imported by the engine (``render`` holds the small text and HTML table helpers both use).
+**The folder is the architecture**, bottom to top. :mod:`.vocabulary` holds the words every layer uses
+(tool specs and results, the call ledger and its records, the errors, table rendering). The three
+layers a turn calls into sit on it: :mod:`.task` (task & state: items, facts, completion conditions,
+join rules), :mod:`.policy` (budgets & error policy) and :mod:`.stopping` (progress & stopping:
+fingerprints, statuses). :mod:`.persistence` (trace lines, saved runs, results) and :mod:`.sim` (the
+simulated world: injected faults, stub models, scenario files) read and write runs without the engine.
+The engine (one run, one turn) is the top level: ``controller``, ``engine``, ``turn``, ``calls``,
+``attempts``, ``parallel``, ``stages``. :mod:`.running` drives it — run a scenario, resume a saved run,
+replay a trace — and :mod:`.teaching` (widgets, plots, evidence, experiments, the CLI) stays apart,
+never imported by the engine.
 :class:`Controller` is the thin shell that owns a ``Run`` and calls the turn until it stops.
 
 Importing it is cheap: each public name loads its module on first use, and
@@ -73,15 +75,15 @@ from typing import Any
 _MODULES: dict[str, tuple[str, ...]] = {
     "controller": ("Controller", "run_controller"),
     "engine": ("Controls", "new_trace_id"),
-    "errors": ("ConfigError", "ControllerScenarioError", "ControllerScenarioNotFound", "ControllerUsageError",
-               "ProcessKilled", "StageError", "TaskFinishedError", "TraceError"),
-    "parallel": ("CALL_STATES", "CallRecord", "JoinRule", "Ledger"),
-    "render": ("Table",),
+    "vocabulary.errors": ("ConfigError", "ControllerScenarioError", "ControllerScenarioNotFound",
+                          "ControllerUsageError", "ProcessKilled", "StageError", "TaskFinishedError", "TraceError"),
+    "vocabulary.ledger": ("CALL_STATES", "CallRecord", "Ledger"),
+    "vocabulary.render": ("Table",),
     "stages": ("ASSESSMENTS", "Stages"),
-    "tools": ("TOOL_STATUSES", "Param", "ToolResult", "ToolSpec", "ToolStatus", "Toolbox"),
-    "persistence.replaying": ("Regression", "Replay", "TraceDiff", "diff_traces", "regression", "replay"),
+    "vocabulary.tools": ("TOOL_STATUSES", "Param", "ToolResult", "ToolSpec", "ToolStatus", "Toolbox"),
+    "running.replaying": ("Regression", "Replay", "TraceDiff", "diff_traces", "regression", "replay"),
     "persistence.result": ("ControllerRun",),
-    "persistence.resuming": ("resume",),
+    "running.resuming": ("resume",),
     "persistence.run_state": ("RunState",),
     "persistence.trace": ("Trace", "TraceWriter", "TurnRecord", "read_trace"),
     "policy.budgets": ("BUDGET_NAMES", "Budget", "BudgetMeter", "Limit", "SimClock"),
@@ -91,9 +93,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "sim.planners": ("TaskPlanner",),
     "sim.scenario_files": ("ControllerScenario", "controller_scenario_names", "list_controller_scenarios",
                            "load_controller_scenario"),
-    "sim.scenarios": ("check_scenario", "run_scenario", "scenario_table"),
+    "running.scenarios": ("check_scenario", "run_scenario", "scenario_table"),
     "stopping.progress": ("Fingerprint", "ProgressMonitor", "fingerprint", "normalize_args"),
     "stopping.status": ("STATUS_DEFINITIONS", "STOP_STATUSES", "Stop", "StopStatus", "status_table"),
+    "task.joins": ("JoinRule",),
     "task.context": ("CompactionCheck", "ContextPolicy", "ContextStore", "careless_compactor", "check_compaction",
                      "memory_from_state"),
     "task.state": ("Fact", "StateDelta", "TaskState"),

@@ -19,13 +19,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
-from agentloops.controller.parallel import ARRIVAL_ORDER, Arrival
 from agentloops.controller.policy.budgets import EPSILON
 from agentloops.controller.policy.error_policy import Degrade, Fallback, Retry, Route, RouteContext, route
 from agentloops.controller.stopping.progress import Fingerprint, normalize_args, normalize_value
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.context import summarize
-from agentloops.controller.tools import ToolResult, ToolSpec, action_label, validate
+from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
+from agentloops.controller.vocabulary.tools import ToolResult, ToolSpec, action_label, validate
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 from agentloops.tokens import estimate_tokens

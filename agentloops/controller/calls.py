@@ -42,7 +42,7 @@ from agentloops.controller.attempts import (
     usable,
 )
 from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
-from agentloops.controller.parallel import Arrival, Batch
+from agentloops.controller.parallel import Batch
 from agentloops.controller.policy.budgets import EPSILON, BudgetName
 from agentloops.controller.policy.error_policy import (
     Accept,
@@ -54,11 +54,12 @@ from agentloops.controller.policy.error_policy import (
     Route,
     StopRun,
 )
-from agentloops.controller.render import clip
 from agentloops.controller.stopping.progress import Fingerprint, Repeat
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.state import Fact
-from agentloops.controller.tools import ToolResult
+from agentloops.controller.vocabulary.ledger import Arrival
+from agentloops.controller.vocabulary.render import clip
+from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 

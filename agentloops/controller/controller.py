@@ -11,7 +11,7 @@ A run that pauses or hands off is captured as one versioned value
 :meth:`Controller.from_state` rebuilds a controller from it: that is how a resume continues.
 Nothing here raises for a run that ends badly — a model or provider that
 raises included: every ending is a :class:`~agentloops.controller.stopping.status.Stop`.
-Only a simulated kill (:class:`~agentloops.controller.errors.ProcessKilled`)
+Only a simulated kill (:class:`~agentloops.controller.vocabulary.errors.ProcessKilled`)
 escapes, to prove that the trace survives it.
 """
 
@@ -33,8 +33,6 @@ from agentloops.controller.engine import (
     Turn,
     new_run,
 )
-from agentloops.controller.errors import ConfigError, StageError
-from agentloops.controller.parallel import Call, CallRecord
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.persistence.run_state import RUN_STATE_SCHEMA, RunState
 from agentloops.controller.persistence.saved import message_from_dict, message_to_dict
@@ -48,8 +46,10 @@ from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.context import Compactor, ContextPolicy
 from agentloops.controller.task.state import TaskState
 from agentloops.controller.task.tasks import Task, make_task
-from agentloops.controller.tools import Toolbox
 from agentloops.controller.turn import finish, play
+from agentloops.controller.vocabulary.errors import ConfigError, StageError
+from agentloops.controller.vocabulary.ledger import Call, CallRecord
+from agentloops.controller.vocabulary.tools import Toolbox
 from agentloops.stubs import Model
 from agentloops.tokens import Tokenizer, estimate_tokens
 
@@ -170,7 +170,7 @@ class Controller:
 
         Args:
             state: a run state (``run.run_state``, or :func:`~agentloops.controller.persistence.saved.load_state`).
-            model: the model to continue with (:func:`~agentloops.controller.persistence.resuming.resume`
+            model: the model to continue with (:func:`~agentloops.controller.running.resuming.resume`
                 rebuilds a scenario's stub model past the calls made).
             tools: the toolbox (default: the task's).
             executor: runs tool attempts (default: the stub tools with the saved faults).

@@ -21,8 +21,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from agentloops.controller.errors import ConfigError
-from agentloops.controller.parallel import Arrival, Ledger
 from agentloops.controller.persistence.trace import TRACE_SCHEMA, TraceSink, TurnRecord
 from agentloops.controller.policy.budgets import Budget, BudgetMeter, BudgetName, SimClock
 from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
@@ -40,7 +38,9 @@ from agentloops.controller.task.context import (
 )
 from agentloops.controller.task.state import StateDelta, TaskState
 from agentloops.controller.task.tasks import Task
-from agentloops.controller.tools import TRANSIENT, Toolbox, ToolResult, ToolSpec
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.ledger import Arrival, Ledger
+from agentloops.controller.vocabulary.tools import TRANSIENT, Toolbox, ToolResult, ToolSpec
 from agentloops.messages import Message
 from agentloops.response import Response
 from agentloops.stubs import Model

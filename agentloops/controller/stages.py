@@ -22,7 +22,7 @@ Pass your own with ``run_scenario(name, completion=my_check)`` (or ``update=``, 
 ``budget_check=``, ``repeat=``, ``join=``; :class:`Stages` holds them for
 :class:`~agentloops.controller.controller.Controller`).
 A stage passed in is guarded: if it raises, or returns a value of the wrong type, the run ends with
-one :class:`~agentloops.controller.errors.StageError` that names the stage and the function.
+one :class:`~agentloops.controller.vocabulary.errors.StageError` that names the stage and the function.
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from agentloops.controller.errors import StageError
-from agentloops.controller.parallel import JoinCheck, joined
 from agentloops.controller.policy.budgets import BudgetCheck, within
 from agentloops.controller.policy.error_policy import Router
 from agentloops.controller.policy.routes import Route
 from agentloops.controller.stopping.progress import RepeatCheck, is_repeat
+from agentloops.controller.task.joins import JoinCheck, joined
 from agentloops.controller.task.state import assess
 from agentloops.controller.task.task_types import Update
+from agentloops.controller.vocabulary.errors import StageError
 
 Completion = Callable[..., str]
 """The completion stage's shape: (items by status, facts by item, items needed) → an assessment."""

@@ -41,12 +41,12 @@ from agentloops.controller.engine import (
     make_stop,
     stop_unobtainable,
 )
-from agentloops.controller.parallel import ARRIVAL_ORDER
 from agentloops.controller.stopping.progress import normalize_args
 from agentloops.controller.stopping.status import SYSTEM_FAILURES, Stop, StopStatus
 from agentloops.controller.task.answers import contradiction
 from agentloops.controller.task.context import CompactionEvent, check_compaction, memory_from_state
-from agentloops.controller.tools import ASK_USER
+from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER
+from agentloops.controller.vocabulary.tools import ASK_USER
 from agentloops.criteria import Abort, correct
 from agentloops.messages import Message
 from agentloops.response import Response, ToolCall

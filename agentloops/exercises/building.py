@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
-from agentloops.controller.errors import StageError
-from agentloops.controller.render import Table
-from agentloops.controller.sim.scenarios import build_controller, check_scenario, controller_scenario_names
+from agentloops.controller.running.scenarios import build_controller, check_scenario
+from agentloops.controller.sim.scenario_files import controller_scenario_names
 from agentloops.controller.stages import Stages
+from agentloops.controller.vocabulary.errors import StageError
+from agentloops.controller.vocabulary.render import Table
 from agentloops.exercises import compacting, outputs, trace_questions
 from agentloops.exercises.checking import Case, LearnerError, Verdict, run_cases
 from agentloops.exercises.exercise import Exercise, is_stub

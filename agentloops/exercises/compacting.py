@@ -21,7 +21,8 @@ from collections.abc import Callable
 from functools import cache, partial
 from typing import Any
 
-from agentloops.controller.sim.scenarios import build_controller, load_controller_scenario
+from agentloops.controller.running.scenarios import build_controller
+from agentloops.controller.sim.scenario_files import load_controller_scenario
 from agentloops.controller.task.context import memory_from_state
 from agentloops.controller.task.state import TaskState
 from agentloops.exercises import outputs

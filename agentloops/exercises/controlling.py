@@ -30,7 +30,7 @@ from typing import Any, Literal, get_args
 from agentloops.controller.policy.error_policy import DEFAULT_POLICY, Route, RouteContext, route, route_name
 from agentloops.controller.stopping.progress import ProgressMonitor, Repeat, fingerprint
 from agentloops.controller.task.state import TaskState
-from agentloops.controller.tools import TRANSIENT, ToolResult, ToolSpec, ToolStatus
+from agentloops.controller.vocabulary.tools import TRANSIENT, ToolResult, ToolSpec, ToolStatus
 from agentloops.exercises import outputs
 from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_call
 from agentloops.exercises.exercise import Exercise

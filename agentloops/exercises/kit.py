@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentloops.controller.task.state import Fact, TaskState
-from agentloops.controller.tools import ToolStatus
+from agentloops.controller.vocabulary.tools import ToolStatus
 from agentloops.errors import UsageError
 from agentloops.i18n import _
 from agentloops.loop import Tools, execute

@@ -24,7 +24,7 @@ from agentloops.controller.policy.routes import (
     Retry,
     StopRun,
 )
-from agentloops.controller.tools import TRANSIENT
+from agentloops.controller.vocabulary.tools import TRANSIENT
 from agentloops.exercises.kit import PRICE_TASK, Action, Attempt, LoggedCall, run_tool, tool_results
 from agentloops.retry import Setup, failing_tools
 

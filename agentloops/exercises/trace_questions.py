@@ -15,7 +15,7 @@ from functools import cache, partial
 from typing import Any
 
 from agentloops.controller.persistence.trace import Trace
-from agentloops.controller.sim.scenarios import run_scenario
+from agentloops.controller.running.scenarios import run_scenario
 from agentloops.exercises import outputs
 from agentloops.exercises.checking import Case, LearnerError, Verdict
 from agentloops.i18n import N_, _

@@ -7,7 +7,7 @@ knowing where its lines go: one versioned run state is cut into trace lines, sav
 - ``trace_lines``: the schemas each trace line must satisfy
 - ``run_state``: the one versioned run state the other views are cut from
 - ``saved``: a saved run: what a paused task needs to continue later, in another process
-- ``resuming``: resume a task that waits for the user, from its saved state, once
-- ``replaying``: replay a trace under another policy, and diff the trajectories
 - ``result``: the result of a run, readable as text, HTML and frames
+
+Resuming and replaying, which run the engine again, sit above it in ``running``.
 """

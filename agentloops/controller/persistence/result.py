@@ -10,21 +10,21 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentloops.controller.errors import ConfigError
-from agentloops.controller.parallel import CallRecord, LedgerEvent
 from agentloops.controller.persistence.run_state import RunState
 from agentloops.controller.persistence.saved import portable_trace_path
 from agentloops.controller.persistence.trace import Trace, TurnRecord, parse_lines
 from agentloops.controller.policy.error_policy import (
     ErrorPolicy,
 )
-from agentloops.controller.render import html_table
 from agentloops.controller.stopping.status import Stop, StopStatus
 from agentloops.controller.task.context import (
     CompactionEvent,
 )
 from agentloops.controller.task.tasks import Task
-from agentloops.controller.tools import (
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.ledger import CallRecord, LedgerEvent
+from agentloops.controller.vocabulary.render import html_table
+from agentloops.controller.vocabulary.tools import (
     Toolbox,
 )
 from agentloops.i18n import _

@@ -18,13 +18,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from agentloops.controller.parallel import CallState
 from agentloops.controller.persistence.trace_lines import StopRecordLine, TaskRef, TurnLine, checked
 from agentloops.controller.policy.budgets import Budget
 from agentloops.controller.policy.error_policy import ErrorPolicy
 from agentloops.controller.sim.faults import Fault
 from agentloops.controller.stopping.status import StopStatus
 from agentloops.controller.task.context import ContextPolicy
+from agentloops.controller.vocabulary.ledger import CallState
 
 RUN_STATE_SCHEMA = 2
 """The schema this package writes."""

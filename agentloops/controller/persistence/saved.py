@@ -3,7 +3,7 @@
 A task waiting for the user must not keep a loop spinning in the background.
 It saves what it has — task state, budgets used, clock, transcript, action
 fingerprints, fault counters, the outputs it stored outside the context — and
-stops. :func:`~agentloops.controller.persistence.resuming.resume` continues from exactly
+stops. :func:`~agentloops.controller.running.resuming.resume` continues from exactly
 there once the user answers, and only once: a saved run records the state
 version it paused at, and a second resume of the same pause is refused (see
 :func:`check_not_resumed`).
@@ -23,9 +23,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentloops.controller.errors import ConfigError, TraceError
 from agentloops.controller.persistence.run_state import RunState
 from agentloops.controller.persistence.trace import read_trace, read_trace_lines
+from agentloops.controller.vocabulary.errors import ConfigError, TraceError
 from agentloops.errors import describe_validation_error
 from agentloops.jsonfile import read_json
 from agentloops.messages import Message
@@ -36,7 +36,7 @@ SavedRun = RunState
 
 
 SavedLike = RunState | Mapping[str, Any] | str | Path
-"""A saved run as :func:`~agentloops.controller.persistence.resuming.resume` takes it: the state, its JSON, or a
+"""A saved run as :func:`~agentloops.controller.running.resuming.resume` takes it: the state, its JSON, or a
 file."""
 
 
@@ -127,7 +127,7 @@ class PauseStore:
 
 
 RESUMED = PauseStore()
-"""The process-wide store :func:`~agentloops.controller.persistence.resuming.resume` claims pauses in by default."""
+"""The process-wide store :func:`~agentloops.controller.running.resuming.resume` claims pauses in by default."""
 
 
 def mark_resumed(saved: SavedLike, data: dict[str, Any], at_s: float) -> None:

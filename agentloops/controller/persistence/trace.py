@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
-from agentloops.controller.errors import TraceError
 from agentloops.controller.persistence.trace_lines import (
     _LINE_TYPES,
     EventLine,
@@ -38,7 +37,8 @@ from agentloops.controller.persistence.trace_lines import (
     StopLine,
     TurnLine,
 )
-from agentloops.controller.render import clip, html_table
+from agentloops.controller.vocabulary.errors import TraceError
+from agentloops.controller.vocabulary.render import clip, html_table
 from agentloops.errors import describe_validation_error
 from agentloops.jsonfile import CUT_TAIL, iter_json_lines
 from agentloops.tables import text_table

@@ -15,7 +15,7 @@ from agentloops.controller.policy.budgets import Budget
 from agentloops.controller.policy.error_policy import ErrorPolicy
 from agentloops.controller.stopping.status import StopStatus
 from agentloops.controller.task.context import ContextPolicy
-from agentloops.controller.tools import ToolStatus
+from agentloops.controller.vocabulary.tools import ToolStatus
 from agentloops.errors import describe_validation_error
 from agentloops.response import Response
 
@@ -45,7 +45,7 @@ class TaskRef(_Line):
 
 
 class ResultLine(_Line):
-    """A tool result as a trace records it (see :class:`~agentloops.controller.tools.ToolResult`)."""
+    """A tool result as a trace records it (see :class:`~agentloops.controller.vocabulary.tools.ToolResult`)."""
 
     status: ToolStatus
     data: Any = None

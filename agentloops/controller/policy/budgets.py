@@ -34,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from agentloops.controller.errors import ConfigError
+from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.errors import describe_validation_error
 
 BudgetName = Literal["steps", "wall_time_s", "model_calls", "tool_calls", "tokens", "context_tokens", "retries"]

@@ -30,7 +30,7 @@ it before switching, and gives the item up if that refuses.)
 :func:`route` is a pure function of the policy, the result and a small
 context, so it can be tested (and taught) without a loop. Because the policy
 is a value, replay can run the same recorded trace under two policies and diff
-the trajectories (:mod:`agentloops.controller.persistence.replaying`).
+the trajectories (:mod:`agentloops.controller.running.replaying`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
 
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.policy.budgets import RetryScope
 from agentloops.controller.policy.routes import (  # re-exported: the routes used to live here
     Accept,
@@ -56,8 +55,9 @@ from agentloops.controller.policy.routes import (  # re-exported: the routes use
     StopRun,
     route_name,
 )
-from agentloops.controller.render import Table
-from agentloops.controller.tools import TOOL_STATUSES, ToolResult, ToolSpec
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.render import Table
+from agentloops.controller.vocabulary.tools import TOOL_STATUSES, ToolResult, ToolSpec
 from agentloops.errors import describe_validation_error
 
 
@@ -357,7 +357,7 @@ def routing_table(policy: PolicyLike | None = None) -> Table:
 def _routing_cases(chosen: ErrorPolicy) -> list[tuple[str, ToolResult, RouteContext]]:
     """One (situation, result, context) per row of :func:`routing_table`: every status, in the situations
     its route depends on."""
-    from agentloops.controller.tools import ToolResult as Result
+    from agentloops.controller.vocabulary.tools import ToolResult as Result
 
     def noop(args: dict[str, Any]) -> Any:
         return None

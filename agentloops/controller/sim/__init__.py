@@ -6,6 +6,5 @@ runs against it, and the task, policy and stopping layers never import it.
 - ``faults``: declarative fault injection: a stated failure, a stated number of times
 - ``executor``: one stub tool attempt in the simulated world, with the declared faults applied
 - ``planners``: stub planner models that decide from what they can see, and a scenario's stub model
-- ``scenarios``: a scenario run, checked against its expected stop
 - ``scenario_files``: the validated model of a scenario file, and loading it
 """

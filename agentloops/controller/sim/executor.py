@@ -1,6 +1,6 @@
 """Running one stub tool attempt in the simulated world: the declared faults applied, the outcome classified.
 
-The tool layer (:mod:`agentloops.controller.tools`) says what a tool and a result are; this module is
+The tool layer (:mod:`agentloops.controller.vocabulary.tools`) says what a tool and a result are; this module is
 the simulation's side of it — what the stub backends return when a fault is injected — so the engine
 reaches the simulated world through one executor (:func:`execute`), and a replay swaps in another.
 :func:`call_tool` and :func:`as_plain_tools` are the same tools as a naive loop would call them.
@@ -12,9 +12,17 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentloops.controller.errors import ProcessKilled
 from agentloops.controller.sim.faults import FaultInjector, fault_result
-from agentloops.controller.tools import ASK_USER, TRANSIENT, Toolbox, ToolFailure, ToolResult, ToolSpec, validate
+from agentloops.controller.vocabulary.errors import ProcessKilled
+from agentloops.controller.vocabulary.tools import (
+    ASK_USER,
+    TRANSIENT,
+    Toolbox,
+    ToolFailure,
+    ToolResult,
+    ToolSpec,
+    validate,
+)
 
 _STILL_RUNS = frozenset({"slow", "duplicate", "format_change"})
 """Fault kinds after which the tool still runs (slower, delivered twice, reshaped); every other kind replaces it."""

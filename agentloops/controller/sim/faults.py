@@ -22,7 +22,7 @@ Kinds and what the tool then reports:
 ``format_change``  the tool runs but its output fields are renamed; the output check fails
 ``slow``           the tool runs, taking ``latency_s`` seconds (for parallel timelines)
 ``duplicate``      the tool runs and its result is delivered twice
-``crash``          raises :class:`~agentloops.controller.errors.ProcessKilled` (a simulated kill)
+``crash``          raises :class:`~agentloops.controller.vocabulary.errors.ProcessKilled` (a simulated kill)
 =================  ==============================================================
 
 Write actions are only ever stubs here: nothing outside the process changes.
@@ -48,8 +48,8 @@ from pydantic import (
     model_validator,
 )
 
-from agentloops.controller.errors import ConfigError
-from agentloops.controller.tools import ToolResult, ToolSpec
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.tools import ToolResult, ToolSpec
 from agentloops.errors import describe_validation_error
 
 FaultKind = Literal[

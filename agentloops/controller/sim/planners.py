@@ -25,7 +25,7 @@ from typing import Any
 
 from agentloops.controller.sim.scenario_files import ControllerScenario
 from agentloops.controller.task.tasks import Task
-from agentloops.controller.tools import ASK_USER, ToolResult
+from agentloops.controller.vocabulary.tools import ASK_USER, ToolResult
 from agentloops.messages import Message
 from agentloops.response import Response, ToolCall
 from agentloops.stubs import FunctionModel, Model, ScriptedModel

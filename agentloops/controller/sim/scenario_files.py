@@ -2,7 +2,7 @@
 
 The format is the contract (extend it, don't break it): a task, a stub model, faults, a policy and
 what must happen. Loading validates it, so a malformed file fails with one line naming the file,
-the field and what was expected. Running and checking scenarios is :mod:`~agentloops.controller.sim.scenarios`.
+the field and what was expected. Running and checking scenarios is :mod:`~agentloops.controller.running.scenarios`.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from pydantic import (
     model_validator,
 )
 
-from agentloops.controller.errors import ConfigError, ControllerScenarioError, ControllerScenarioNotFound
-from agentloops.controller.parallel import CallState
 from agentloops.controller.policy.error_policy import resolve_policy
 from agentloops.controller.sim.faults import Fault
 from agentloops.controller.stopping.status import StopStatus
 from agentloops.controller.task.context import ContextPolicy
 from agentloops.controller.task.tasks import Task, make_task
-from agentloops.controller.tools import ASK_USER
+from agentloops.controller.vocabulary.errors import ConfigError, ControllerScenarioError, ControllerScenarioNotFound
+from agentloops.controller.vocabulary.ledger import CallState
+from agentloops.controller.vocabulary.tools import ASK_USER
 from agentloops.errors import describe_validation_error
 from agentloops.resources import data_dir
 from agentloops.response import Response

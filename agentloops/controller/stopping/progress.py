@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentloops.controller.task.state import acyclic_chunks
-from agentloops.controller.tools import TRANSIENT, Param
+from agentloops.controller.vocabulary.tools import TRANSIENT, Param
 
 
 def normalize_value(value: Any, *, casefold: bool = False) -> Any:
@@ -63,7 +63,7 @@ def normalize_args(args: Mapping[str, Any] | None, params: Mapping[str, Param] |
     """Arguments as canonical JSON text: key order, surrounding spaces and ``None`` values do not matter.
 
     ``params`` (the tool's schema) says, per parameter, whether case matters too
-    (:attr:`~agentloops.controller.tools.Param.normalize`); without it, every value is compared exactly.
+    (:attr:`~agentloops.controller.vocabulary.tools.Param.normalize`); without it, every value is compared exactly.
     """
     if args is None:
         return "<unparseable>"

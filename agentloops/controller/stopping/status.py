@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentloops.controller.policy.budgets import BUDGET_LABELS
-from agentloops.controller.render import Table
 from agentloops.controller.task.state import Fact
+from agentloops.controller.vocabulary.render import Table
 from agentloops.i18n import N_, _
 
 StopStatus = Literal[

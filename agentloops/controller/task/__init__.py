@@ -10,4 +10,5 @@ not the model's say-so; it spends no budget and never reaches into the simulatio
 - ``state``: the task state: facts, items done and missing, failures, versions
 - ``answers``: a success answer checked against the facts, and replaced when it contradicts them
 - ``context``: what each request carries: big outputs kept outside, safe compaction, its size
+- ``joins``: when a batch of parallel calls has given the task what it needs (the join rule and stage)
 """

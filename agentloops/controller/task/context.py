@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt
 
 from agentloops.controller.task.state import TaskState
-from agentloops.controller.tools import ToolResult
+from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.tokens import Tokenizer, estimate_tokens
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentloops.controller.parallel import JoinRule
 from agentloops.controller.policy.budgets import Budget, Limit
+from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.task.task_types import DocumentParams, RecallParams, ResearchParams, TaskType
-from agentloops.controller.tools import ToolResult
+from agentloops.controller.vocabulary.tools import ToolResult
 
 
 class DocumentTask(TaskType):

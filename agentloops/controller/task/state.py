@@ -13,7 +13,7 @@ fingerprint uses (:mod:`agentloops.controller.stopping.progress`): the same call
 no progress since cannot bring anything new. (A recorded failure changes the
 state but is not progress; if it moved the fingerprint, a call that fails the
 same way every time would never look repeated.) Once a task has stopped, every
-mutator raises :class:`~agentloops.controller.errors.TaskFinishedError`; late
+mutator raises :class:`~agentloops.controller.vocabulary.errors.TaskFinishedError`; late
 and duplicate events are refused earlier, by the ledger in
 :mod:`agentloops.controller.parallel`.
 """
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agentloops.controller.errors import TaskFinishedError
+from agentloops.controller.vocabulary.errors import TaskFinishedError
 
 ItemStatus = Literal["open", "done", "missing"]
 """``open``: still to do; ``done``: a verified fact with a source; ``missing``: given up, with a reason."""

@@ -13,10 +13,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
 
-from agentloops.controller.parallel import JoinRule
 from agentloops.controller.policy.budgets import Budget, Limit
+from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.task.world import ORDERS, WEATHER
-from agentloops.controller.tools import ToolResult
+from agentloops.controller.vocabulary.tools import ToolResult
 
 
 class _Params(BaseModel):

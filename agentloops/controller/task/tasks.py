@@ -19,10 +19,8 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agentloops.controller.errors import ConfigError
-from agentloops.controller.parallel import JoinRule
 from agentloops.controller.policy.budgets import Budget
-from agentloops.controller.render import Table
+from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.task.reading_tasks import (  # re-exported: the task types used to live here
     DOCUMENT_TASK,
     RECALL_TASK,
@@ -50,7 +48,9 @@ from agentloops.controller.task.task_types import (
     WeatherTask,
 )
 from agentloops.controller.task.world import TOOLS
-from agentloops.controller.tools import Toolbox
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.render import Table
+from agentloops.controller.vocabulary.tools import Toolbox
 from agentloops.errors import describe_validation_error
 
 __all__ = [

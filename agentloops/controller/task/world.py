@@ -2,7 +2,7 @@
 
 Nothing here touches a network or a real system; write actions (a refund, a
 database row) only change nothing but a returned dict. Handlers raise
-:class:`~agentloops.controller.tools.ToolFailure` for classified failures and
+:class:`~agentloops.controller.vocabulary.tools.ToolFailure` for classified failures and
 plain exceptions only for bugs, exactly like a real backend would.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentloops.controller.tools import Param, ToolFailure, ToolSpec
+from agentloops.controller.vocabulary.tools import Param, ToolFailure, ToolSpec
 
 WEATHER: dict[str, dict[str, Any]] = {
     "Shanghai": {"temp_c": 24, "conditions": "sunny"},

@@ -16,9 +16,9 @@ import sys
 from typing import Any
 
 from agentloops.arguments import positive_int
-from agentloops.controller.errors import ConfigError, ProcessKilled
 from agentloops.controller.policy.error_policy import resolve_policy
-from agentloops.controller.render import Table
+from agentloops.controller.vocabulary.errors import ConfigError, ProcessKilled
+from agentloops.controller.vocabulary.render import Table
 from agentloops.i18n import _, speaking
 from agentloops.jsonfile import read_json
 
@@ -50,7 +50,7 @@ def _render(table: Table, fmt: str) -> str:
 
 
 def _list(args: argparse.Namespace) -> str:
-    from agentloops.controller.sim.scenarios import scenario_table
+    from agentloops.controller.running.scenarios import scenario_table
 
     return _render(scenario_table(), args.format)
 
@@ -67,8 +67,9 @@ def _run_output(run: Any, as_json: bool) -> str:
 
 
 def _run(args: argparse.Namespace) -> str:
-    from agentloops.controller.persistence.resuming import resume
-    from agentloops.controller.sim.scenarios import build_controller, load_controller_scenario
+    from agentloops.controller.running.resuming import resume
+    from agentloops.controller.running.scenarios import build_controller
+    from agentloops.controller.sim.scenario_files import load_controller_scenario
 
     scenario = load_controller_scenario(args.scenario)
     run = build_controller(scenario, policy=_policy(args.policy), trace=args.trace).run()
@@ -98,8 +99,8 @@ def _run(args: argparse.Namespace) -> str:
 
 
 def _resume(args: argparse.Namespace) -> str:
-    from agentloops.controller.persistence.resuming import resume
     from agentloops.controller.persistence.saved import unwitnessed_resume
+    from agentloops.controller.running.resuming import resume
 
     unwitnessed = unwitnessed_resume(args.saved, args.trace)  # before the resume writes a trace of its own
     run = resume(args.saved, args.answer, trace=args.trace)
@@ -112,7 +113,7 @@ def _resume(args: argparse.Namespace) -> str:
 
 
 def _replay(args: argparse.Namespace) -> str:
-    from agentloops.controller.persistence.replaying import replay
+    from agentloops.controller.running.replaying import replay
 
     result = replay(args.trace, policy=_policy(args.policy), trace_out=args.out)
     if args.json:
@@ -140,7 +141,8 @@ def _show(args: argparse.Namespace) -> str:
 
 
 def _check(args: argparse.Namespace) -> tuple[str, int]:
-    from agentloops.controller.sim.scenarios import check_scenario, controller_scenario_names
+    from agentloops.controller.running.scenarios import check_scenario
+    from agentloops.controller.sim.scenario_files import controller_scenario_names
 
     names = args.scenarios or controller_scenario_names()
     checks = [check_scenario(name, policy=_policy(args.policy)) for name in names]

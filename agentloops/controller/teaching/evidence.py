@@ -27,17 +27,17 @@ from typing import Any
 
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import new_trace_id
-from agentloops.controller.errors import ConfigError
-from agentloops.controller.persistence.replaying import Regression, regression
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.policy.budgets import BUDGET_NAMES, Budget, BudgetName
 from agentloops.controller.policy.error_policy import PolicyLike, resolve_policy
-from agentloops.controller.render import Table, clip
+from agentloops.controller.running.replaying import Regression, regression
 from agentloops.controller.sim.faults import Fault
 from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.stopping.status import STATUS_DEFINITIONS, status_table
 from agentloops.controller.task.tasks import TASK_TYPES, Task, completion_table, make_task
 from agentloops.controller.teaching.experiments import UNCAPPED_FACTOR, Measured, measure_uncapped, uncapped
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.render import Table, clip
 
 HAPPY_PATHS: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
     "weather_compare": ({}, {}, {}),
@@ -245,7 +245,7 @@ def limit_check(measure: int = 200, seed: int = 0, fresh_seed: int = 10_000, tas
 
 def stop_statuses() -> Table:
     """Evidence 3: the stop status definitions, with the shipped scenarios that end in each."""
-    from agentloops.controller.sim.scenarios import list_controller_scenarios
+    from agentloops.controller.sim.scenario_files import list_controller_scenarios
 
     shown: dict[str, list[str]] = {s: [] for s in STATUS_DEFINITIONS}
     for scenario in list_controller_scenarios():
@@ -265,7 +265,7 @@ def repeated_call_trace(scenario: str = "weather-reask") -> Table:
     state version before and after (every change moves it, failures included), the state
     delta — or, when nothing changed, why — and the decision.
     """
-    from agentloops.controller.sim.scenarios import run_scenario
+    from agentloops.controller.running.scenarios import run_scenario
 
     run = run_scenario(scenario, trace_id=new_trace_id(f"evidence:{scenario}"))  # the same table every time
     rows = []

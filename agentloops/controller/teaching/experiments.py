@@ -34,13 +34,13 @@ from agentloops.controller.engine import new_trace_id
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.policy.budgets import BUDGET_NAMES, Budget, BudgetName
 from agentloops.controller.policy.error_policy import PolicyLike
-from agentloops.controller.render import Table
 from agentloops.controller.sim.executor import call_tool
 from agentloops.controller.sim.faults import Fault, FaultInjector, FaultKind
 from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.task.state import Fact
 from agentloops.controller.task.tasks import TASK_TYPES, WEATHER_CITIES, Task, make_task
-from agentloops.controller.tools import ASK_USER, ToolResult
+from agentloops.controller.vocabulary.render import Table
+from agentloops.controller.vocabulary.tools import ASK_USER, ToolResult
 from agentloops.errors import RunError
 from agentloops.i18n import _
 from agentloops.loop import run_loop
@@ -333,7 +333,7 @@ def task_case(task_type: str, seed: int) -> TaskCase:
         case = random_case(seed)
         return TaskCase(task_type, seed, {"cities": list(case.cities)}, case.faults, dict(case.planner), {})
     if task_type not in CASE_SPACE:
-        from agentloops.controller.errors import ConfigError
+        from agentloops.controller.vocabulary.errors import ConfigError
 
         raise ConfigError(f"unknown task type {task_type!r}; expected one of: {', '.join(TASK_TYPES)}")
     choices, fixed, policy, places = CASE_SPACE[task_type]

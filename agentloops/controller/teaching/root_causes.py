@@ -20,7 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentloops.controller.persistence.result import ControllerRun
-from agentloops.controller.sim.scenarios import build_model, load_controller_scenario, run_scenario
+from agentloops.controller.running.scenarios import run_scenario
+from agentloops.controller.sim.planners import build_model
+from agentloops.controller.sim.scenario_files import load_controller_scenario
 from agentloops.controller.teaching.experiments import CapOnlyRun, run_cap_only
 
 NO_RESULT_TRY_AGAIN = "no result, please try again"

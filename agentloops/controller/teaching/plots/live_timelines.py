@@ -33,8 +33,8 @@ from agentloops.plots.style import (
 
 if TYPE_CHECKING:
 
-    from agentloops.controller.persistence.replaying import Replay, TraceDiff
     from agentloops.controller.persistence.result import ControllerRun
+    from agentloops.controller.running.replaying import Replay, TraceDiff
 
 
 MAX_LANE_ACTIONS = 12

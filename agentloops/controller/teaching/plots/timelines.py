@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from agentloops.controller.persistence.replaying import Replay, TraceDiff
     from agentloops.controller.persistence.result import ControllerRun
+    from agentloops.controller.running.replaying import Replay, TraceDiff
 
 
 @_styled

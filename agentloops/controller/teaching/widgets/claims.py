@@ -12,7 +12,6 @@ import ipywidgets as widgets
 
 from agentloops.controller.controller import Controller
 from agentloops.controller.policy.error_policy import resolve_policy
-from agentloops.controller.render import html_table
 from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.teaching.experiments import (
     random_case,
@@ -26,6 +25,7 @@ from agentloops.controller.teaching.widgets.panel import (
     _Lru,
     _Panel,
 )
+from agentloops.controller.vocabulary.render import html_table
 from agentloops.i18n import N_, _
 from agentloops.tables import text_table
 

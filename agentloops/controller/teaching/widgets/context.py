@@ -11,9 +11,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from agentloops.controller.controller import Controller
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.persistence.result import ControllerRun
-from agentloops.controller.render import clip, html_table
 from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.task.context import ContextPolicy, careless_compactor, memory_from_state
 from agentloops.controller.task.tasks import make_task
@@ -28,6 +26,8 @@ from agentloops.controller.teaching.widgets.panel import (
     _Lru,
     _Panel,
 )
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.render import clip, html_table
 from agentloops.i18n import N_, _
 from agentloops.tables import text_table
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.policy.error_policy import POLICIES
+from agentloops.controller.running.scenarios import build_controller
 from agentloops.controller.sim.faults import Fault
-from agentloops.controller.sim.scenarios import build_controller, controller_scenario_names, load_controller_scenario
+from agentloops.controller.sim.scenario_files import controller_scenario_names, load_controller_scenario
 from agentloops.controller.teaching.widgets.faults import (
     FAULT_CHOICES,
     inject,
@@ -36,6 +36,7 @@ from agentloops.controller.teaching.widgets.panel import (
     turns_html,
     turns_text,
 )
+from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.i18n import N_, _
 
 SLIDER_BUDGETS: dict[str, tuple[int, int, int]] = {

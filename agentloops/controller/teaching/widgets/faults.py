@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.sim.faults import Fault
 from agentloops.controller.task.tasks import Task
+from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.i18n import N_, _
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.persistence.result import ControllerRun
-from agentloops.controller.render import clip, html_table
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.render import clip, html_table
 from agentloops.i18n import N_, _
 from agentloops.tables import text_table
 

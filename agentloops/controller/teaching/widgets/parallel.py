@@ -12,7 +12,7 @@ from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Controls
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.sim.planners import TaskPlanner
-from agentloops.controller.sim.scenarios import load_controller_scenario
+from agentloops.controller.sim.scenario_files import load_controller_scenario
 from agentloops.controller.task.tasks import make_task
 from agentloops.controller.teaching.widgets.panel import (
     _STYLE,

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 
-from agentloops.controller.persistence.replaying import Replay, replay
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.policy.error_policy import POLICIES
-from agentloops.controller.sim.scenarios import build_controller, controller_scenario_names
+from agentloops.controller.running.replaying import Replay, replay
+from agentloops.controller.running.scenarios import build_controller
+from agentloops.controller.sim.scenario_files import controller_scenario_names
 from agentloops.controller.teaching.widgets.panel import (
     _STYLE,
     _WIDE,

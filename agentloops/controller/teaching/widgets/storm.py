@@ -11,9 +11,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from agentloops.controller.controller import Controller
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.persistence.result import ControllerRun
-from agentloops.controller.render import html_table
 from agentloops.controller.sim.faults import Fault
 from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.task.tasks import make_task
@@ -28,7 +26,9 @@ from agentloops.controller.teaching.widgets.panel import (
     _Lru,
     _Panel,
 )
-from agentloops.controller.tools import Toolbox
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.render import html_table
+from agentloops.controller.vocabulary.tools import Toolbox
 from agentloops.i18n import N_, _
 from agentloops.tables import text_table
 

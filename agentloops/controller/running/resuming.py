@@ -8,7 +8,6 @@ from typing import Any
 
 from agentloops.controller.controller import Controller, saved_task
 from agentloops.controller.engine import Executor, Run, start_line
-from agentloops.controller.errors import ConfigError
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.persistence.run_state import RunState
 from agentloops.controller.persistence.saved import (
@@ -25,7 +24,8 @@ from agentloops.controller.persistence.trace import TraceWriter
 from agentloops.controller.sim.planners import USER_ANSWER_PREFIX, build_model
 from agentloops.controller.sim.scenario_files import scenario_from_dict
 from agentloops.controller.stages import Stages
-from agentloops.controller.tools import (
+from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.tools import (
     Toolbox,
 )
 from agentloops.messages import Message

@@ -20,43 +20,26 @@ from typing import Any
 
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Controls
-from agentloops.controller.parallel import JoinCheck
-from agentloops.controller.persistence import resuming
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.policy.budgets import BudgetCheck
 from agentloops.controller.policy.error_policy import PolicyLike, Router
-from agentloops.controller.render import Table, clip
+from agentloops.controller.running import resuming
 from agentloops.controller.sim.planners import build_model
-from agentloops.controller.sim.scenario_files import (  # re-exported: the file model used to live here
-    AlternativeSpec,
-    ControllerScenario,
-    ControlsSpec,
+from agentloops.controller.sim.scenario_files import (
     Expectation,
-    ModelSpec,
-    PlannerSpec,
-    ResumeSpec,
     ScenarioLike,
-    TaskSpec,
-    controller_scenario_names,
-    controller_scenarios_dir,
     list_controller_scenarios,
     load_controller_scenario,
-    read_scenario_file,
-    scenario_from_dict,
 )
 from agentloops.controller.stages import Completion, Stages
 from agentloops.controller.stopping.progress import RepeatCheck
 from agentloops.controller.task.context import COMPACTORS
+from agentloops.controller.task.joins import JoinCheck
 from agentloops.controller.task.task_types import Update
+from agentloops.controller.vocabulary.render import Table, clip
 from agentloops.stubs import Model
 
-__all__ = [
-    "AlternativeSpec", "ControllerScenario", "ControlsSpec", "Expectation", "ModelSpec", "PlannerSpec",
-    "ResumeSpec", "ScenarioCheck", "ScenarioLike", "TaskSpec",
-    "build_controller", "check_scenario", "controller_scenario_names", "controller_scenarios_dir",
-    "list_controller_scenarios", "load_controller_scenario", "read_scenario_file", "run_scenario",
-    "scenario_from_dict", "scenario_table",
-]
+__all__ = ["ScenarioCheck", "build_controller", "check_scenario", "run_scenario", "scenario_table"]
 
 def build_controller(scenario: ScenarioLike, *, policy: PolicyLike | None = None, trace: str | Path | None = None,
                      model: Model | None = None, trace_id: str | None = None, **overrides: Any) -> Controller:
@@ -147,7 +130,7 @@ def _compare(expect: Expectation, run: ControllerRun, actions: Sequence[str], wh
     if expect.budget is not None and run.stop.budget != expect.budget:
         problems.append(f"{where}budget: expected {expect.budget}, got {run.stop.budget}")
     if expect.call_states:
-        from agentloops.controller.tools import action_label
+        from agentloops.controller.vocabulary.tools import action_label
 
         states: dict[str, str] = {}
         for call in run.calls:

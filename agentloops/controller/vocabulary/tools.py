@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from agentloops.controller.errors import ConfigError
+from agentloops.controller.vocabulary.errors import ConfigError
 
 ToolStatus = Literal[
     "ok", "empty", "invalid_arguments", "missing_parameter", "timeout", "rate_limited",

@@ -27,11 +27,10 @@ from typing import Any
 from agentloops.controller.controller import Controller
 from agentloops.controller.engine import Controls
 from agentloops.controller.persistence.result import ControllerRun
-from agentloops.controller.persistence.resuming import resume
 from agentloops.controller.persistence.trace import Trace, read_trace
 from agentloops.controller.policy.budgets import Budget
 from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
-from agentloops.controller.render import Table, clip, html_table
+from agentloops.controller.running.resuming import resume
 from agentloops.controller.sim.executor import execute
 from agentloops.controller.sim.faults import FaultInjector
 from agentloops.controller.sim.planners import build_model
@@ -39,7 +38,8 @@ from agentloops.controller.sim.scenario_files import ControllerScenario, scenari
 from agentloops.controller.stopping.progress import normalize_args
 from agentloops.controller.task.context import COMPACTORS, ContextPolicy
 from agentloops.controller.task.tasks import Task, make_task
-from agentloops.controller.tools import ToolResult, ToolSpec
+from agentloops.controller.vocabulary.render import Table, clip, html_table
+from agentloops.controller.vocabulary.tools import ToolResult, ToolSpec
 from agentloops.i18n import _
 from agentloops.response import Response
 from agentloops.stubs import Model, ScriptedModel
@@ -370,12 +370,8 @@ def regression(before: PolicyLike = "naive", after: PolicyLike = "default",
     differences: the scenarios inject the faults; the traces fix the tool
     returns; only the policy changes.
     """
-    from agentloops.controller.sim.scenarios import (
-        _compare,
-        build_controller,
-        controller_scenario_names,
-        load_controller_scenario,
-    )
+    from agentloops.controller.running.scenarios import _compare, build_controller
+    from agentloops.controller.sim.scenario_files import controller_scenario_names, load_controller_scenario
 
     first, second = resolve_policy(before), resolve_policy(after)
     replays = []

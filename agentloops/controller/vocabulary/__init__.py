@@ -1,0 +1,7 @@
+"""The base vocabulary, below the layers that import it: the words a turn, a trace and a lesson share.
+
+- ``tools``: a tool's spec, its parameters and the result of one attempt, with its status
+- ``ledger``: every call's id and state, and the one door its results come through
+- ``errors``: what the controller raises, by who must act (the user of the package, or the run)
+- ``render``: the small text and HTML tables results and lessons print
+"""
