@@ -18,6 +18,7 @@ from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.notebooks import answer_cells
 from agentloops.exercises.registry import all_exercises, get_exercise
 from agentloops.exercises.stopping import run_tool
+from agentloops.i18n import speaking
 from agentloops.resources import notebooks_dir
 
 WORKSHOP = notebooks_dir() / "workshop"
@@ -103,8 +104,35 @@ def test_the_longer_agendas_place_every_part1_exercise() -> None:
 
 def wrong_answers() -> list[tuple[str, str]]:
     """(exercise name, code) for every snippet the guide marks ``<!-- wrong: NAME -->``."""
-    text = (WORKSHOP / "facilitator-guide.md").read_text(encoding="utf-8")
-    return re.findall(r"<!-- wrong: (\w+) -->\n```python\n(.*?)```", text, flags=re.DOTALL)
+    return [(name, code) for name, code, _said in said_wrong_answers(WORKSHOP / "facilitator-guide.md")]
+
+
+def said_wrong_answers(path: Path) -> list[tuple[str, str, str | None]]:
+    """(exercise name, code, what the guide says the checker answers — the text quoted “…”<!-- says --> after the
+    snippet, or None) for every marked snippet."""
+    text = path.read_text(encoding="utf-8")
+    found = re.findall(r"<!-- wrong: (\w+) -->\n```python\n(.*?)```(.*?)(?=<!-- wrong: |\n### |\Z)", text, flags=re.DOTALL)
+    return [(name, code, next(iter(re.findall(r"“([^”]+)”<!-- says -->", after)), None)) for name, code, after in found]
+
+
+def namespace() -> dict[str, Any]:
+    """What the exercise notebooks' setup cells give a learner's code: the package, the route values, the helpers."""
+    from agentloops.controller import fingerprint
+    from agentloops.controller.policy import routes
+    from agentloops.controller.tools import TRANSIENT
+
+    values = ("Accept", "AcceptNotFound", "AskUser", "Degrade", "Fallback", "Repair", "Retry", "StopRun")
+    return {"al": al, "replace": replace, "run_tool": run_tool, "json": json, "fingerprint": fingerprint,
+            "TRANSIENT": TRANSIENT, **{name: getattr(routes, name) for name in values}}
+
+
+def judged(name: str, code: str, language: str = "en") -> Any:
+    """The checker's result for the guide's snippet, in ``language``."""
+    exercise = BY_NAME[name]
+    scope = namespace()
+    exec(code, scope)
+    with speaking(language):
+        return exercise.judge(scope[exercise.variable])
 
 
 def test_the_guide_has_wrong_answers_for_every_exercise_in_the_agendas() -> None:
@@ -116,12 +144,34 @@ def test_the_guide_has_wrong_answers_for_every_exercise_in_the_agendas() -> None
 @pytest.mark.parametrize(("name", "code"), wrong_answers(), ids=[f"{n}-{i}" for i, (n, _) in
                                                                   enumerate(wrong_answers())])
 def test_every_wrong_answer_in_the_guide_still_fails_its_checker(name: str, code: str) -> None:
-    exercise = BY_NAME[name]
-    namespace: dict[str, Any] = {"al": al, "replace": replace, "run_tool": run_tool}
-    exec(code, namespace)
-    result = exercise.judge(namespace[exercise.variable])
+    result = judged(name, code)
     assert result.status == "incorrect", str(result)
     assert all(c.status != "error" for c in result.cases), str(result)  # the learner's mistake, never ours
+
+
+def failing_lines(result: Any) -> list[str]:
+    return [f"{case.name}: {case.message}" for case in result.cases if not case.passed]
+
+
+def test_every_part2_wrong_answer_says_what_the_checker_says() -> None:
+    """The interview track's entries (exercise sets 2 and 3) each quote the checker's own verdict."""
+    part2 = {e.name for e in all_exercises("controlling") + all_exercises("building")}
+    entries = [(name, said) for name, _code, said in said_wrong_answers(WORKSHOP / "facilitator-guide.md") if name in part2]
+    assert {name for name, _ in entries} == part2 and all(said for _, said in entries), entries
+
+
+SAID = [entry for entry in said_wrong_answers(WORKSHOP / "facilitator-guide.md") if entry[2]]
+
+
+@pytest.mark.parametrize(("name", "code", "said"), SAID, ids=[f"{n}-{i}" for i, (n, _c, _s) in enumerate(SAID)])
+def test_what_the_guide_says_the_checker_says_is_what_it_says(name: str, code: str, said: str) -> None:
+    assert any(said in line for line in failing_lines(judged(name, code))), said
+
+
+def test_a_quote_the_checker_does_not_say_would_be_caught() -> None:
+    name, code, said = SAID[0]
+    lines = failing_lines(judged(name, code))
+    assert any(said in line for line in lines) and not any(said.replace("ended", "ends") in line for line in lines)
 
 
 # --------------------------------------------------------------------------- the slides
