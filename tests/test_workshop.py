@@ -3,6 +3,7 @@ answers against the checkers, the slides built by nbconvert."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -22,7 +23,8 @@ from agentloops.i18n import speaking
 from agentloops.resources import notebooks_dir
 
 WORKSHOP = notebooks_dir() / "workshop"
-LENGTHS = {"90 minutes": 90, "2 hours": 120, "Half day (3 h 30)": 210}
+LENGTHS = {"90 minutes": 90, "2 hours": 120, "Half day (3 h 30)": 210,
+           "Interview track: before the session (6 h 50)": 410, "Interview track (2 hours)": 120}
 BY_NAME: dict[str, Exercise] = {e.name: e for e in all_exercises()}
 
 
@@ -60,7 +62,7 @@ def _clock(minutes: int) -> str:
     return f"{minutes // 60}:{minutes % 60:02d}"
 
 
-def test_there_are_three_agendas() -> None:
+def test_the_agendas_are_the_ones_the_kit_promises() -> None:
     assert list(agendas()) == list(LENGTHS)
 
 
@@ -92,11 +94,59 @@ def test_each_block_names_the_exercises_its_notebook_holds(title: str) -> None:
         assert named == held, f"{title}: {row['block']}"
 
 
-def test_the_longer_agendas_place_every_part1_exercise() -> None:
+def test_the_part1_agendas_place_the_exercises_they_promise() -> None:
     part1 = {e.name for e in all_exercises("part1")}
-    for title in ("2 hours", "Half day (3 h 30)"):
-        assert part1 <= {row["exercise"] for row in agendas()[title]}
-    assert len(part1 & {row["exercise"] for row in agendas()["90 minutes"]}) == 4
+    placed = {title: part1 & {row["exercise"] for row in agendas()[title]} for title in list(LENGTHS)[:3]}
+    assert placed["Half day (3 h 30)"] == part1
+    assert placed["2 hours"] == {"q02_stop_test", "q03_wasted", "q04_decide"}
+    assert placed["90 minutes"] == {"q03_wasted", "q04_decide"}
+
+
+def test_the_interview_track_is_built_on_part2_the_capstone_exercises_2_and_the_drill() -> None:
+    before, room = (agendas()[title] for title in list(LENGTHS)[3:])
+    assert [row["notebook"] for row in before] == [p.name for p in sorted(notebooks_dir().glob("1[0-6]-*.ipynb"))] + [
+        "exercises/03-build-the-controller.ipynb"]
+    assert {"exercises/02-control-the-loop.ipynb", "17-interview-drill.ipynb"} <= {row["notebook"] for row in room}
+    named = {n.strip() for row in before + room for n in row["exercise"].split(",")} - {"-"}
+    assert named == {e.name for e in all_exercises("controlling") + all_exercises("building")}
+
+
+# --------------------------------------------------------------------------- the timed walk
+
+_spec = importlib.util.spec_from_file_location("walk_times", Path(__file__).resolve().parents[1] / "scripts" / "walk_times.py")
+assert _spec is not None and _spec.loader is not None
+walk_times = sys.modules.setdefault("walk_times", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(walk_times)
+
+TIMED = sorted(p for p in [*notebooks_dir().glob("*.ipynb"), *(notebooks_dir() / "exercises").glob("*.ipynb")]
+               if walk_times.stated(p) is not None)
+NOT_YET = {"13-budgets-and-no-progress.ipynb": "13's prediction and your-turn are being added on another branch; "
+                                               "state its walked time once they are merged"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(reason=NOT_YET[p.name], strict=True))
+                                  if p.name in NOT_YET else p for p in TIMED],
+                         ids=[str(p.relative_to(notebooks_dir())) for p in TIMED])
+def test_every_notebook_states_the_time_its_walk_gives_and_the_chinese_edition_the_same(path: Path) -> None:
+    minutes = walk_times.walk(path).minutes
+    assert stated_minutes(path) == minutes, f"{path.name}: run scripts/walk_times.py"
+    chinese = notebooks_dir() / "zh" / path.relative_to(notebooks_dir())
+    text = "".join("".join(c["source"]) for c in json.loads(chinese.read_text(encoding="utf-8"))["cells"]
+                   if c["cell_type"] == "markdown")
+    assert f"约 {minutes} 分钟" in text, chinese
+
+
+def test_the_walk_counts_what_a_learner_does(tmp_path: Path) -> None:
+    made_up = {"cells": [{"cell_type": "markdown", "source": ["word " * 240]},
+                         {"cell_type": "code", "source": ["from agentloops.exercises.building import q7\n",
+                                                          "q7.check(my_stage)\n", "q7.check()\n", "q1.check(...)\n",
+                                                          "w = widgets.IntSlider()\n", "box.check(text)\n"]},
+                         {"cell_type": "code", "source": ["# Sanity check: not read\n", "x = 1\n"]}]}
+    path = tmp_path / "made-up.ipynb"
+    path.write_text(json.dumps(made_up), encoding="utf-8")
+    w = walk_times.walk(path)
+    assert (w.exercises, w.questions, w.widgets) == (1, 1, 1)  # q7 once, however often checked; box is no exercise
+    assert w.reading == 2 + 6 * 5 / 60 and w.minutes == 20  # 2.5 + 10 + 1 + 2 = 15.5, rounded up to the next 5
 
 
 # --------------------------------------------------------------------------- the facilitator guide
