@@ -52,8 +52,17 @@ RUN_SECONDS: dict[str, float] = {}
 """Execution seconds measured with ``--run`` (fresh kernel each); a notebook missing here counts 0 s."""
 
 _WIDGET = re.compile(r"^\s*(?:\w+\s*=\s*)?widgets\.\w+\(", re.MULTILINE)
-_QUESTION = re.compile(r"^q\d+\.check\(", re.MULTILINE)
-_EXERCISE = re.compile(r"^\w+\.check\(\)\s*$", re.MULTILINE)
+_QUESTION = re.compile(r"^\w+\.check\(\.\.\.\)", re.MULTILINE)
+"""A self-check question: the learner replaces the ``...`` placeholder with an answer."""
+_EXERCISE_IMPORT = re.compile(r"^from agentloops\.exercises\.\w+ import (.+)$", re.MULTILINE)
+_CHECK = re.compile(r"^(\w+)\.check\(", re.MULTILINE)
+
+
+def _exercises(code: str) -> int:
+    """Checked exercises: names imported from ``agentloops.exercises`` whose ``.check(`` the notebook calls (with the
+    learner's function or without), each counted once."""
+    imported = {name.strip().split(" as ")[-1] for names in _EXERCISE_IMPORT.findall(code) for name in names.split(",")}
+    return len(imported & set(_CHECK.findall(code)))
 
 
 @dataclass(frozen=True)
@@ -89,7 +98,7 @@ def walk(path: Path, run_seconds: float | None = None) -> Walk:
     reading = len(prose.split()) / WORDS_PER_MINUTE + lines * CODE_LINE_SECONDS / 60
     joined = "\n".join(code)
     seconds = RUN_SECONDS.get(path.name, 0.0) if run_seconds is None else run_seconds
-    return Walk(path.name, reading, len(_EXERCISE.findall(joined)), len(_QUESTION.findall(joined)),
+    return Walk(path.name, reading, _exercises(joined), len(_QUESTION.findall(joined)),
                 len(_WIDGET.findall(joined)), seconds / 60)
 
 

@@ -15,7 +15,6 @@ import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,10 @@ from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.failures import describe_raised, raised_text
 from agentloops.exercises.registry import all_exercises
 from agentloops.exercises.results import ExerciseResult, case_label
-from agentloops.exercises.stopping import run_tool
 from agentloops.i18n import set_language
 from agentloops.resources import notebooks_dir
 from agentloops.scenario import list_scenarios
+from tests.test_workshop import namespace as guide_namespace
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 EXERCISES: dict[str, Exercise] = {e.name: e for e in all_exercises()}
@@ -60,7 +59,7 @@ GUIDE_IDS = [f"{name}-{i}" for i, (name, _code) in enumerate(GUIDE)]
 
 
 def _function(name: str, code: str) -> Callable[..., Any]:
-    namespace: dict[str, Any] = {"al": al, "replace": replace, "run_tool": run_tool}
+    namespace = guide_namespace()  # what the exercise notebooks' setup cells give the learner's code
     exec(code, namespace)
     function: Callable[..., Any] = namespace[EXERCISES[name].variable]
     return function

@@ -2,7 +2,9 @@
 
 import re
 
-from tests.test_workshop import WORKSHOP, agendas, wrong_answers
+import pytest
+
+from tests.test_workshop import WORKSHOP, agendas, failing_lines, judged, said_wrong_answers, wrong_answers
 
 ZH_WORKSHOP = WORKSHOP.parent / "zh" / "workshop"
 
@@ -41,3 +43,16 @@ def test_the_chinese_guide_quotes_the_checkers_own_chinese_messages():
         chinese = [v for k, v in gettext.GNUTranslations(handle)._catalog.items() if k]  # type: ignore[attr-defined]
     assert len(marked) == 2, "the English guide quotes two checker messages"
     assert all(any(quote in message for message in chinese) for quote in marked), marked
+
+
+ZH_SAID = [entry for entry in said_wrong_answers(ZH_WORKSHOP / "facilitator-guide.md") if entry[2]]
+
+
+def test_the_chinese_guide_quotes_the_checker_wherever_the_english_one_does():
+    english = [(name, code, said is not None) for name, code, said in said_wrong_answers(WORKSHOP / "facilitator-guide.md")]
+    assert [(name, code, said is not None) for name, code, said in said_wrong_answers(ZH_WORKSHOP / "facilitator-guide.md")] == english
+
+
+@pytest.mark.parametrize(("name", "code", "said"), ZH_SAID, ids=[f"{n}-{i}" for i, (n, _c, _s) in enumerate(ZH_SAID)])
+def test_what_the_chinese_guide_says_the_checker_says_is_what_it_says_in_chinese(name, code, said):
+    assert any(said in line for line in failing_lines(judged(name, code, "zh"))), said
