@@ -30,14 +30,17 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/@#=+'’\-]*")
 _CODE_CHARS = re.compile(r"[0-9_.:/@#=+]|[a-z][A-Z]|\w-\w")
 _BACKTICKS = re.compile(r"`[^`\n]*`")
+_ESCAPES = re.compile(r"\\[nrt]|°[CF]")
+"""A repr's escaped newline (``\\n``) and the temperature units (``24°C``): not words."""
 _CALL = re.compile(r"[A-Za-z_][\w.]*\([^()\n]*\)")
 _HTML_DROP = re.compile(r"(?is)<(code|style|script|kbd|samp)\b.*?</\1>|<!--.*?-->")
 _TAG = re.compile(r"(?s)<[^>]+>")
 _SOURCE_WORDS = re.compile(r"^\s*(def|class|return|import|from|@)\b", re.M)
 
 
-WIRE_FIELDS = {"role", "content", "tool_calls", "finish_reason", "name", "arguments", "id"}
-"""The chat message's own field names, as every provider's API spells them."""
+WIRE_FIELDS = {"role", "content", "tool_calls", "finish_reason", "name", "arguments", "id", "usage", "choices", "index",
+               "type", "delta"}
+"""Field names of the providers' messages and stream events, as their APIs spell them."""
 
 
 @dataclass(frozen=True)
@@ -55,16 +58,18 @@ class Word:
 @functools.cache
 def api_values() -> frozenset[str]:
     """Names a learner meets as data, not prose: the package's criteria, scenarios and wire formats, every documented provider stop value, and the values of its finish reasons, stop statuses and
-    codes, tool statuses, call states and message roles, plus JSON's and Python's literals."""
-    from agentloops import criteria, errors, messages, record, scenario, stops
+    codes, tool statuses, call states, message roles and a turn's action kinds, plus JSON's and Python's literals."""
+    from agentloops import criteria, errors, i18n, messages, record, scenario, stops
     from agentloops.controller import calls, parallel, tools
     from agentloops.controller.policy import budgets
     from agentloops.controller.stopping import status
     from agentloops.controller.task import state
+    from agentloops.exercises import controlling
 
     aliases = [stops.FinishReason, stops.StopKind, stops.ProviderFormat, scenario.ScenarioFormat, status.StopStatus,
                status.StopCode, tools.ToolStatus, parallel.CallState, parallel.Verdict, calls.AdmissionVerdict,
-               state.ItemStatus, budgets.BudgetName, errors.ErrorCode, record.Outcome, messages.Role]
+               state.ItemStatus, budgets.BudgetName, errors.ErrorCode, record.Outcome, messages.Role, controlling.Move,
+               i18n.Language]
     values = {value for alias in aliases for value in get_args(alias) if isinstance(value, str)}
     values |= {row.value for row in stops.STOP_VALUES} | set(criteria.CRITERIA) | set(scenario.scenario_names())
     values |= WIRE_FIELDS | _controller_ids()
@@ -178,7 +183,7 @@ def english_words(text: str, allowed: Allowed) -> list[tuple[str, str]]:
     strings = _python_strings(text)
     if strings is not None:
         return [found for string in strings for found in english_words(string, allowed)]
-    text = _CALL.sub(" ", _BACKTICKS.sub(" ", text))
+    text = _CALL.sub(" ", _BACKTICKS.sub(" ", _ESCAPES.sub(" ", text)))
     found = []
     for match in _TOKEN.finditer(text):
         token = match.group().rstrip(".:'’-")

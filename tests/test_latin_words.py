@@ -47,6 +47,7 @@ def test_an_english_sentence_is_counted_word_by_word() -> None:
     "调用 my_decide(response) 试试",                             # a call is code
     "def stop(response):\n    return not response.tool_calls\n",  # printed source
     "[(1, 'call'), {'role': 'user'}]",                           # a repr: keys and one-word values are ids
+    "天气：24°C，晴\\n下一行",                                      # a unit, an escaped newline
 ])
 def test_code_ids_api_values_and_glossary_names_pass(text: str) -> None:
     assert words(notebook(stream(text))) == []
