@@ -6,7 +6,8 @@ outputs an ``Output`` widget captured) — and lists every Latin-letter word a l
 English. Not counted: code (inside backticks, ``<code>``, printed Python source), ids (anything with a
 digit, ``_``, ``.``, ``:``, ``/``, ``-`` or camelCase), API field values (the package's finish reasons,
 stop statuses and codes, tool statuses, call states, …), the names the glossary keeps in Latin letters,
-and the words of the glossary's allow-list, each kept there with its reason (some for one notebook only).
+and the words of the glossary's allow-list, each kept there with its reason (some for one notebook
+or one cell only).
 """
 
 from __future__ import annotations
@@ -57,8 +58,12 @@ class Word:
 
 @functools.cache
 def api_values() -> frozenset[str]:
-    """Names a learner meets as data, not prose: the package's criteria, scenarios and wire formats, every documented provider stop value, and the values of its finish reasons, stop statuses and
-    codes, tool statuses, call states, message roles and a turn's action kinds, plus JSON's and Python's literals."""
+    """Names a learner meets as data, not prose.
+
+    The package's criteria, scenarios and wire formats, every documented provider stop value, the values of its
+    finish reasons, stop statuses and codes, tool statuses, call states, message roles, a turn's action kinds and
+    language codes, the controller's ids (:func:`_controller_ids`), and JSON's and Python's literals.
+    """
     from agentloops import criteria, errors, i18n, messages, record, scenario, stops
     from agentloops.controller import calls, parallel, tools
     from agentloops.controller.policy import budgets
@@ -117,16 +122,15 @@ class Allowed:
     exact: frozenset[str]
     caseless: frozenset[str]
     cells: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    everything: bool = False
 
     def __contains__(self, word: object) -> bool:
-        return isinstance(word, str) and (word in self.exact or word.lower() in self.caseless)
+        return self.everything or (isinstance(word, str) and (word in self.exact or word.lower() in self.caseless))
 
     def in_cell(self, cell_id: str) -> Allowed:
         """These words plus the ones the allow-list grants to cell ``cell_id`` alone."""
         extra = self.cells.get(cell_id, frozenset())
-        if "*" in extra:
-            return Allowed(self.exact, self.caseless | {"*"})
-        return Allowed(self.exact, self.caseless | extra) if extra else self
+        return Allowed(self.exact, self.caseless | extra, everything="*" in extra) if extra else self
 
 
 def allowed_words(notebook: str, path: Path = GLOSSARY) -> Allowed:
@@ -189,7 +193,7 @@ def english_words(text: str, allowed: Allowed) -> list[tuple[str, str]]:
         token = match.group().rstrip(".:'’-")
         if not token or _CODE_CHARS.search(token) or not re.fullmatch(r"[A-Za-z'’]+", token):
             continue
-        if token in allowed or "*" in allowed.caseless:
+        if token in allowed:
             continue
         start = max(0, match.start() - 30)
         found.append((token, " ".join(text[start:match.end() + 30].split())))
@@ -204,7 +208,7 @@ def _output_texts(outputs: list[Any], where: str) -> Iterator[tuple[str, str, bo
             yield f"{where} {output.get('name', 'stream')}", output.get("text", ""), False
         elif kind in ("execute_result", "display_data"):
             data = output.get("data", {})
-            if any(kind.startswith("image/") for kind in data):
+            if any(mime.startswith("image/") for mime in data):
                 continue  # a chart: its text/plain is only the Figure's repr
             if "text/html" in data:
                 yield f"{where} html", _joined(data["text/html"]), True
