@@ -6,6 +6,9 @@ executed with nbclient in a new ``python3`` kernel whose working directory is
 the notebook's own folder — the way a learner opens it. A failing cell is
 reported with its source and its error, not as a wall of kernel protocol.
 
+A Chinese notebook (``notebooks/zh/``) is, in the same run, also read for English a learner would see in
+its outputs (``tests/latin_words.py``): executing each notebook once keeps the suite's time down.
+
 A second test keeps notebooks stored without outputs, execution counts or
 saved widget state: outputs in the repository go stale, bloat diffs and hide
 whether "Run all" still works.
@@ -22,6 +25,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
+ZH = NOTEBOOKS / "zh"
 CELL_TIMEOUT = 300
 """Seconds a single cell may take: generous, so a slow CI machine fails only on a real hang."""
 
@@ -150,7 +154,19 @@ def test_a_failing_cell_is_reported_with_its_source(tmp_path: Path) -> None:
         execute_notebook(path)
 
 
+def _run_cases(paths: list[Path]) -> list[Any]:
+    """One case per notebook; a Chinese one is marked ``zh_outputs`` (run them alone with ``-m zh_outputs``)."""
+    return [pytest.param(p, id=_id(p), marks=[pytest.mark.zh_outputs] if p.is_relative_to(ZH) else [])
+            for p in paths]
+
+
 @pytest.mark.notebook
-@pytest.mark.parametrize("path", ALL, ids=[_id(p) for p in ALL])
+@pytest.mark.parametrize("path", _run_cases(ALL))
 def test_notebook_runs_from_a_fresh_kernel(path: Path) -> None:
-    execute_notebook(path)
+    nb = execute_notebook(path)
+    if path.is_relative_to(ZH):
+        from tests.latin_words import notebook_words, summary
+
+        words = notebook_words(nb, path.relative_to(ZH).as_posix())
+        assert not words, (f"{_id(path)} shows English a Chinese learner reads: translate it, or add the word "
+                           f"with its reason to the allow-list in notebooks/glossary.md.\n{summary(words)}")
