@@ -169,7 +169,7 @@ def namespace() -> dict[str, Any]:
     """What the exercise notebooks' setup cells give a learner's code: the package, the route values, the helpers."""
     from agentloops.controller import fingerprint
     from agentloops.controller.policy import routes
-    from agentloops.controller.tools import TRANSIENT
+    from agentloops.controller.vocabulary.tools import TRANSIENT
 
     values = ("Accept", "AcceptNotFound", "AskUser", "Degrade", "Fallback", "Repair", "Retry", "StopRun")
     return {"al": al, "replace": replace, "run_tool": run_tool, "json": json, "fingerprint": fingerprint,
