@@ -161,12 +161,15 @@ def _stage_cases(stage: str, cases: Callable[[], Sequence[str]], function: Calla
 @cache
 def _budget_cases() -> list[str]:
     """A scenario whose retry budget binds, and weather-normal with its steps and tool calls cut to exactly what
-    its run uses (it must still succeed) and to one less (it must stop on that budget)."""
+    its run uses (it must still succeed) and to one less (it must stop on that budget), and its wall time cut to
+    what its run used: a call is checked against its timeout, not its latency, so the first lookup may not start
+    (a check of what is used alone, without the amount the call may take, lets it run)."""
     used = build_controller("weather-normal").run().usage
     steps, calls = int(used["steps"]), int(used["tool_calls"])
     return ["weather-timeout-always", "weather-normal", _case("weather-normal", {"steps": steps}),
             _case("weather-normal", {"steps": steps - 1}), _case("weather-normal", {"tool_calls": calls}),
-            _case("weather-normal", {"tool_calls": calls - 1})]
+            _case("weather-normal", {"tool_calls": calls - 1}),
+            _case("weather-normal", {"wall_time_s": used["wall_time_s"]})]
 
 
 COMPLETION_SCENARIOS = ("weather-normal", "weather-early-claim", "weather-empty", "recall-none-found",
