@@ -60,6 +60,12 @@ WRONG: list[tuple[Exercise, Any, dict[str, str]]] = [
     # everything seen before is a repeat: the first call of a fresh fingerprint still runs, but so does nothing else
     (q10, lambda fingerprint, seen: True,
      {"weather-normal": "with the package's it ends succeeded (completion_condition_met)"}),
+    # every action seen before is a repeat: the retry the model asks for after a timeout is blocked
+    (q10, lambda fingerprint, seen: seen is not None,
+     {"weather-timeout-once#transient=return_to_model": "the run ended no_progress (repeated_action); with the "
+                                                        "package's it ends succeeded (completion_condition_met) (action "
+                                                        "3: yours blocked:get_weather(city=Beijing), ours "
+                                                        "retry:get_weather(city=Beijing))"}),
     # the backup's °F taken for °C: the same stop, a wrong fact in the task state
     (q11, lambda item, result: ({"temp": result.data.get("temp_c", result.data.get("temp_f"))},
                                 f"{result.data.get('temp_c', result.data.get('temp_f'))}°C, "
@@ -204,3 +210,14 @@ def test_a_stub_stage_keeps_the_packages() -> None:
 
     with speaking("en"):
         assert regression(repeat=my_repeat, scenarios=["weather-reask"]).ok
+
+
+def test_a_case_carries_a_budget_cut_and_policy_settings_together() -> None:
+    from agentloops.controller.stages import Stages
+    from agentloops.exercises.building import _case, play
+
+    case = _case("weather-normal", {"steps": 2}, {"transient": "return_to_model"})
+    assert case == "weather-normal@steps=2#transient=return_to_model"
+    assert play(case, Stages())["runs"][0][:2] == ["budget_exhausted", "budget:steps"]
+    handed_back = play(_case("weather-timeout-once", policy={"transient": "return_to_model"}), Stages())
+    assert handed_back["runs"][0][:2] == ["succeeded", "completion_condition_met"]
