@@ -48,6 +48,11 @@ WRONG: list[tuple[Exercise, Any, dict[str, str]]] = [
     # no limit at all: one less than needed is spent anyway
     (q9, lambda name, used, amount, limit: name != "steps" or limit is None or used + amount <= limit,
      {"weather-normal@tool_calls=1": "with the package's it ends budget_exhausted (budget:tool_calls)"}),
+    # what is used, not what the call may take: a lookup whose timeout breaks the wall time is started anyway
+    (q9, lambda name, used, amount, limit: limit is None or used < limit,
+     {"weather-normal@wall_time_s=": "the run ended succeeded (completion_condition_met); with the package's it ends "
+                                     "budget_exhausted (budget:wall_time_s) (action 1: yours "
+                                     "get_weather(city=Shanghai), ours blocked:get_weather(city=Shanghai))"}),
     # never a repeat: the loop runs on until idle turns stop it
     (q10, lambda fingerprint, seen: False,
      {"weather-reask": "the run ended no_progress (idle_turns); with the package's it ends no_progress "
@@ -55,6 +60,12 @@ WRONG: list[tuple[Exercise, Any, dict[str, str]]] = [
     # everything seen before is a repeat: the first call of a fresh fingerprint still runs, but so does nothing else
     (q10, lambda fingerprint, seen: True,
      {"weather-normal": "with the package's it ends succeeded (completion_condition_met)"}),
+    # every action seen before is a repeat: the retry the model asks for after a timeout is blocked
+    (q10, lambda fingerprint, seen: seen is not None,
+     {"weather-timeout-once#transient=return_to_model": "the run ended no_progress (repeated_action); with the "
+                                                        "package's it ends succeeded (completion_condition_met) (action "
+                                                        "3: yours blocked:get_weather(city=Beijing), ours "
+                                                        "retry:get_weather(city=Beijing))"}),
     # the backup's °F taken for °C: the same stop, a wrong fact in the task state
     (q11, lambda item, result: ({"temp": result.data.get("temp_c", result.data.get("temp_f"))},
                                 f"{result.data.get('temp_c', result.data.get('temp_f'))}°C, "
@@ -89,8 +100,41 @@ def test_the_reference_stage_passes_every_scenario(exercise: Exercise) -> None:
 def test_a_typical_wrong_stage_fails_naming_the_scenario_and_what_went_differently(exercise, answer, expected) -> None:
     failed = failures(exercise, answer)
     for scenario, said in expected.items():
-        assert scenario in failed, (scenario, failed)
-        assert said in failed[scenario]
+        name = _named(scenario, failed)
+        assert said in failed[name]
+
+
+def _named(scenario: str, failed: dict[str, str]) -> str:
+    """The failed case ``scenario`` names (a prefix ending in ``=`` stands for the cut the run computed)."""
+    names = [name for name in failed if name == scenario or (scenario.endswith("=") and name.startswith(scenario))]
+    assert len(names) == 1, (scenario, failed)
+    return names[0]
+
+
+Q9_Q10_WRONG = [(exercise, answer, expected) for exercise, answer, expected in WRONG if exercise in (q9, q10)]
+
+
+@pytest.mark.parametrize(("exercise", "answer", "expected"), Q9_Q10_WRONG,
+                         ids=[f"{e.name}-{i}" for i, (e, _a, _x) in enumerate(Q9_Q10_WRONG)])
+def test_what_the_learner_reads_names_each_failing_scenario_beside_what_went_differently(exercise, answer,
+                                                                                          expected) -> None:
+    """Notebook 13's q9 and q10 as the learner sees them: the rendered verdict, one line per failing scenario."""
+    with speaking("en"):
+        shown = str(exercise.check(answer))
+    assert shown.startswith("✗ Not yet")
+    for scenario in expected:
+        name = _named(scenario, failures(exercise, answer))
+        line = next(line for line in shown.splitlines() if line.strip().startswith(f"✗ {name}:"))
+        assert expected[scenario] in line
+
+
+def test_the_wall_time_case_is_cut_to_what_the_normal_run_uses() -> None:
+    """The q9 case that catches ``used < limit``: not a number typed in, the run's own wall time."""
+    from agentloops.controller.sim.scenarios import build_controller
+    from agentloops.exercises.building import _budget_cases
+
+    used = build_controller("weather-normal").run().usage["wall_time_s"]
+    assert f"weather-normal@wall_time_s={used:g}" in _budget_cases()
 
 
 @pytest.mark.parametrize("exercise", [q7, q8, q9, q10, q11, q12], ids=lambda e: e.name)
@@ -166,3 +210,14 @@ def test_a_stub_stage_keeps_the_packages() -> None:
 
     with speaking("en"):
         assert regression(repeat=my_repeat, scenarios=["weather-reask"]).ok
+
+
+def test_a_case_carries_a_budget_cut_and_policy_settings_together() -> None:
+    from agentloops.controller.stages import Stages
+    from agentloops.exercises.building import _case, play
+
+    case = _case("weather-normal", {"steps": 2}, {"transient": "return_to_model"})
+    assert case == "weather-normal@steps=2#transient=return_to_model"
+    assert play(case, Stages())["runs"][0][:2] == ["budget_exhausted", "budget:steps"]
+    handed_back = play(_case("weather-timeout-once", policy={"transient": "return_to_model"}), Stages())
+    assert handed_back["runs"][0][:2] == ["succeeded", "completion_condition_met"]

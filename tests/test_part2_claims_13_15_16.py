@@ -38,6 +38,9 @@ CLAIMS: tuple[tuple[str, str, str], ...] = (
      "the runs that hit the cap end in different ways under the controller"),
     ("13-budgets-and-no-progress", "shortest-path-limit-kills-normal-runs",
      "a step limit at the shortest path kills normal runs"),
+    ("13-budgets-and-no-progress", "self-check-traces",
+     "the self-check's trace and runs are the package's: a repeat's fingerprints at progress versions 0 and 1, a "
+     "first transient failure is retried, one timeout fits a step budget at the shortest path, a slip does not"),
     ("15-parallel-calls", "four-fetches-timeline",
      "four parallel fetches: start, end and arrival times, states, and the run's end, as the text says"),
     ("15-parallel-calls", "duplicate-applied-once-late-ignored",

@@ -10,7 +10,8 @@ otherwise its verdict names the scenario and what went differently:
 - ``q8`` — the route of one tool result ``(result, ctx)``;
 - ``q9`` — the budget check before a spend ``(name, used, amount, limit)``, also on scenarios whose
   budget is cut to exactly what the run needs, and to one less;
-- ``q10`` — the repeat check ``(fingerprint, seen)``;
+- ``q10`` — the repeat check ``(fingerprint, seen)``, also with timeouts handed back to the model, so that the
+  retry it asks for meets the repeat check;
 - ``q11`` — the state update ``(item, result)``: the fact a weather result establishes, or why it cannot;
 - ``q12`` — the join of parallel calls ``(succeeded, finished, total, needed)``, where waiting longer than
   needed also fails (the simulated time is compared too);
@@ -48,20 +49,25 @@ Outcome = dict[str, Any]
 """One run as the worker sends it back: each run's (status, code, actions), the tool calls — or the stage's error."""
 
 
-def _case(scenario: str, limits: Mapping[str, float] | None = None) -> str:
-    """A case's name: the scenario, and the budget it runs under when one is cut (``weather-normal@steps=3``)."""
-    return scenario + "".join(f"@{name}={value:g}" for name, value in (limits or {}).items())
+def _case(scenario: str, limits: Mapping[str, float] | None = None, policy: Mapping[str, str] | None = None) -> str:
+    """A case's name: the scenario, the budget it runs under when one is cut (``weather-normal@steps=3``) and the
+    error-policy settings that replace the scenario's own (``weather-timeout-once#transient=return_to_model``)."""
+    return (scenario + "".join(f"@{name}={value:g}" for name, value in (limits or {}).items())
+            + "".join(f"#{name}={value}" for name, value in (policy or {}).items()))
 
 
 def play(case: str, stages: Stages) -> Outcome:
     """Run one case with ``stages`` (and its resume, when it waits and ships an answer): plain values only."""
-    scenario, _at, cut = case.partition("@")
+    scenario, _hash, settings = case.partition("#")
+    scenario, _at, cut = scenario.partition("@")
     limits = dict((part.split("=")[0], float(part.split("=")[1])) for part in cut.split("@") if part)
+    policy = dict(part.split("=", 1) for part in settings.split("#") if part)
     try:
-        if limits:
-            controller = build_controller(scenario, stages=stages)
-            budget = controller.current.task.budget.with_values(**limits)
-            runs = [build_controller(scenario, stages=stages, budget=budget).run()]
+        if limits or policy:
+            options: dict[str, Any] = {"policy": {"name": settings, **policy}} if policy else {}
+            if limits:
+                options["budget"] = build_controller(scenario).current.task.budget.with_values(**limits)
+            runs = [build_controller(scenario, stages=stages, **options).run()]
         else:
             runs = list(check_scenario(scenario, stages=stages).runs)
     except StageError as error:
@@ -162,12 +168,15 @@ def _stage_cases(stage: str, cases: Callable[[], Sequence[str]], function: Calla
 @cache
 def _budget_cases() -> list[str]:
     """A scenario whose retry budget binds, and weather-normal with its steps and tool calls cut to exactly what
-    its run uses (it must still succeed) and to one less (it must stop on that budget)."""
+    its run uses (it must still succeed) and to one less (it must stop on that budget), and its wall time cut to
+    what its run used: a call is checked against its timeout, not its latency, so the first lookup may not start
+    (a check of what is used alone, without the amount the call may take, lets it run)."""
     used = build_controller("weather-normal").run().usage
     steps, calls = int(used["steps"]), int(used["tool_calls"])
     return ["weather-timeout-always", "weather-normal", _case("weather-normal", {"steps": steps}),
             _case("weather-normal", {"steps": steps - 1}), _case("weather-normal", {"tool_calls": calls}),
-            _case("weather-normal", {"tool_calls": calls - 1})]
+            _case("weather-normal", {"tool_calls": calls - 1}),
+            _case("weather-normal", {"wall_time_s": used["wall_time_s"]})]
 
 
 COMPLETION_SCENARIOS = ("weather-normal", "weather-early-claim", "weather-empty", "recall-none-found",
@@ -176,7 +185,9 @@ ROUTE_SCENARIOS = ("weather-timeout-once", "weather-timeout-always", "weather-fo
                    "weather-bad-arguments", "order-missing-id", "refund-permission-denied", "document-not-found",
                    "recall-none-found")
 REPEAT_SCENARIOS = ("weather-normal", "weather-reask", "weather-no-state", "weather-timeout-once",
+                    _case("weather-timeout-once", policy={"transient": "return_to_model"}),
                     "research-compaction-careless", "research-parallel")
+"""The repeat check's cases; in the fifth a timeout is handed back to the model, whose retry meets the check."""
 UPDATE_SCENARIOS = ("weather-normal", "weather-format-change", "weather-timeout-once", "weather-early-claim",
                     "weather-empty", "weather-reask")
 JOIN_SCENARIOS = ("research-parallel", "weather-normal", "weather-timeout-once", "research-compaction-checked")
