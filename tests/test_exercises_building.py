@@ -130,7 +130,7 @@ def test_what_the_learner_reads_names_each_failing_scenario_beside_what_went_dif
 
 def test_the_wall_time_case_is_cut_to_what_the_normal_run_uses() -> None:
     """The q9 case that catches ``used < limit``: not a number typed in, the run's own wall time."""
-    from agentloops.controller.sim.scenarios import build_controller
+    from agentloops.controller.running.scenarios import build_controller
     from agentloops.exercises.building import _budget_cases
 
     used = build_controller("weather-normal").run().usage["wall_time_s"]
