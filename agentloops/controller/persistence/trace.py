@@ -58,9 +58,11 @@ _KINDS = ("start", "turn", "event", "resume", "stop")
 
 @dataclass(frozen=True, slots=True)
 class TurnRecord:
-    """One turn of the loop, as written to the trace.
+    """One turn of the loop, as written to the trace: its line is this record dumped, and a line read back is
+    validated into it (nested records included), so a turn has one shape in memory, in traces and in saved runs.
 
     Attributes:
+        kind: ``turn`` (the line's kind).
         trace_id: the run's id.
         turn: 1-based turn number.
         at_s: simulated time when the turn ended.

@@ -1,7 +1,8 @@
 """The trace's line schemas: what each JSON line of a trace must hold, nested fields included.
 
-A turn line and the records inside it (an action's tool result, the state delta) are the runtime's own
-dataclasses, validated by pydantic as they are; what is here has no runtime record of its own shape.
+A turn line and two records inside it (an action's tool result, the state delta) are the runtime's own
+dataclasses, validated by pydantic as they are. What is here: the lines written as plain dicts (start, event,
+resume, stop) and an action, whose trace form still names the runtime ``Action``'s fields its own way.
 
 :func:`~agentloops.controller.persistence.trace.parse_lines` validates every line against these, so a
 damaged file is one error naming the line and the field. Apart from :mod:`~agentloops.controller.persistence.trace`
