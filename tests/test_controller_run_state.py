@@ -263,6 +263,25 @@ def test_a_missing_field_an_extra_field_and_a_missing_stop_record_are_each_one_l
         assert text.startswith(f"{path}: ") and message in text and "\n" not in text, (field, text)
 
 
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d["state"].update(colour="red"), "state.colour: is not a known field"),
+    (lambda d: d["state"].update(facts="x"), "state.facts: expected a list of facts; got str"),
+    (lambda d: d["state"].update(failures=[{"tool": "t"}]), "state.failures[0].status: missing"),
+    (lambda d: d["monitor"].update(sightings=[["t", "{}", "v1", 1, "ok", True, "new"]]),
+     "monitor.sightings: [0][2]: expected a valid integer"),
+    (lambda d: d.update(calls=[{"call_id": "c9"}]), "calls[0].turn: missing"),
+])
+def test_a_broken_runtime_record_in_a_saved_file_is_one_line_naming_it(tmp_path: Path, edit, message):
+    """The saved parts are the runtime's own records, and each still names the field that is wrong."""
+    data = _written(tmp_path)
+    edit(data)
+    path = _broken(tmp_path, data)
+    with pytest.raises(ConfigError) as caught:
+        load_state(path)
+    text = str(caught.value)
+    assert text.startswith(f"{path}: {message}") and "\n" not in text, text
+
+
 def test_a_schema_1_file_needs_no_stop_record_but_a_schema_2_file_does(tmp_path: Path):
     data = {k: v for k, v in _written(tmp_path).items() if k != "stop"}
     assert load_state(_broken(tmp_path, {**data, "schema_version": 1})).stop is None

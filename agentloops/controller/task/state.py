@@ -105,10 +105,10 @@ class Failure(TypedDict):
 
 def _facts_by_item(value: Any) -> Any:
     """Facts are kept by item and saved as a list (in the order they were added)."""
-    if isinstance(value, list):
-        return {fact.get("item") if isinstance(fact, dict) else getattr(fact, "item", str(i)): fact
-                for i, fact in enumerate(value)}
-    return value
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of facts; got {type(value).__name__}")
+    return {fact.get("item") if isinstance(fact, dict) else getattr(fact, "item", str(i)): fact
+            for i, fact in enumerate(value)}
 
 
 Facts = Annotated[dict[str, Fact], BeforeValidator(_facts_by_item), PlainSerializer(lambda facts: list(facts.values()))]
