@@ -136,9 +136,8 @@ class TaskState:
             also available as :attr:`progress_version`.
         finished: the stop status once the task has stopped, else ``None``.
 
-    Worked out from those (:meth:`__post_init__`, so a state read back from a file has them too):
-    ``open``, the items still to do in task order (:meth:`open_items` is the same as a new list), and
-    ``sourced``, how many facts name their source (what :meth:`assess` counts).
+    Worked out from them (so a state read from a file has them too): ``open``, the items still to do in task
+    order, and ``sourced``, how many facts name their source (what :meth:`assess` counts).
     """
 
     __pydantic_config__ = ConfigDict(extra="forbid")
@@ -164,8 +163,7 @@ class TaskState:
         self.waiting_for, self.failures, self.version, self.progress_count, self.finished = None, [], 0, 0, None
         self.__post_init__()
 
-    def __post_init__(self) -> None:
-        """The bookkeeping worked out from the fields (also what a state read from a saved run starts with)."""
+    def __post_init__(self) -> None:  # (pydantic calls it for a state read from a saved run)
         self.open: tuple[str, ...] = tuple([item for item, status in self.items.items() if status == "open"])
         self.sourced = sum(1 for fact in self.facts.values() if fact.source)
         self._tries: dict[tuple[str, str], int] = {}  # (tool, status) → failures, kept by record_failure
