@@ -155,7 +155,7 @@ def describe_validation_error(exc: ValidationError) -> str:
     kind, message, value = first["type"], first["msg"], first.get("input")
     if kind == "missing":
         text = "missing; this field is required"
-    elif kind == "extra_forbidden":
+    elif kind in ("extra_forbidden", "unexpected_keyword_argument"):  # (a model's; a dataclass's)
         text = "is not a known field (check the spelling)"
     elif kind == "too_short":
         text = f"expected at least {first.get('ctx', {}).get('min_length', 1)} item(s); got {len(value)}"

@@ -14,7 +14,7 @@ from agentloops.controller.policy.budgets import BudgetMeter, SimClock
 from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.turn import request_size
 from agentloops.controller.vocabulary.ledger import Arrival
-from agentloops.controller.vocabulary.tools import ToolResult
+from agentloops.controller.vocabulary.tools import RESULT_JSON, ToolResult
 from agentloops.messages import Message
 from agentloops.stubs import ScriptedModel
 
@@ -84,8 +84,8 @@ def test_a_tool_result_as_json_has_every_field_and_reads_back():
     result = ToolResult("timeout", data={"a": 1}, error="slow", source="svc", retryable=True, retry_after_s=2.0,
                         latency_s=5.0, hint="later", ran=False, deliveries=2, detail="d", question="q",
                         parameter="p")
-    assert list(result.to_dict()) == list(ToolResult.__dataclass_fields__)
-    assert ToolResult.from_dict(result.to_dict()) == result
+    assert list(RESULT_JSON.dump_python(result)) == list(ToolResult.__dataclass_fields__)
+    assert RESULT_JSON.validate_python(RESULT_JSON.dump_python(result, mode="json")) == result
 
 
 def test_budgets_left_keep_whole_numbers_whole_and_round_the_rest():

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentloops.controller.policy.budgets import BudgetMeter, SimClock
-from agentloops.controller.task.state import Fact, TaskState
+from agentloops.controller.task.state import STATE_JSON, Fact, TaskState
 from agentloops.controller.task.task_types import WEATHER_BUDGET
 from agentloops.tokens import CACHED_TEXT_LENGTH, _cached_count, _general_estimate, estimate_tokens
 
@@ -41,7 +41,7 @@ def test_kept_open_items_tally_and_done_count_agree_with_a_recount(steps):
         for need in range(4):
             expect = "complete" if done >= need else "impossible" if done + len(open_now) < need else "incomplete"
             assert s.assess(need) == expect
-    back = TaskState.from_snapshot(json.loads(json.dumps(s.snapshot())))
+    back = STATE_JSON.validate_python(json.loads(json.dumps(s.snapshot())))
     assert back.snapshot() == s.snapshot() and back.open == s.open
     assert back.failure_summary() == s.failure_summary() and back.for_model() == s.for_model()
     assert back.end_turn().changes == ()  # restoring is not a turn

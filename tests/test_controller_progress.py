@@ -15,6 +15,7 @@ from agentloops.controller import (
     normalize_args,
     run_scenario,
 )
+from agentloops.controller.stopping.progress import MONITOR_JSON
 from agentloops.controller.vocabulary.tools import Param
 
 
@@ -58,8 +59,11 @@ def test_a_retry_after_a_timeout_is_not_a_loop():
 def test_idle_turns_count_and_reset():
     monitor = ProgressMonitor()
     assert [monitor.end_turn(p) for p in (False, False, True, False)] == [1, 2, 0, 1]
-    again = ProgressMonitor.from_state(monitor.state())
-    assert again.idle == 1
+    monitor.record(fingerprint("get_weather", {"city": "A"}, 1), 2, "timeout", new_observation=False)
+    saved = MONITOR_JSON.dump_python(monitor, mode="json")
+    assert saved["sightings"] == [["get_weather", '{"city":"A"}', 1, 2, "timeout", False, "no new observation"]]
+    again = MONITOR_JSON.validate_python(saved)
+    assert again.idle == 1 and again.sightings == monitor.sightings
 
 
 def test_the_controller_stops_a_repeat_long_before_the_cap():

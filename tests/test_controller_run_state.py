@@ -17,10 +17,14 @@ from agentloops.cli import main
 from agentloops.controller import Controller, ControllerRun, Fault, resume
 from agentloops.controller.persistence.run_state import READABLE_SCHEMAS, RUN_STATE_SCHEMA, RunState
 from agentloops.controller.persistence.saved import PauseStore, load_state
-from agentloops.controller.persistence.trace import read_trace
+from agentloops.controller.persistence.trace import TurnRecord, read_trace
 from agentloops.controller.running.scenarios import build_controller
 from agentloops.controller.sim.scenario_files import controller_scenario_names, load_controller_scenario
+from agentloops.controller.stopping.progress import ProgressMonitor
+from agentloops.controller.task.state import TaskState
 from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.ledger import CallRecord
+from agentloops.messages import Message
 
 FIXTURES = Path(__file__).parent / "fixtures" / "controller"
 V1_SAVED = "order-paused-v1.json"
@@ -80,6 +84,28 @@ def test_the_saved_dict_is_the_run_states_json_and_reloads_to_the_same_state():
     run = _waiting()
     assert run.run_state is not None and run.saved == run.run_state.to_saved()
     assert RunState.model_validate(json.loads(json.dumps(run.saved))) == run.run_state
+
+
+def test_the_run_state_holds_the_runtime_records_themselves_and_its_turns_are_the_trace_lines(tmp_path: Path):
+    """No mirror copy: the saved parts are the runtime's own classes, so a saved turn is its trace line exactly
+    (a mirror model once turned the budgets left into floats: 3.0 in the saved run where the trace says 3)."""
+    path = tmp_path / "t.jsonl"
+    run = _waiting(trace=path)
+    state = run.run_state
+    assert state is not None
+    assert isinstance(state.state, TaskState) and isinstance(state.monitor, ProgressMonitor)
+    assert all(isinstance(t, TurnRecord) for t in state.turns) and state.turns == run.turns
+    assert all(isinstance(c, CallRecord) for c in state.calls) and state.calls == run.calls
+    assert all(isinstance(m, Message) for m in state.head)
+    on_disk = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    saved = json.loads(json.dumps(run.saved))
+    as_text = [json.dumps(line) for line in on_disk if line["kind"] == "turn"]  # as text: 3.0 == 3 in Python
+    assert [json.dumps(t) for t in saved["turns"]] == as_text == \
+        [json.dumps(line) for line in saved["trace_lines"] if line["kind"] == "turn"]
+    assert saved["head"][0] == {"role": "user", "content": state.head[0].content, "tool_calls": [],
+                                "tool_call_id": None, "name": None}  # a message by field name, as before
+    back = RunState.model_validate(saved)
+    assert back.state == state.state and back.state.open == state.state.open and back.monitor == state.monitor
 
 
 def test_a_rebuilt_controller_captures_exactly_the_state_it_was_built_from():
@@ -235,6 +261,25 @@ def test_a_missing_field_an_extra_field_and_a_missing_stop_record_are_each_one_l
             load_state(path)
         text = str(caught.value)
         assert text.startswith(f"{path}: ") and message in text and "\n" not in text, (field, text)
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d["state"].update(colour="red"), "state.colour: is not a known field"),
+    (lambda d: d["state"].update(facts="x"), "state.facts: expected a list of facts; got str"),
+    (lambda d: d["state"].update(failures=[{"tool": "t"}]), "state.failures[0].status: missing"),
+    (lambda d: d["monitor"].update(sightings=[["t", "{}", "v1", 1, "ok", True, "new"]]),
+     "monitor.sightings: [0][2]: expected a valid integer"),
+    (lambda d: d.update(calls=[{"call_id": "c9"}]), "calls[0].turn: missing"),
+])
+def test_a_broken_runtime_record_in_a_saved_file_is_one_line_naming_it(tmp_path: Path, edit, message):
+    """The saved parts are the runtime's own records, and each still names the field that is wrong."""
+    data = _written(tmp_path)
+    edit(data)
+    path = _broken(tmp_path, data)
+    with pytest.raises(ConfigError) as caught:
+        load_state(path)
+    text = str(caught.value)
+    assert text.startswith(f"{path}: {message}") and "\n" not in text, text
 
 
 def test_a_schema_1_file_needs_no_stop_record_but_a_schema_2_file_does(tmp_path: Path):

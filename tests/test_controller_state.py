@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentloops.controller import Fact, TaskFinishedError, TaskState, make_task
+from agentloops.controller.task.state import STATE_JSON
 
 
 def state() -> TaskState:
@@ -54,7 +55,7 @@ def test_only_progress_moves_the_progress_version_that_fingerprints_use():
     s.add_input("city", "B")
     s.mark_missing("weather:B", "not_found: no such city", code="not_found")
     assert (s.version, s.progress_version) == (5, 3)
-    assert TaskState.from_snapshot(s.snapshot()).progress_version == 3
+    assert STATE_JSON.validate_python(s.snapshot()).progress_version == 3
 
 
 def test_a_missing_item_keeps_its_reason_code_apart_from_the_sentence():
@@ -62,7 +63,7 @@ def test_a_missing_item_keeps_its_reason_code_apart_from_the_sentence():
     s.mark_missing("weather:A", "retry budget spent", code="budget:retries")
     s.mark_missing("weather:B", "nobody knows: why")
     assert s.missing_codes() == {"weather:A": "budget:retries", "weather:B": None}
-    assert TaskState.from_snapshot(s.snapshot()).missing_codes() == s.missing_codes()
+    assert STATE_JSON.validate_python(s.snapshot()).missing_codes() == s.missing_codes()
 
 
 def test_a_finished_task_refuses_every_change():
@@ -84,7 +85,7 @@ def test_snapshot_round_trip_and_model_rendering():
     s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 1, ref="ref:1"))
     s.mark_missing("weather:B", "timeout: gave up")
     s.add_input("order_id", "A-1042")
-    again = TaskState.from_snapshot(s.snapshot())
+    again = STATE_JSON.validate_python(s.snapshot())
     assert again.snapshot() == s.snapshot()
     text = s.for_model({"steps": 3, "context_tokens": 100})
     assert text.startswith("TASK STATE\n") and "weather:B" in text and "context_tokens" not in text

@@ -20,7 +20,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,16 +35,15 @@ from agentloops.controller.engine import (
 )
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.persistence.run_state import RUN_STATE_SCHEMA, RunState
-from agentloops.controller.persistence.saved import message_from_dict, message_to_dict
 from agentloops.controller.persistence.trace import TraceWriter, TurnRecord
+from agentloops.controller.persistence.trace_lines import TaskRef
 from agentloops.controller.policy.budgets import Budget, BudgetMeter
 from agentloops.controller.policy.error_policy import PolicyLike
 from agentloops.controller.sim.faults import FaultLike
 from agentloops.controller.stages import Stages
-from agentloops.controller.stopping.progress import ProgressMonitor
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.context import Compactor, ContextPolicy
-from agentloops.controller.task.state import TaskState
+from agentloops.controller.task.state import STATE_JSON
 from agentloops.controller.task.tasks import Task, make_task
 from agentloops.controller.turn import finish, play
 from agentloops.controller.vocabulary.errors import ConfigError, StageError
@@ -140,27 +139,21 @@ class Controller:
         """The run as one versioned value: what a paused task needs to continue (``waiting_for_user``),
         or what a person takes over (``handed_off``); its stop record is the trace's stop line."""
         run = self.current
-        snapshot = dict(run.state.snapshot())
-        snapshot["finished"] = None  # paused, not finished: a resume continues it (once; see persistence/saved.py)
-        return RunState.model_validate({
-            "schema_version": RUN_STATE_SCHEMA, "trace_id": run.trace_id, "label": run.label,
-            "status": stop.status, "question": stop.question,
-            "parameter": (run.state.waiting_for or {}).get("input"), "task": run.task.spec(),
-            "budget": run.budget, "policy": run.policy, "context": run.context,
-            "send_state": run.send_state, "model_latency_s": run.model_latency_s, "scenario": run.scenario,
-            "faults": run.injector.faults, "injector": run.injector.state(),
-            "state": snapshot, "meter": run.meter.state(), "clock": run.clock.now, "turn": run.turn,
-            "paused_at_version": run.state.version,
-            "head": [message_to_dict(m) for m in run.head],
-            "groups": [[message_to_dict(m) for m in g] for g in run.groups],
-            "monitor": run.monitor.state(), "repairs_used": sum(run.repairs.values()), "repairs": dict(run.repairs),
-            "claims_rejected": run.claims_rejected, "consecutive_failures": run.consecutive_failures,
-            "call_counter": run.call_counter, "failed_calls": [list(k) for k in sorted(run.failed_calls)],
-            "model_calls": int(run.meter.used["model_calls"]), "turns": [r.to_dict() for r in run.turns],
-            "calls": [c.to_dict() for c in run.ledger.records()], "store": dict(run.store.items),
-            "trace_path": str(run.trace_path) if run.trace_path else None, "pause_id": uuid.uuid4().hex[:12],
-            "trace_lines": [*run.sink.lines], "stop": stop.system_record(),
-        })
+        paused = STATE_JSON.validate_python({**STATE_JSON.dump_python(run.state, mode="json"), "finished": None})
+        return RunState(  # paused, not finished: a resume continues it (once; see persistence/saved.py)
+            schema_version=RUN_STATE_SCHEMA, trace_id=run.trace_id, label=run.label, status=stop.status,
+            question=stop.question, parameter=(run.state.waiting_for or {}).get("input"),
+            task=TaskRef(**run.task.spec()), budget=run.budget, policy=run.policy, context=run.context,
+            send_state=run.send_state, model_latency_s=run.model_latency_s, scenario=run.scenario,
+            faults=run.injector.faults,
+            injector=run.injector.seen, state=paused, meter=run.meter.state(), clock=run.clock.now, turn=run.turn,
+            paused_at_version=run.state.version, head=run.head, groups=run.groups, monitor=run.monitor,
+            repairs_used=sum(run.repairs.values()), repairs=run.repairs, claims_rejected=run.claims_rejected,
+            consecutive_failures=run.consecutive_failures, call_counter=run.call_counter,
+            failed_calls=sorted(run.failed_calls), model_calls=int(run.meter.used["model_calls"]),
+            turns=turn_records(run), calls=run.ledger.records(), store=run.store.items,
+            trace_path=str(run.trace_path) if run.trace_path else None, pause_id=uuid.uuid4().hex[:12],
+            trace_lines=run.sink.lines, stop=stop.system_record())
 
     @classmethod
     def from_state(cls, state: RunState, *, model: Model, tools: Toolbox | None = None,
@@ -186,31 +179,25 @@ class Controller:
         return c
 
     def _restore(self, data: dict[str, Any]) -> None:
-        """Set every counter and record from a run state's JSON view (the inverse of :meth:`capture`)."""
-        run = self.current
-        run.injector.restore(data["injector"])
-        run.state = TaskState.from_snapshot(data["state"])
-        run.clock.now = float(data["clock"])
-        meter = data["meter"]
-        run.meter = BudgetMeter(run.budget, run.clock, run.policy.retry_scope, used=meter["used"],
-                                retries_by_tool=meter["retries_by_tool"], started_at=meter["started_at"],
+        """Set every counter and record from a run state's JSON view (the inverse of :meth:`capture`): read
+        back from JSON, the records are the run's own and share nothing with the state they came from."""
+        run, saved = self.current, RunState.model_validate(data)
+        run.injector.seen = Counter(saved.injector)
+        run.state, run.monitor, run.turn, run.turns = saved.state, saved.monitor, saved.turn, list(saved.turns)
+        run.monitor.repeat = run.stages.repeat  # (a stage is not saved: the resume passes it again)
+        run.clock.now = saved.clock
+        run.meter = BudgetMeter(run.budget, run.clock, run.policy.retry_scope, **saved.meter,
                                 check=run.stages.budget_check)
-        run.turn = int(data["turn"])
-        run.head = [message_from_dict(m) for m in data["head"]]
-        run.groups = [[message_from_dict(m) for m in g] for g in data["groups"]]
-        run.monitor = ProgressMonitor.from_state(data["monitor"], run.stages.repeat)
-        run.repairs = Counter({str(k): int(v) for k, v in data["repairs"].items()})
-        run.claims_rejected = int(data["claims_rejected"])
-        run.consecutive_failures = int(data["consecutive_failures"])
-        run.call_counter = int(data["call_counter"])
-        run.failed_calls = {(str(k[0]), str(k[1])) for k in data["failed_calls"]}
-        run.store.items.update(data["store"])
-        run.turns = [_turn_from_dict(t) for t in data["turns"]]
+        run.head, run.groups = list(saved.head), [list(group) for group in saved.groups]
+        run.repairs, run.failed_calls = Counter(saved.repairs), set(saved.failed_calls)
+        run.claims_rejected, run.consecutive_failures = saved.claims_rejected, saved.consecutive_failures
+        run.call_counter = saved.call_counter
+        run.store.items.update(saved.store)
         run.resumed_at_turn = run.turn + 1
-        for call in data["calls"]:
-            run.ledger.calls[call["call_id"]] = Call(**call)
-            if call["state"] in ("succeeded", "failed"):
-                run.ledger.applied.add(call["call_id"])
+        for call in saved.calls:
+            run.ledger.calls[call.call_id] = Call(*astuple(call))
+            if call.state in ("succeeded", "failed"):
+                run.ledger.applied.add(call.call_id)
 
 
 def run_controller(task: Task, model: Model, **kwargs: Any) -> ControllerRun:
@@ -237,13 +224,6 @@ class _Records:
 def turn_records(run: Run) -> tuple[TurnRecord, ...]:
     """Every turn of the run as a frozen record (a turn kept as values is frozen here, once)."""
     return tuple(t.record() if isinstance(t, Turn) else t for t in run.turns)
-
-
-def _turn_from_dict(data: dict[str, Any]) -> TurnRecord:
-    fields = {k: v for k, v in data.items() if k != "kind"}
-    for name in ("open_items", "missing_items", "actions"):
-        fields[name] = tuple(fields.get(name, ()))
-    return TurnRecord(**fields)
 
 
 def saved_task(state: RunState, source: str = "saved run") -> Task:

@@ -36,11 +36,11 @@ from agentloops.controller.task.context import (
     ContextStore,
     memory_from_state,
 )
-from agentloops.controller.task.state import StateDelta, TaskState
+from agentloops.controller.task.state import DELTA_JSON, StateDelta, TaskState
 from agentloops.controller.task.tasks import Task
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.ledger import Arrival, Ledger
-from agentloops.controller.vocabulary.tools import TRANSIENT, Toolbox, ToolResult, ToolSpec
+from agentloops.controller.vocabulary.tools import RESULT_JSON, TRANSIENT, Toolbox, ToolResult, ToolSpec
 from agentloops.messages import Message
 from agentloops.response import Response
 from agentloops.stubs import Model
@@ -108,7 +108,7 @@ class Action:
         result, fp = self.result, self.fp
         return {"label": self.label, "call_id": self.call_id, "tool": self.tool, "args": dict(self.args),
                 "args_norm": self.norm, "kind": self.kind, "status": self.status,
-                "route": self.route, "result": None if result is None else result.to_dict(),
+                "route": self.route, "result": None if result is None else RESULT_JSON.dump_python(result, mode="json"),
                 "fingerprint": None if fp is None else [fp.tool, fp.args, fp.state_version]}
 
 
@@ -145,8 +145,8 @@ class Turn:
             trace_id, at_s, delta, meter, used, items = self.ended
             self._record = TurnRecord(
                 trace_id, self.turn, at_s, self.state_version, self.pending_goal, self.action, self.args_summary,
-                self.tool_status, self.observation, delta.to_dict(), meter.left(used, at_s), self.decision,
-                self.context_tokens, tuple(i for i, s in items.items() if s == "open"),
+                self.tool_status, self.observation, DELTA_JSON.dump_python(delta, mode="json"), meter.left(used, at_s),
+                self.decision, self.context_tokens, tuple(i for i, s in items.items() if s == "open"),
                 tuple(i for i, s in items.items() if s == "missing"), delta.progress,
                 tuple(a if isinstance(a, dict) else a.to_dict() for a in self.actions), _reply(self.response),
                 self.compaction)

@@ -22,7 +22,7 @@ from agentloops.controller.task.context import (
 )
 from agentloops.controller.task.tasks import Task
 from agentloops.controller.vocabulary.errors import ConfigError
-from agentloops.controller.vocabulary.ledger import CallRecord, LedgerEvent
+from agentloops.controller.vocabulary.ledger import CALL_JSON, CallRecord, LedgerEvent
 from agentloops.controller.vocabulary.render import html_table
 from agentloops.controller.vocabulary.tools import (
     Toolbox,
@@ -189,7 +189,7 @@ class ControllerRun:
             "status": self.status, "code": self.code, "actions": self.actions, "usage": dict(self.usage),
             "within_budget": dict(self.within_budget), "stop": self.system_record(),
             "user_message": self.user_message(), "turns": [t.to_row() for t in self.turns],
-            "calls": [c.to_dict() for c in self.calls], "events": [e.to_dict() for e in self.events],
+            "calls": [CALL_JSON.dump_python(c) for c in self.calls], "events": [e.to_dict() for e in self.events],
         }
 
     def to_frame(self) -> pd.DataFrame:
@@ -202,7 +202,7 @@ class ControllerRun:
         """One row per tool call: start, end, arrival and state (draw a Gantt chart from it)."""
         import pandas as pd
 
-        return pd.DataFrame([c.to_dict() for c in self.calls])
+        return pd.DataFrame([CALL_JSON.dump_python(c) for c in self.calls])
 
     def headline(self) -> str:
         """One line: label, status, code, turns and tool calls."""

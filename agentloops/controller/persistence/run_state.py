@@ -1,5 +1,9 @@
 """One versioned run state: what a stopped run holds, the single shape its other views are cut from.
 
+Its parts are the runtime's own records — the task state, the progress monitor, the turn and call
+records, the transcript's messages — validated and dumped by pydantic as they are: what runs is what
+is saved, with no second copy of their fields for files.
+
 A paused or handed-off run is described once, by :class:`RunState`: the saved file (and
 ``run.saved``) is its JSON (:meth:`RunState.to_saved`); :class:`~agentloops.controller.persistence.result.ControllerRun`
 carries it as ``run_state``; its ``stop`` is the stop's system record, which must equal the trace's
@@ -14,17 +18,21 @@ kept with them) still loads; schema 2 adds ``stop``, the stop's system record.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
-from agentloops.controller.persistence.trace_lines import StopRecordLine, TaskRef, TurnLine, checked
-from agentloops.controller.policy.budgets import Budget
+from agentloops.controller.persistence.trace import TurnRecord
+from agentloops.controller.persistence.trace_lines import StopRecordLine, TaskRef, checked
+from agentloops.controller.policy.budgets import Budget, MeterUse
 from agentloops.controller.policy.error_policy import ErrorPolicy
 from agentloops.controller.sim.faults import Fault
+from agentloops.controller.stopping.progress import ProgressMonitor
 from agentloops.controller.stopping.status import StopStatus
 from agentloops.controller.task.context import ContextPolicy
-from agentloops.controller.vocabulary.ledger import CallState
+from agentloops.controller.task.state import TaskState
+from agentloops.controller.vocabulary.ledger import CallRecord
+from agentloops.messages import Message
 
 RUN_STATE_SCHEMA = 2
 """The schema this package writes."""
@@ -40,93 +48,12 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class FactLine(_Strict):
-    """A verified fact (see :class:`~agentloops.controller.task.state.Fact`)."""
-
-    item: str
-    value: Any = None
-    summary: str
-    source: str
-    turn: int
-    ref: str | None = None
+def _message_fields(message: Message) -> dict[str, Any]:
+    return message._asdict()
 
 
-class FailureLine(_Strict):
-    """One failed tool attempt in the "already tried" list."""
-
-    tool: str
-    status: str
-    summary: str
-    turn: int
-
-
-class StateLine(_Strict):
-    """A task-state snapshot (see :meth:`~agentloops.controller.task.state.TaskState.snapshot`)."""
-
-    task: str
-    goal: str
-    constraints: list[str]
-    items: dict[str, Literal["open", "done", "missing"]]
-    reasons: dict[str, str]
-    codes: dict[str, str] = Field(default_factory=dict)
-    facts: list[FactLine]
-    inputs: dict[str, str]
-    waiting_for: dict[str, str] | None
-    failures: list[FailureLine]
-    version: int = Field(ge=0)
-    progress_count: int = Field(default=0, ge=0)
-    finished: str | None
-
-
-class MeterLine(_Strict):
-    """What the budget meter had used."""
-
-    used: dict[str, int | float]  # counts stay ints: they are shown to the model in the TASK STATE block
-    retries_by_tool: dict[str, int]
-    started_at: float
-
-
-class CallLine(_Strict):
-    """One tool call of the ledger (see :class:`~agentloops.controller.parallel.CallRecord`)."""
-
-    call_id: str
-    turn: int
-    tool: str
-    args: str
-    kind: str
-    parallel: bool
-    started_at: float
-    state: CallState
-    ended_at: float | None
-    arrived_at: float | None
-    status: str | None
-    deliveries: int
-    note: str
-
-
-class ToolCallLine(_Strict):
-    """A tool call inside a saved message."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-class MessageLine(_Strict):
-    """A transcript message."""
-
-    role: Literal["system", "user", "assistant", "tool"]
-    content: str | None
-    tool_calls: list[ToolCallLine] = Field(default_factory=list)
-    tool_call_id: str | None = None
-    name: str | None = None
-
-
-class MonitorLine(_Strict):
-    """The progress monitor: idle turns and fingerprint sightings."""
-
-    idle: int = Field(ge=0)
-    sightings: list[tuple[str, str, int, int, str, bool, str]]
+SavedMessage = Annotated[Message, PlainSerializer(_message_fields)]
+"""A transcript message, saved by field name (a named tuple would otherwise be saved as a list)."""
 
 
 class RunState(_Strict):
@@ -154,16 +81,16 @@ class RunState(_Strict):
     send_state: bool
     model_latency_s: float = Field(ge=0)
     scenario: dict[str, Any] | None
-    faults: list[Fault]
-    injector: dict[str, int]
-    state: StateLine
-    meter: MeterLine
+    faults: tuple[Fault, ...]
+    injector: dict[int, int]
+    state: TaskState
+    meter: MeterUse
     clock: float = Field(ge=0)
     turn: int = Field(ge=0)
     paused_at_version: int = Field(ge=0)
-    head: list[MessageLine]
-    groups: list[list[MessageLine]]
-    monitor: MonitorLine
+    head: list[SavedMessage]
+    groups: list[list[SavedMessage]]
+    monitor: ProgressMonitor
     repairs_used: int = Field(ge=0)
     repairs: dict[str, int] = Field(default_factory=dict)
     claims_rejected: int = Field(ge=0)
@@ -171,8 +98,8 @@ class RunState(_Strict):
     call_counter: int = Field(ge=0)
     failed_calls: list[tuple[str, str]]
     model_calls: int = Field(ge=0)
-    turns: list[TurnLine]
-    calls: list[CallLine]
+    turns: tuple[TurnRecord, ...]
+    calls: tuple[CallRecord, ...]
     store: dict[str, Any] = Field(default_factory=dict)
     trace_path: str | None
     resumed: dict[str, Any] | None = None

@@ -28,8 +28,6 @@ from agentloops.controller.persistence.trace import read_trace, read_trace_lines
 from agentloops.controller.vocabulary.errors import ConfigError, TraceError
 from agentloops.errors import describe_validation_error
 from agentloops.jsonfile import read_json
-from agentloops.messages import Message
-from agentloops.response import ToolCall
 
 SavedRun = RunState
 """The earlier name of :class:`~agentloops.controller.persistence.run_state.RunState` (a saved run is its JSON view)."""
@@ -159,19 +157,6 @@ def trace_prefix(data: Mapping[str, Any], path: Path | None) -> list[dict[str, A
             return lines
     saved = data.get("trace_lines")
     return [dict(line) for line in saved] if saved else None
-
-
-def message_to_dict(message: Message) -> dict[str, Any]:
-    """A message as JSON (for saved runs), keeping the tool name."""
-    return {"role": message.role, "content": message.content,
-            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls],
-            "tool_call_id": message.tool_call_id, "name": message.name}
-
-
-def message_from_dict(data: Mapping[str, Any]) -> Message:
-    """Inverse of :func:`message_to_dict`."""
-    calls = tuple(ToolCall(**c) for c in data.get("tool_calls") or ())
-    return Message(data["role"], data.get("content"), calls, data.get("tool_call_id"), data.get("name"))
 
 
 def portable_trace_path(trace: Path | None, saved_file: Path) -> str | None:

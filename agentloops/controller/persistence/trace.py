@@ -23,24 +23,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
-from pydantic import ValidationError
+from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
 from agentloops.controller.persistence.trace_lines import (
     _LINE_TYPES,
+    ActionLine,
     EventLine,
     ResumeLine,
     StartLine,
     StopLine,
-    TurnLine,
+    checked,
 )
+from agentloops.controller.task.state import DELTA_JSON
 from agentloops.controller.vocabulary.errors import TraceError
 from agentloops.controller.vocabulary.render import clip, html_table
 from agentloops.errors import describe_validation_error
 from agentloops.jsonfile import CUT_TAIL, iter_json_lines
+from agentloops.response import Response
 from agentloops.tables import text_table
 
 if TYPE_CHECKING:
@@ -48,12 +52,17 @@ if TYPE_CHECKING:
 
 TRACE_SCHEMA = 1
 
+_KINDS = ("start", "turn", "event", "resume", "stop")
+"""Every line kind, in the order a trace meets them."""
+
 
 @dataclass(frozen=True, slots=True)
 class TurnRecord:
-    """One turn of the loop, as written to the trace.
+    """One turn of the loop, as written to the trace: its line is this record dumped, and a line read back is
+    validated into it (nested records included), so a turn has one shape in memory, in traces and in saved runs.
 
     Attributes:
+        kind: ``turn`` (the line's kind).
         trace_id: the run's id.
         turn: 1-based turn number.
         at_s: simulated time when the turn ended.
@@ -75,8 +84,11 @@ class TurnRecord:
         compaction: the compaction done before this turn's request, if any.
     """
 
+    __pydantic_config__ = ConfigDict(extra="forbid")  # a trace's turn line is read back as this record
+
+    kind: Literal["turn"] = field(default="turn", kw_only=True)
     trace_id: str
-    turn: int
+    turn: Annotated[int, Field(ge=1)]
     at_s: float
     state_version: int
     pending_goal: str
@@ -84,15 +96,15 @@ class TurnRecord:
     args_summary: str
     tool_status: str
     observation: str
-    state_delta: dict[str, Any]
-    budget_left: dict[str, Any]
+    state_delta: Annotated[dict[str, Any], AfterValidator(partial(checked, DELTA_JSON))]
+    budget_left: dict[str, int | float | None]
     decision: str
     context_tokens: int
     open_items: tuple[str, ...] = ()
     missing_items: tuple[str, ...] = ()
     progress: bool = False
-    actions: tuple[dict[str, Any], ...] = ()
-    response: dict[str, Any] | None = None
+    actions: tuple[Annotated[dict[str, Any], AfterValidator(partial(checked, ActionLine))], ...] = ()
+    response: Annotated[dict[str, Any], AfterValidator(partial(checked, Response))] | None = None
     compaction: dict[str, Any] | None = None
 
     @property
@@ -109,14 +121,8 @@ class TurnRecord:
         return "no change: " + ("; ".join(unchanged) if unchanged else "nothing new observed")
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON line (``kind`` = ``turn``); built by hand because ``asdict`` deep-copies (slow)."""
-        data: dict[str, Any] = {"kind": "turn"}
-        for name in _TURN_FIELDS:
-            data[name] = getattr(self, name)
-        data["open_items"] = list(self.open_items)
-        data["missing_items"] = list(self.missing_items)
-        data["actions"] = [dict(a) for a in self.actions]
-        return data
+        """The JSON line (``kind`` = ``turn``)."""
+        return TURN_JSON.dump_python(self, mode="json")  # type: ignore[no-any-return]
 
     def to_row(self) -> dict[str, Any]:
         """A flat row for tables and pandas."""
@@ -131,7 +137,8 @@ class TurnRecord:
         }
 
 
-_TURN_FIELDS: tuple[str, ...] = tuple(TurnRecord.__dataclass_fields__)
+TURN_JSON: TypeAdapter[TurnRecord] = TypeAdapter(TurnRecord)
+"""Dumps a :class:`TurnRecord` as its trace line, and validates one read back (nested records included)."""
 
 
 class TraceWriter:
@@ -259,28 +266,22 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
         if not isinstance(data, Mapping):
             raise TraceError(f"{where}:{number}: expected a JSON object; got {type(data).__name__}")
         kind = data.get("kind")
-        model = _LINE_TYPES.get(str(kind))
+        model = TURN_JSON if kind == "turn" else _LINE_TYPES.get(str(kind))
         if model is None:
-            raise TraceError(f"{where}:{number}: kind: expected one of {', '.join(_LINE_TYPES)}; got {kind!r}")
-        if not validate:
-            line = model.model_construct(**data)
-        else:
-            try:
-                line = model.model_validate(data)
-            except ValidationError as exc:
-                raise TraceError(f"{where}:{number}: {describe_validation_error(exc)}") from None
+            raise TraceError(f"{where}:{number}: kind: expected one of {', '.join(_KINDS)}; got {kind!r}")
+        try:
+            line = model.validate_python(data) if isinstance(model, TypeAdapter) else \
+                model.model_validate(data) if validate else model.model_construct(**data)
+        except ValidationError as exc:
+            raise TraceError(f"{where}:{number}: {describe_validation_error(exc)}") from None
         if number == 1 and not isinstance(line, StartLine):
             raise TraceError(f"{where}:1: a trace starts with a 'start' line; got {kind!r}")
         if isinstance(line, StartLine):
             if start is not None:
                 raise TraceError(f"{where}:{number}: a second 'start' line")
             start = line
-        elif isinstance(line, TurnLine):
-            fields = {name: getattr(line, name) for name in _TURN_FIELDS}
-            fields["open_items"] = tuple(fields["open_items"])
-            fields["missing_items"] = tuple(fields["missing_items"])
-            fields["actions"] = tuple(dict(a) for a in fields["actions"])
-            turns.append(TurnRecord(**fields))
+        elif isinstance(line, TurnRecord):
+            turns.append(line)
         elif isinstance(line, EventLine):
             events.append(line)
         elif isinstance(line, ResumeLine):

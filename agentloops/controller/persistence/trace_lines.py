@@ -1,5 +1,9 @@
 """The trace's line schemas: what each JSON line of a trace must hold, nested fields included.
 
+A turn line and two records inside it (an action's tool result, the state delta) are the runtime's own
+dataclasses, validated by pydantic as they are. What is here: the lines written as plain dicts (start, event,
+resume, stop) and an action, whose trace form still names the runtime ``Action``'s fields its own way.
+
 :func:`~agentloops.controller.persistence.trace.parse_lines` validates every line against these, so a
 damaged file is one error naming the line and the field. Apart from :mod:`~agentloops.controller.persistence.trace`
 (which writes and reads traces) because the schema is the versioned contract, not the machinery.
@@ -9,29 +13,32 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator
 
 from agentloops.controller.policy.budgets import Budget
 from agentloops.controller.policy.error_policy import ErrorPolicy
 from agentloops.controller.stopping.status import StopStatus
 from agentloops.controller.task.context import ContextPolicy
-from agentloops.controller.vocabulary.tools import ToolStatus
+from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.errors import describe_validation_error
-from agentloops.response import Response
 
 
 class _Line(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-def checked(model: type[BaseModel], value: Any) -> Any:
-    """Validate ``value`` against ``model`` but keep it as it was (lines stay plain JSON values).
+def checked(model: type[BaseModel] | TypeAdapter[Any], value: Any) -> Any:
+    """Validate ``value`` against ``model`` (a model, or a runtime record's adapter) but keep it as it was
+    (lines stay plain JSON values).
 
     A problem becomes a ``ValueError`` whose text is the inner field path and what was
     expected, so the line's own error reads ``task: type: missing; …`` in one line.
     """
     try:
-        model.model_validate(value)
+        if isinstance(model, TypeAdapter):
+            model.validate_python(value)
+        else:
+            model.model_validate(value)
     except ValidationError as exc:
         raise ValueError(describe_validation_error(exc)) from None
     return value
@@ -42,24 +49,6 @@ class TaskRef(_Line):
 
     type: str = Field(min_length=1)
     params: dict[str, Any] = Field(default_factory=dict)
-
-
-class ResultLine(_Line):
-    """A tool result as a trace records it (see :class:`~agentloops.controller.vocabulary.tools.ToolResult`)."""
-
-    status: ToolStatus
-    data: Any = None
-    error: str | None = None
-    source: str = ""
-    retryable: bool = False
-    retry_after_s: float | None = Field(default=None, ge=0)
-    latency_s: float = Field(default=0.0, ge=0)
-    hint: str = ""
-    ran: bool = True
-    deliveries: int = Field(default=1, ge=1)
-    detail: str | None = None
-    question: str | None = None
-    parameter: str | None = None
 
 
 class ActionLine(_Line):
@@ -73,18 +62,8 @@ class ActionLine(_Line):
     kind: str
     status: str | None = None
     route: str | None = None
-    result: ResultLine | None = None
+    result: ToolResult | None = None
     fingerprint: tuple[str, str, int] | None = None
-
-
-class DeltaLine(_Line):
-    """A turn's state delta (see :class:`~agentloops.controller.task.state.StateDelta`)."""
-
-    version_before: int
-    version_after: int
-    changes: list[str] = Field(default_factory=list)
-    unchanged: list[str] = Field(default_factory=list)
-    progress: bool = False
 
 
 class StartLine(_Line):
@@ -117,51 +96,6 @@ class StartLine(_Line):
 _CONFIGURATION: dict[str, type[BaseModel]] = {"task": TaskRef, "policy": ErrorPolicy, "budget": Budget,
                                               "context": ContextPolicy}
 """What each configuration field of a start line is checked against."""
-
-
-class TurnLine(_Line):
-    """A ``turn`` line (validated, then turned into a :class:`TurnRecord`)."""
-
-    kind: Literal["turn"]
-    trace_id: str
-    turn: int = Field(ge=1)
-    at_s: float
-    state_version: int
-    pending_goal: str
-    action: str
-    args_summary: str
-    tool_status: str
-    observation: str
-    state_delta: dict[str, Any]
-    budget_left: dict[str, float | None]
-    decision: str
-    context_tokens: int
-    open_items: list[str] = []
-    missing_items: list[str] = []
-    progress: bool = False
-    actions: list[dict[str, Any]] = []
-    response: dict[str, Any] | None = None
-    compaction: dict[str, Any] | None = None
-
-    @field_validator("state_delta")
-    @classmethod
-    def _delta(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return checked(DeltaLine, value)  # type: ignore[no-any-return]
-
-    @field_validator("actions")
-    @classmethod
-    def _actions(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        for i, action in enumerate(value):
-            try:
-                checked(ActionLine, action)
-            except ValueError as exc:
-                raise ValueError(f"item {i}: {exc}") from None
-        return value
-
-    @field_validator("response")
-    @classmethod
-    def _response(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return None if value is None else checked(Response, value)  # type: ignore[no-any-return]
 
 
 class EventLine(_Line):
@@ -218,5 +152,7 @@ class StopLine(_Line):
         return checked(StopRecordLine, value)  # type: ignore[no-any-return]
 
 
-_LINE_TYPES: dict[str, type[_Line]] = {"start": StartLine, "turn": TurnLine, "event": EventLine,
-                                       "resume": ResumeLine, "stop": StopLine}
+_LINE_TYPES: dict[str, type[_Line]] = {"start": StartLine, "event": EventLine, "resume": ResumeLine,
+                                       "stop": StopLine}
+"""The line models by kind; a ``turn`` line is read as the runtime's own record
+(:class:`~agentloops.controller.persistence.trace.TurnRecord`)."""

@@ -32,7 +32,9 @@ from pydantic import (
     PositiveInt,
     ValidationError,
     model_validator,
+    with_config,
 )
+from typing_extensions import TypedDict  # (pydantic reads typing's only from Python 3.12)
 
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.errors import describe_validation_error
@@ -307,7 +309,15 @@ class BudgetMeter:
         return {name: limit is None or (elapsed if name == "wall_time_s" else used[name]) <= limit + EPSILON
                 for name, limit in self.limits.items()}
 
-    def state(self) -> dict[str, Any]:
-        """What a saved run needs to restore this meter."""
-        return {"used": dict(self.used), "retries_by_tool": dict(self.retries_by_tool),
-                "started_at": self.started_at}
+    def state(self) -> MeterUse:
+        """What a saved run keeps of this meter (a resume passes it back: ``BudgetMeter(budget, clock, **kept)``)."""
+        return {"used": dict(self.used), "retries_by_tool": dict(self.retries_by_tool), "started_at": self.started_at}
+
+
+@with_config(ConfigDict(extra="forbid"))
+class MeterUse(TypedDict):
+    """What a meter has used: the arguments that rebuild it (:meth:`BudgetMeter.state`)."""
+
+    used: dict[str, int | float]  # counts stay ints: they are shown to the model in the TASK STATE block
+    retries_by_tool: dict[str, int]
+    started_at: float

@@ -39,7 +39,7 @@ from agentloops.controller.stopping.progress import normalize_args
 from agentloops.controller.task.context import COMPACTORS, ContextPolicy
 from agentloops.controller.task.tasks import Task, make_task
 from agentloops.controller.vocabulary.render import Table, clip, html_table
-from agentloops.controller.vocabulary.tools import ToolResult, ToolSpec
+from agentloops.controller.vocabulary.tools import RESULT_JSON, ToolResult, ToolSpec
 from agentloops.i18n import _
 from agentloops.response import Response
 from agentloops.stubs import Model, ScriptedModel
@@ -65,7 +65,7 @@ class RecordedExecutor:
         self.last: dict[tuple[str, str], ToolResult] = {}
         for action in trace.tool_results():
             key = (action["tool"], action.get("args_norm") or normalize_args(action.get("args") or {}))
-            self.queues[key].append(ToolResult.from_dict(action["result"]))
+            self.queues[key].append(RESULT_JSON.validate_python(action["result"]))
         self.live = live
         self.served = 0
         self.repeated = 0

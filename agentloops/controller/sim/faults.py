@@ -132,8 +132,8 @@ def faults_from(items: Iterable[FaultLike] | None, source: str = "faults") -> tu
 class FaultInjector:
     """Applies declared faults to tool attempts, counting matching calls per fault.
 
-    The counters are the only state; :meth:`state` and :meth:`restore` let a
-    saved run resume with the same remaining faults.
+    The counters (:attr:`seen`, fault index → matching calls) are the only state; a saved run keeps
+    them, so a resume meets the same remaining faults.
     """
 
     def __init__(self, faults: Iterable[FaultLike] = ()) -> None:
@@ -151,14 +151,6 @@ class FaultInjector:
             if chosen is None and n > fault.after and (fault.times is None or n <= fault.after + fault.times):
                 chosen = fault
         return chosen
-
-    def state(self) -> dict[str, int]:
-        """Counters, JSON-compatible."""
-        return {str(k): v for k, v in self.seen.items()}
-
-    def restore(self, state: Mapping[str, int]) -> None:
-        """Set the counters from :meth:`state`."""
-        self.seen = Counter({int(k): int(v) for k, v in state.items()})
 
 
 def _norm(value: Any) -> Any:

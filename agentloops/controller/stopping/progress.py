@@ -30,10 +30,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, TypeAdapter, ValidationError
 
 from agentloops.controller.task.state import acyclic_chunks
 from agentloops.controller.vocabulary.tools import TRANSIENT, Param
+from agentloops.errors import describe_validation_error
 
 
 def normalize_value(value: Any, *, casefold: bool = False) -> Any:
@@ -143,14 +146,45 @@ def is_repeat(fp: Fingerprint, seen: Sighting | None) -> bool:
     return seen is not None and not seen.new_observation and seen.status not in TRANSIENT
 
 
+_ROWS = TypeAdapter(list[tuple[str, str, int, int, str, bool, str]])
+"""A saved run's sightings: one row per fingerprint, ``[tool, args, version, turn, status, new_observation, why]``."""
+
+
+def _from_rows(value: Any) -> Any:
+    if isinstance(value, dict):
+        return value
+    try:
+        rows = _ROWS.validate_python(value)
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc)) from None
+    return {Fingerprint(*row[:3]): Sighting(*row[3:]) for row in rows}
+
+
+Sightings = Annotated[dict[Fingerprint, Sighting], PlainValidator(_from_rows), PlainSerializer(
+    lambda seen: [[fp.tool, fp.args, fp.state_version, s.turn, s.status, s.new_observation, s.why]
+                  for fp, s in seen.items()])]
+"""Fingerprint → its last sighting; rows in a saved run."""
+
+
+@dataclass(init=False)
 class ProgressMonitor:
-    """Remembers fingerprints and idle turns; answers "is this a loop?" before each action."""
+    """Remembers fingerprints and idle turns; answers "is this a loop?" before each action.
+
+    Its fields are what a saved run keeps; the repeat stage is not saved (a resume passes it again).
+    """
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    idle: Annotated[int, Field(ge=0)]
+    sightings: Sightings
 
     def __init__(self, repeat: RepeatCheck | None = None) -> None:
-        self.sightings: dict[Fingerprint, Sighting] = {}
-        self.idle = 0
+        self.idle, self.sightings = 0, {}
         self.repeat: RepeatCheck = repeat or is_repeat
         """The repeat stage: the package's :func:`is_repeat`, or a learner's function of the same shape."""
+
+    def __post_init__(self) -> None:
+        self.repeat = is_repeat  # read back from a saved run: a resume passes its own stage again
 
     def check(self, fp: Fingerprint) -> Repeat | None:
         """A :class:`Repeat` if acting on ``fp`` again cannot bring anything new, else ``None``."""
@@ -171,19 +205,6 @@ class ProgressMonitor:
         self.idle = 0 if progress else self.idle + 1
         return self.idle
 
-    def state(self) -> dict[str, Any]:
-        """JSON form, for saved runs."""
-        return {
-            "idle": self.idle,
-            "sightings": [[fp.tool, fp.args, fp.state_version, s.turn, s.status, s.new_observation, s.why]
-                          for fp, s in self.sightings.items()],
-        }
 
-    @classmethod
-    def from_state(cls, data: Mapping[str, Any], repeat: RepeatCheck | None = None) -> ProgressMonitor:
-        """Inverse of :meth:`state` (the repeat stage is not saved: the caller passes it again)."""
-        monitor = cls(repeat)
-        monitor.idle = int(data.get("idle", 0))
-        for tool, args, version, turn, status, new, why in data.get("sightings", []):
-            monitor.sightings[Fingerprint(tool, args, version)] = Sighting(turn, status, new, why)
-        return monitor
+MONITOR_JSON: TypeAdapter[ProgressMonitor] = TypeAdapter(ProgressMonitor)
+"""Dumps a :class:`ProgressMonitor` as saved runs hold it, and validates one read back."""

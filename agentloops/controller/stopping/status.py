@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentloops.controller.policy.budgets import BUDGET_LABELS
-from agentloops.controller.task.state import Fact
+from agentloops.controller.task.state import FACT_JSON, Fact
 from agentloops.controller.vocabulary.render import Table
 from agentloops.i18n import N_, _
 
@@ -326,7 +326,7 @@ class Stop:
             "pending_action": self.pending_action,
             "verified": self.verified,
             "answer": self.answer,
-            "facts": [f.to_dict() for f in self.facts],
+            "facts": [FACT_JSON.dump_python(f) for f in self.facts],
             "missing": [list(m) for m in self.missing],
             "open_items": list(self.open_items),
             "budgets_used": dict(self.budgets_used),

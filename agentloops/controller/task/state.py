@@ -24,7 +24,10 @@ import json
 import json.encoder
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, ConfigDict, Field, PlainSerializer, TypeAdapter, with_config
+from typing_extensions import TypedDict  # (pydantic reads typing's only from Python 3.12)
 
 from agentloops.controller.vocabulary.errors import TaskFinishedError
 
@@ -45,6 +48,8 @@ class Fact:
         ref: where the full output is stored when it was kept out of the context.
     """
 
+    __pydantic_config__ = ConfigDict(extra="forbid")  # saved runs and stop records hold this record as it is
+
     item: str
     value: Any
     summary: str
@@ -52,15 +57,9 @@ class Fact:
     turn: int
     ref: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"item": self.item, "value": self.value, "summary": self.summary, "source": self.source,
-                "turn": self.turn, "ref": self.ref}
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Fact:
-        """Inverse of :meth:`to_dict`."""
-        return cls(**data)
+FACT_JSON: TypeAdapter[Fact] = TypeAdapter(Fact)
+"""Dumps a :class:`Fact` as stop records and saved runs hold it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,16 +74,13 @@ class StateDelta:
         progress: a fact, an item status or a user input was added (failures alone are not progress).
     """
 
+    __pydantic_config__ = ConfigDict(extra="forbid")  # a trace's turn line holds this record as it is
+
     version_before: int
     version_after: int
     changes: tuple[str, ...] = ()
     unchanged: tuple[str, ...] = ()
     progress: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"version_before": self.version_before, "version_after": self.version_after,
-                "changes": list(self.changes), "unchanged": list(self.unchanged), "progress": self.progress}
 
     def __str__(self) -> str:
         if not self.changes:
@@ -93,8 +89,35 @@ class StateDelta:
         return f"v{self.version_before}→v{self.version_after}: " + "; ".join(self.changes)
 
 
+DELTA_JSON: TypeAdapter[StateDelta] = TypeAdapter(StateDelta)
+"""Dumps a :class:`StateDelta` as a trace's turn line holds it, and checks one read back."""
+
+
+@with_config(ConfigDict(extra="forbid"))
+class Failure(TypedDict):
+    """One failed tool attempt in the "already tried" list."""
+
+    tool: str
+    status: str
+    summary: str
+    turn: int
+
+
+def _facts_by_item(value: Any) -> Any:
+    """Facts are kept by item and saved as a list (in the order they were added)."""
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of facts; got {type(value).__name__}")
+    return {fact.get("item") if isinstance(fact, dict) else getattr(fact, "item", str(i)): fact
+            for i, fact in enumerate(value)}
+
+
+Facts = Annotated[dict[str, Fact], BeforeValidator(_facts_by_item), PlainSerializer(lambda facts: list(facts.values()))]
+"""Done item → its fact; a list of facts in a saved run."""
+
+
+@dataclass(init=False, repr=False)
 class TaskState:
-    """The task's working memory, owned by the controller.
+    """The task's working memory, owned by the controller; its fields are what a saved run keeps.
 
     Attributes:
         task: task type name.
@@ -108,40 +131,50 @@ class TaskState:
         inputs: what the user supplied (for example ``order_id``).
         waiting_for: the open question while the task waits for the user.
         failures: failed tool attempts (tool, status, summary, turn), the "already tried" list.
-        open: the items still to do, in task order — kept as items settle, so reading it costs nothing
-            (:meth:`open_items` is the same as a new list).
-        sourced: how many facts name their source, kept as facts are added (what :meth:`assess` counts).
         version: increases on every change.
         progress_count: how many changes were progress (a fact, an item settled, a user input);
             also available as :attr:`progress_version`.
         finished: the stop status once the task has stopped, else ``None``.
+
+    Worked out from them (so a state read from a file has them too): ``open``, the items still to do in task
+    order, and ``sourced``, how many facts name their source (what :meth:`assess` counts).
     """
 
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    task: str
+    goal: str
+    constraints: tuple[str, ...]
+    items: dict[str, ItemStatus]
+    reasons: dict[str, str]
+    codes: Annotated[dict[str, str], Field(default_factory=dict)]  # (older saved runs kept no reason codes)
+    facts: Facts
+    inputs: dict[str, str]
+    waiting_for: dict[str, str] | None
+    failures: list[Failure]
+    version: Annotated[int, Field(ge=0)]
+    progress_count: Annotated[int, Field(ge=0, default=0)]  # (nor this count)
+    finished: str | None
+
     def __init__(self, task: str, goal: str, constraints: tuple[str, ...], items: tuple[str, ...]) -> None:
-        self.task = task
-        self.goal = goal
-        self.constraints = tuple(constraints)
-        self.items: dict[str, ItemStatus] = {item: "open" for item in items}
-        self.open: tuple[str, ...] = tuple(self.items)
-        self.reasons: dict[str, str] = {}
-        self.codes: dict[str, str] = {}
-        self.facts: dict[str, Fact] = {}
-        self.inputs: dict[str, str] = {}
-        self.waiting_for: dict[str, str] | None = None
-        self.failures: list[dict[str, Any]] = []
-        self.version = 0
-        self.progress_count = 0
-        self.finished: str | None = None
-        self._start = 0
-        self._changes: list[str] = []
-        self._unchanged: list[str] = []
-        self._progress = False
-        self._view: tuple[int, str] | None = None
-        self.sourced = 0
-        """How many facts name their source (what :meth:`assess` counts), kept by :meth:`add_fact`."""
+        self.task, self.goal, self.constraints = task, goal, tuple(constraints)
+        self.items = {item: "open" for item in items}
+        self.reasons, self.codes, self.facts, self.inputs = {}, {}, {}, {}
+        self.waiting_for, self.failures, self.version, self.progress_count, self.finished = None, [], 0, 0, None
+        self.__post_init__()
+
+    def __post_init__(self) -> None:  # (pydantic calls it for a state read from a saved run)
+        self.open: tuple[str, ...] = tuple([item for item, status in self.items.items() if status == "open"])
+        self.sourced = sum(1 for fact in self.facts.values() if fact.source)
         self._tries: dict[tuple[str, str], int] = {}  # (tool, status) → failures, kept by record_failure
         self._tried: dict[tuple[str, str], str] = {}  # (tool, status) → its "already tried" line, first-seen order
+        for failure in self.failures:
+            self._count_failure(failure["tool"], failure["status"])
+        self._view: tuple[int, str] | None = None
         self._fixed: tuple[str, tuple[str, ...], str] | None = None
+        self._start, self._progress = self.version, False  # the changes of the turn being collected
+        self._changes: list[str] = []
+        self._unchanged: list[str] = []
 
     @property
     def progress_version(self) -> int:
@@ -223,6 +256,9 @@ class TaskState:
         """
         self._bump(f"failure {tool}: {status}", progress=False)
         self.failures.append({"tool": tool, "status": status, "summary": summary, "turn": turn})
+        self._count_failure(tool, status)
+
+    def _count_failure(self, tool: str, status: str) -> None:
         key = (tool, status)
         n = self._tries[key] = self._tries.get(key, 0) + 1
         self._tried[key] = f"{tool}: {status}" + (f" ×{n}" if n > 1 else "")
@@ -304,47 +340,16 @@ class TaskState:
         return text + tail
 
     def snapshot(self) -> dict[str, Any]:
-        """Everything, JSON-compatible: for traces, stop records and saved runs."""
-        return {
-            "task": self.task,
-            "goal": self.goal,
-            "constraints": list(self.constraints),
-            "items": dict(self.items),
-            "reasons": dict(self.reasons),
-            "codes": dict(self.codes),
-            "facts": [fact.to_dict() for fact in self.facts.values()],
-            "inputs": dict(self.inputs),
-            "waiting_for": dict(self.waiting_for) if self.waiting_for else None,
-            "failures": [dict(f) for f in self.failures],
-            "version": self.version,
-            "progress_count": self.progress_count,
-            "finished": self.finished,
-        }
-
-    @classmethod
-    def from_snapshot(cls, data: dict[str, Any]) -> TaskState:
-        """Rebuild a state from :meth:`snapshot` (used to resume a waiting task)."""
-        state = cls(data["task"], data["goal"], tuple(data["constraints"]), tuple(data["items"]))
-        for failure in data["failures"]:  # replayed, so the "already tried" lines are kept as record_failure keeps them
-            state.record_failure(failure["tool"], failure["status"], failure.get("summary", ""), failure.get("turn", 0))
-        state.items = dict(data["items"])
-        state.open = tuple([item for item, status in state.items.items() if status == "open"])
-        state.reasons = dict(data["reasons"])
-        state.codes = dict(data.get("codes") or {})
-        state.facts = {f["item"]: Fact.from_dict(f) for f in data["facts"]}
-        state.sourced = sum(1 for fact in state.facts.values() if fact.source)
-        state.inputs = dict(data["inputs"])
-        state.waiting_for = dict(data["waiting_for"]) if data["waiting_for"] else None
-        state.failures = [dict(f) for f in data["failures"]]
-        state.version = int(data["version"])
-        state.progress_count = int(data.get("progress_count", 0))
-        state.finished = data["finished"]
-        state.begin_turn()  # (the replay's changes are not a turn's)
-        return state
+        """Everything, JSON-compatible: for stop records (a saved run holds the state itself)."""
+        return STATE_JSON.dump_python(self, mode="json")  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return (f"<TaskState {self.task} v{self.version}: done {self.done_items()} open {self.open_items()} "
                 f"missing {list(self.missing_items())}{' finished ' + self.finished if self.finished else ''}>")
+
+
+STATE_JSON: TypeAdapter[TaskState] = TypeAdapter(TaskState)
+"""Dumps a :class:`TaskState` as saved runs and stop records hold it, and validates one read back."""
 
 
 def acyclic_chunks(**options: Any) -> Callable[[Any, int], Iterable[str]]:

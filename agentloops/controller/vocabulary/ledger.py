@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal
 
+from pydantic import ConfigDict, TypeAdapter
+
 from agentloops.controller.vocabulary.tools import ToolResult
 
 CallState = Literal["pending", "running", "succeeded", "failed", "cancelled", "ignored"]
@@ -76,6 +78,8 @@ class CallRecord:
         note: why it ended the way it did.
     """
 
+    __pydantic_config__ = ConfigDict(extra="forbid")  # saved runs hold this record as it is
+
     call_id: str
     turn: int
     tool: str
@@ -90,9 +94,9 @@ class CallRecord:
     deliveries: int
     note: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+CALL_JSON: TypeAdapter[CallRecord] = TypeAdapter(CallRecord)
+"""Dumps a :class:`CallRecord` as saved runs and results hold it, and validates one read back."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from agentloops.controller.vocabulary.errors import ConfigError
 
@@ -83,16 +85,18 @@ class ToolResult:
         parameter: for ``missing_parameter``, the parameter the question asks for.
     """
 
+    __pydantic_config__ = ConfigDict(extra="forbid")  # a trace's results are read back as this record
+
     status: ToolStatus
     data: Any = None
     error: str | None = None
     source: str = ""
     retryable: bool = False
-    retry_after_s: float | None = None
-    latency_s: float = 0.0
+    retry_after_s: Annotated[float, Field(ge=0)] | None = None
+    latency_s: Annotated[float, Field(ge=0)] = 0.0
     hint: str = ""
     ran: bool = True
-    deliveries: int = 1
+    deliveries: Annotated[int, Field(ge=1)] = 1
     detail: str | None = None
     question: str | None = None
     parameter: str | None = None
@@ -117,17 +121,9 @@ class ToolResult:
             out["hint"] = self.hint
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (for traces and replay)."""
-        return {"status": self.status, "data": self.data, "error": self.error, "source": self.source,
-                "retryable": self.retryable, "retry_after_s": self.retry_after_s, "latency_s": self.latency_s,
-                "hint": self.hint, "ran": self.ran, "deliveries": self.deliveries, "detail": self.detail,
-                "question": self.question, "parameter": self.parameter}
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
-        """Inverse of :meth:`to_dict`."""
-        return cls(**dict(data))
+RESULT_JSON: TypeAdapter[ToolResult] = TypeAdapter(ToolResult)
+"""Dumps a :class:`ToolResult` as its trace form, and validates one read back (replay)."""
 
 
 class ToolFailure(Exception):
