@@ -66,10 +66,10 @@ def api_values() -> frozenset[str]:
     """
     from agentloops import criteria, errors, i18n, messages, record, scenario, stops
     from agentloops.controller import calls
-    from agentloops.controller.vocabulary import ledger, tools
     from agentloops.controller.policy import budgets
     from agentloops.controller.stopping import status
     from agentloops.controller.task import state
+    from agentloops.controller.vocabulary import ledger, tools
     from agentloops.exercises import controlling
 
     aliases = [stops.FinishReason, stops.StopKind, stops.ProviderFormat, scenario.ScenarioFormat, status.StopStatus,
