@@ -14,6 +14,7 @@ from agentloops.controller.parallel import Batch
 from agentloops.controller.policy.budgets import within
 from agentloops.controller.policy.error_policy import DEFAULT_POLICY, RouteContext, route
 from agentloops.controller.sim.faults import Fault
+from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.task.world import TOOLS
 from agentloops.controller.vocabulary.errors import ConfigError
@@ -211,8 +212,9 @@ def test_a_side_effect_that_failed_transiently_is_retried_only_where_the_policy_
     args = {"table": "refunds", "values": {"order_id": "A-1042"}}
     use = plan(run, ToolCall(id="c1", name="db_write", arguments=args), dict(args))
     run.failed_calls.add(("db_write", use.norm))  # the same call failed transiently before
-    said, _because = admit(run, Turn(1, 0, "-"), use, in_batch=False, reserved={})
-    assert said == verdict
+    run.groups.append([])  # the reply the call came in (a call that does not run is answered there)
+    said = admit(run, Turn(1, 0, "-"), use, in_batch=False, reserved={}, repeats=[])
+    assert ("run" if said is None else "stop" if isinstance(said, Stop) else "other") == verdict
     assert (use.kind == "retry") is (verdict == "run")
 
 

@@ -12,10 +12,8 @@ from agentloops.controller.parallel import Batch
 from agentloops.controller.persistence.trace import TraceSink, TraceWriter
 from agentloops.controller.policy.budgets import BudgetMeter, SimClock
 from agentloops.controller.task.joins import JoinRule
-from agentloops.controller.turn import request_size
 from agentloops.controller.vocabulary.ledger import Arrival
 from agentloops.controller.vocabulary.tools import ToolResult
-from agentloops.messages import Message
 from agentloops.stubs import ScriptedModel
 
 WEATHER = make_task("weather_compare", cities=["Shanghai", "Beijing"])
@@ -54,30 +52,6 @@ def test_a_sink_keeps_a_copy_of_each_dict_line():
     sink.write(line)
     line["n"] = 2
     assert sink.lines == [{"kind": "event", "n": 1}]
-
-
-def test_request_sizes_are_the_sum_of_message_tokens_and_the_memo_stays_bounded():
-    run = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t").current
-    tokens = run.tokenizer
-    system = run.system
-    for n in range(300):  # fresh messages each time: ids get reused once the memo lets go of them
-        request = [system, Message("user", "x" * n), Message("tool", "y" * (n % 7), tool_call_id="c", name="t")]
-        assert request_size(run, request) == sum(m.tokens(tokens) for m in request)
-        assert len(run.sizes) <= 2 * len(request) + 8
-
-
-def test_a_message_resent_every_turn_is_counted_once_per_run():
-    counted: list[str] = []
-
-    def tokenizer(text: str) -> int:
-        counted.append(text)
-        return len(text)
-
-    run = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t", tokenizer=tokenizer).current
-    request = [run.system, *run.head]
-    first = request_size(run, request)
-    counted.clear()
-    assert request_size(run, request) == first and counted == []
 
 
 def test_a_tool_result_as_json_has_every_field_and_reads_back():
