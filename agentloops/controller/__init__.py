@@ -37,7 +37,7 @@ handful of plain functions over it. A turn speaks two decision types: a stage's 
         tool calls    → calls.run_calls(run, t, calls) -> Stop | None    (calls.py, attempts.py)
             plan each call once       -> Use (tool, args, normalised text, label, task item)          tools, task
             admit each Use            -> None (run it) | a route (answered, not run) | Stop           stopping, tools
-            launch, join (ledger)     -> each call's first Attempt, results in arrival order          parallel
+            launch, join (ledger)     -> each call's first Attempt, results in arrival order          task.joins
             settle each               -> attempts(run, t, first) -> Attempt: route every result,      policy
                                          retry or fall back inside the batch, until its route is final
             apply to state            -> a fact, an item given up, a question, or a Stop              task
@@ -60,7 +60,7 @@ join rules), :mod:`.policy` (budgets & error policy) and :mod:`.stopping` (progr
 fingerprints, statuses). :mod:`.persistence` (trace lines, saved runs, results) and :mod:`.sim` (the
 simulated world: injected faults, stub models, scenario files) read and write runs without the engine.
 The engine (one run, one turn) is the top level: ``controller``, ``engine``, ``turn``, ``calls``,
-``attempts``, ``parallel``, ``stages``. :mod:`.running` drives it — run a scenario, resume a saved run,
+``attempts``, ``stages``. :mod:`.running` drives it — run a scenario, resume a saved run,
 replay a trace — and :mod:`.teaching` (widgets, plots, evidence, experiments, the CLI) stays apart,
 never imported by the engine.
 :class:`Controller` is the thin shell that owns a ``Run`` and calls the turn until it stops.

@@ -42,7 +42,6 @@ from agentloops.controller.attempts import (
     usable,
 )
 from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
-from agentloops.controller.parallel import Batch
 from agentloops.controller.policy.budgets import EPSILON, BudgetName
 from agentloops.controller.policy.error_policy import (
     Accept,
@@ -57,7 +56,7 @@ from agentloops.controller.policy.error_policy import (
 from agentloops.controller.stopping.progress import Fingerprint, Repeat
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.state import Fact
-from agentloops.controller.vocabulary.ledger import Arrival
+from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
 from agentloops.controller.vocabulary.render import clip
 from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.messages import Message
@@ -67,11 +66,31 @@ _WHY_ENDED = {"deadline": "the join's deadline passed", "all arrived": "every ca
 
 
 def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
-    """Every tool call of a reply: plan and admit each, launch the admitted ones, join and settle them."""
+    """Every tool call of a reply: plan and admit each (the ones that will not run are answered), launch the
+    admitted ones, join and settle them."""
     uses = [plan(run, call, dict(call.parsed_arguments or {})) for call in calls]
     t.action = uses[0].label if len(uses) == 1 else f"parallel×{len(uses)}: " + ", ".join(u.label for u in uses)
     t.args_summary = "; ".join(u.norm for u in uses)
-    launch, stop = _admit_all(run, t, uses)
+    launch: list[Use] = []
+    stop: Stop | None = None
+    repeats: list[Repeat] = []
+    reserved: dict[str, int] = {}  # retries admitted so far in this batch, by tool
+    for use in uses:
+        said = admit(run, t, use, in_batch=len(uses) > 1, reserved=reserved, repeats=repeats)
+        if isinstance(said, Stop):
+            stop = stop or said
+        elif said is None:
+            if use.kind == "retry":
+                reserved[use.tool] = reserved.get(use.tool, 0) + 1
+            launch.append(use)
+    if len(repeats) == len(uses):
+        t.observation = f"repeat of turn {repeats[0].first_turn}"
+        reason = repeats[0].explain() if len(uses) == 1 else \
+            "every call of the batch repeats an action that brought nothing new"
+        stop = make_stop(run, "no_progress", "repeated_action", reason, tool=uses[0].tool)
+    elif stop is not None:  # the run stops: start nothing new (and pay for nothing)
+        for use in launch:
+            not_run(run, use.call, use.tool, "the task is stopping")
     if stop is not None or not launch:
         t.tool_status = ", ".join(a.status or "not run" for a in cast("list[Action]", t.actions)) or "not run"
         return stop
@@ -138,32 +157,6 @@ def _refuse(run: Run, t: Turn, use: Use, prefix: str, route_taken: str, said: Ro
     return said
 
 
-def _admit_all(run: Run, t: Turn, uses: list[Use]) -> tuple[list[Use], Stop | None]:
-    """Admit each call (the ones that will not run are answered). Returns the calls to launch, or the stop."""
-    launch: list[Use] = []
-    pending_stop: Stop | None = None
-    repeats: list[Repeat] = []
-    reserved: dict[str, int] = {}  # retries admitted so far in this batch, by tool
-    for use in uses:
-        said = admit(run, t, use, in_batch=len(uses) > 1, reserved=reserved, repeats=repeats)
-        if isinstance(said, Stop):
-            pending_stop = pending_stop or said
-        elif said is None:
-            if use.kind == "retry":
-                reserved[use.tool] = reserved.get(use.tool, 0) + 1
-            launch.append(use)
-    if len(repeats) == len(uses):
-        t.observation = f"repeat of turn {repeats[0].first_turn}"
-        reason = repeats[0].explain() if len(uses) == 1 else \
-            "every call of the batch repeats an action that brought nothing new"
-        return [], make_stop(run, "no_progress", "repeated_action", reason, tool=uses[0].tool)
-    if pending_stop is not None:  # the run stops: start nothing new (and pay for nothing)
-        for use in launch:
-            not_run(run, use.call, use.tool, "the task is stopping")
-        return [], pending_stop
-    return launch, None
-
-
 def _answer_rejected(run: Run, t: Turn, use: Use, result: ToolResult) -> Route | Stop:
     """A call the schema or the permission gate answered before it ran: route and apply that answer."""
     decision = decide(run, use, result, 1, frozenset())
@@ -228,29 +221,53 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
     still_needed = None if join.kind == "all" else run.task.need - run.state.sourced  # "all" waits for all anyway
-    batch = Batch(join, len(started), deadline, still_needed, arrivals, run.stages.join)
-    statuses: dict[str, str] = {}
-    pending_stop: Stop | None = None
-    while pending_stop is None and (arrival := batch.next()) is not None:
-        if arrival.at > run.clock.now:
-            run.clock.advance(arrival.at - run.clock.now)
-        if deliver(run, arrival) == "applied":
-            pending_stop = _settle(run, t, started[arrival.call_id], batch, statuses)
-    if batch.outcome == "deadline" and deadline is not None and deadline > run.clock.now:
+    queue = sorted(arrivals, key=ARRIVAL_ORDER)
+    outcome, pending_stop, statuses = _wait(run, t, started, queue, deadline, join.needed(len(started), still_needed))
+    if outcome == "deadline" and deadline is not None and deadline > run.clock.now:
         run.clock.advance(deadline - run.clock.now)
-    _wrap_up(run, t, batch, started, statuses, pending_stop)
+    _wrap_up(run, t, outcome, queue, started, statuses, pending_stop)
     if pending_stop is None and run.controls.cancelled(run.clock.now):
         running = f" while {t.action} was running" if len(started) == 1 else " during a batch"
         return cancel_stop(run, f"the user cancelled the task{running}", next(iter(started.values())).use.tool)
-    if pending_stop is None and batch.outcome == "deadline":
+    if pending_stop is None and outcome == "deadline":
         wall_left = run.meter.remaining("wall_time_s")
         if wall_left is not None and wall_left <= EPSILON:
             return budget_stop(run, "wall_time_s", 0)
     return pending_stop
 
 
-def _settle(run: Run, t: Turn, first: Attempt, batch: Batch, statuses: dict[str, str]) -> Stop | None:
-    """Route one arrived result — retrying or falling back inside the batch, as a call alone — and apply it."""
+def _wait(run: Run, t: Turn, started: Started, queue: list[Arrival], deadline: float | None, needed: int
+          ) -> tuple[str | None, Stop | None, dict[str, str]]:
+    """Settle the arrivals in time order until the join stage says the wait is over (``satisfied``), time is up
+    (``deadline``), nothing more will arrive, or a stop comes. Returns why it ended (``None``: the stop), the stop,
+    and each call's status; what is left in ``queue`` will land late.
+
+    It never ends early just because the batch alone can no longer meet its rule: the calls still running carry
+    evidence the task needs, so cancelling them would only mean issuing them again next turn.
+    """
+    total, succeeded, finished, short = len(started), 0, 0, False
+    statuses: dict[str, str] = {}
+    stop: Stop | None = None
+    while stop is None:
+        if not queue:
+            return ("impossible" if short else "all arrived"), None, statuses
+        if deadline is not None and queue[0].at > deadline:
+            return "deadline", None, statuses
+        arrival = queue.pop(0)
+        if arrival.at > run.clock.now:
+            run.clock.advance(arrival.at - run.clock.now)
+        if deliver(run, arrival) == "applied":
+            stop, ok = _settle(run, t, started[arrival.call_id], statuses)
+            finished, succeeded = finished + 1, succeeded + ok
+            if run.stages.join(succeeded, finished, total, needed):
+                return "satisfied", stop, statuses
+            short = short or succeeded + total - finished < needed  # noted; the running calls are still needed
+    return None, stop, statuses
+
+
+def _settle(run: Run, t: Turn, first: Attempt, statuses: dict[str, str]) -> tuple[Stop | None, bool]:
+    """Route one arrived result — retrying or falling back inside the batch, as a call alone — and apply it.
+    Returns the stop it leads to, and whether it counts as a success for the join."""
     use, state = first.use, run.state
     progress_before = state.progress_count
     settled = attempts(run, t, first)
@@ -262,17 +279,17 @@ def _settle(run: Run, t: Turn, first: Attempt, batch: Batch, statuses: dict[str,
         new = state.progress_count != progress_before
         run.monitor.record(use.fp, run.turn, result.status, new,
                            "" if new else "; ".join(state._unchanged) or f"{result.status}, no new fact")
-    batch.note(True, result.status == "ok" or (result.status == "empty" and isinstance(settled.route, AcceptNotFound)))
-    return stop
+    return stop, result.status == "ok" or (result.status == "empty" and isinstance(settled.route, AcceptNotFound))
 
 
-def _wrap_up(run: Run, t: Turn, batch: Batch, started: Started, statuses: dict[str, str],
-             stopped: Stop | None = None) -> None:
-    """Cancel what the join no longer needs (its results will land late) and summarise the turn; when a stop
-    ended the batch (``stopped``: a budget ran out), its reason is why the running calls were cancelled."""
+def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], started: Started,
+             statuses: dict[str, str], stopped: Stop | None = None) -> None:
+    """Cancel what the join no longer needs (its results, ``leftover``, will land late) and summarise the turn;
+    when a stop ended the batch (``stopped``: a budget ran out), its reason is why the running calls were
+    cancelled."""
     actions = cast("list[Action]", t.actions)  # a turn of tool calls records only tool actions
-    if len(started) > 1 or batch.arrivals:  # something may still be running
-        outcome, join = batch.outcome, run.task.join
+    if len(started) > 1 or leftover:  # something may still be running
+        join = run.task.join
         why = f"join '{join.describe()}' satisfied" if outcome == "satisfied" else \
             f"join '{join.describe()}' can no longer be satisfied" if outcome == "impossible" else \
             _WHY_ENDED.get(outcome or "", f"the task stopped: {stopped.reason}" if stopped else "the batch was stopped")
@@ -284,7 +301,7 @@ def _wrap_up(run: Run, t: Turn, batch: Batch, started: Started, statuses: dict[s
             run.groups[-1].append(Message("tool", json.dumps({"tool": use.tool, "status": "cancelled",
                                                                "error": why}), tool_call_id=use.call.id, name=use.tool))
             statuses[call_id] = "cancelled"
-        run.inbox.extend(batch.leftover())
+        run.inbox.extend(leftover)
         for action in actions:
             if action.call_id in cancelled:
                 action.route = "cancelled"

@@ -217,8 +217,8 @@ class BudgetMeter:
             used: float = 0
         elif name == "retries" and self.retry_scope == "per_tool" and tool is not None:
             used = self.retries_by_tool.get(tool, 0)
-        else:
-            used = self.used_of(name)
+        else:  # (as :meth:`used_of` reads it)
+            used = round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else self.used[name]
         return self.check(name, used, amount, self.limits[name])
 
     def spend(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> None:

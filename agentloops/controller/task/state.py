@@ -15,7 +15,7 @@ state but is not progress; if it moved the fingerprint, a call that fails the
 same way every time would never look repeated.) Once a task has stopped, every
 mutator raises :class:`~agentloops.controller.vocabulary.errors.TaskFinishedError`; late
 and duplicate events are refused earlier, by the ledger in
-:mod:`agentloops.controller.parallel`.
+:mod:`agentloops.controller.vocabulary.ledger`.
 """
 
 from __future__ import annotations
@@ -278,7 +278,7 @@ class TaskState:
             "version": self.version, "goal": self.goal, "constraints": list(self.constraints),
             "done": {item: f"{fact.summary} [{fact.source}]" for item, fact in self.facts.items()},
             "open": list(self.open), "missing": self.missing_items(), "inputs": self.inputs,
-            "tried": self.failure_summary(),
+            "tried": list(self._tried.values()),
         }
         if budget_left is not None:
             view["budget_left"] = {k: v for k, v in budget_left.items() if v is not None and k != "context_tokens"}
