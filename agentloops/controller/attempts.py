@@ -27,11 +27,9 @@ from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
 from agentloops.controller.vocabulary.tools import ToolResult, ToolSpec, action_label, validate
 from agentloops.messages import Message
 from agentloops.response import ToolCall
-from agentloops.tokens import estimate_tokens
 
-_DATA = json.JSONEncoder(ensure_ascii=False).encode
-_OBSERVATION = json.JSONEncoder(ensure_ascii=False, default=str).encode
-"""The encoders of a tool's data (to measure it) and of an observation (one each, not one per call)."""
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""The encoder of a tool's data (to measure it) and of an observation."""
 
 Parts = tuple[str, Any, Any] | None
 """What an ``ok`` or ``empty`` result gives the task: (item, value, summary), or ``None``."""
@@ -312,20 +310,14 @@ def tool_message(run: Run, use: Use, result: ToolResult) -> str | None:
     """Append the observation to the transcript — data over the context's limit stored outside it, as a
     reference and a summary — and return the storage reference (``None`` when nothing was stored)."""
     observation = result.observation(use.tool, use.args)
-    ref, limit, text, over = None, run.context.offload_over_tokens, None, True
+    ref, limit = None, run.context.offload_over_tokens
     if limit is not None and result.status == "ok":
-        if result.deliveries == 1 and run.tokenizer is estimate_tokens:  # the data's text is a part of this text,
-            text = _OBSERVATION(observation)  # and the package's estimate never counts a part above its whole:
-            over = estimate_tokens(text) > limit  # within the limit, the data alone needs no count of its own
-        if over:
-            data = _DATA(result.data)
-            size = run.tokenizer(data)
-            if size > limit:
-                ref, text = run.store.put(result.data), None
-                del observation["data"]
-                observation.update(ref=ref, summary=summarize(result.data, run.context.summary_chars),
-                                   stored_tokens=size)
+        size = run.tokenizer(_JSON(result.data))
+        if size > limit:
+            ref = run.store.put(result.data)
+            del observation["data"]
+            observation.update(ref=ref, summary=summarize(result.data, run.context.summary_chars), stored_tokens=size)
     if result.deliveries > 1:
         observation["deliveries"] = result.deliveries
-    run.groups[-1].append(Message("tool", text or _OBSERVATION(observation), tool_call_id=use.call.id, name=use.tool))
+    run.groups[-1].append(Message("tool", _JSON(observation), tool_call_id=use.call.id, name=use.tool))
     return ref
