@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import fields
+from dataclasses import replace
 from itertools import chain
-from operator import attrgetter
 
 from agentloops.controller.attempts import deliver, deliver_due
 from agentloops.controller.calls import run_calls
@@ -256,10 +255,6 @@ def on_ask(run: Run, t: Turn, calls: Sequence[ToolCall], ask: ToolCall) -> Stop:
     return make_stop(run, "waiting_for_user", "asked_user", "the model asked the user", question=question)
 
 
-_BEFORE_STATE = attrgetter(*(f.name for f in fields(Stop)[:-1]))
-"""A stop's fields but its last one, ``state`` (the snapshot :func:`finish` adds), in order."""
-
-
 def finish(run: Run, stop: Stop) -> Stop:
     """Freeze the task, write the stop line, then let results still on their way arrive — late.
 
@@ -271,8 +266,7 @@ def finish(run: Run, stop: Stop) -> Stop:
         deliver_due(run)  # results that landed during the last turn, before the stop
     run.state.finish(stop.status)
     run.ledger.close()
-    stop = run.stop = Stop(*_BEFORE_STATE(stop), run.state.snapshot())  # type: ignore[call-arg]  # = replace(stop,
-    # state=…) without its loop over the fields (mypy cannot count the fields the getter gives)
+    stop = run.stop = replace(stop, state=run.state.snapshot())
     sink, line = run.sink, StopValues(run.trace_id, stop)  # a frozen stop: its line is made when read
     if sink.writer is None:
         sink.kept.append(line)
