@@ -20,6 +20,7 @@ from typing import Any
 
 from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
 from agentloops.controller.policy.error_policy import Degrade, Fallback, Retry, Route, RouteContext, route
+from agentloops.controller.sim.timeline import arrivals
 from agentloops.controller.stopping.progress import Fingerprint, normalize_args, normalize_value
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.context import summarize
@@ -278,9 +279,7 @@ def _cancelled_while_running(run: Run, use: Use, raw: ToolResult, started: float
     run.clock.advance(cancel_at - started)
     run.ledger.cancel_running(run.clock.now, "cancelled: the user cancelled the task")
     late, _ = usable(run, use, raw)
-    for delivery in range(1, late.deliveries + 1):
-        run.inbox.append(Arrival(round(started + raw.latency_s + 0.05 * (delivery - 1), 6), call_id, late,
-                                 delivery, run.trace_id))
+    run.inbox.extend(arrivals(started, call_id, late, run.trace_id))
     return Attempt(use, call_id, ToolResult("permanent_error", error=f"{use.tool}: cancelled while running",
                                             ran=False), None, None,
                    cancel_stop(run, f"the user cancelled the task while {use.tool} was running", use.tool))

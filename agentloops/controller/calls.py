@@ -53,6 +53,7 @@ from agentloops.controller.policy.error_policy import (
     Route,
     StopRun,
 )
+from agentloops.controller.sim.timeline import arrivals
 from agentloops.controller.stopping.progress import Fingerprint, Repeat
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.state import Fact
@@ -175,7 +176,7 @@ def _launch(run: Run, t: Turn, launch: list[Use]) -> tuple[Started, list[Arrival
     Returns the started calls, when their results will arrive, and the stop if none could be paid for."""
     start, meter = run.clock.now, run.meter
     started: Started = {}
-    arrivals: list[Arrival] = []
+    landing: list[Arrival] = []
     refused: Stop | None = None
     for use in launch:
         spec = use.spec
@@ -194,13 +195,11 @@ def _launch(run: Run, t: Turn, launch: list[Use]) -> tuple[Started, list[Arrival
         run.ledger.open(call_id, spec.name, use.norm, run.turn, start, use.kind, parallel=len(launch) > 1)
         result, parts = usable(run, use, run.executor(spec, use.args))
         meter.spend("tool_calls")
-        for delivery in range(1, result.deliveries + 1):
-            arrivals.append(Arrival(round(start + result.latency_s + 0.05 * (delivery - 1), 6), call_id, result,
-                                    delivery, run.trace_id))
+        landing.extend(arrivals(start, call_id, result, run.trace_id))
         action = record(t, use, ("" if use.kind == "call" else f"{use.kind}:") + use.label, call_id, use.kind, result,
                         None)
         started[call_id] = Attempt(use, call_id, result, parts, action)
-    return started, arrivals, (refused if not started else None)
+    return started, landing, (refused if not started else None)
 
 
 def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
@@ -209,7 +208,7 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     The batch stops waiting at its deadline: the wall-time budget, the user's cancel, or the join's
     timeout — which bounds waiting for *parallel* calls; a lone call waits for its own tool timeout.
     """
-    started, arrivals, refused = _launch(run, t, launch)
+    started, landing, refused = _launch(run, t, launch)
     if not started:  # the budgets could pay for none of them: stop now, naming the budget
         return refused
     start, join, cancel_at = run.clock.now, run.task.join, run.controls.cancel_at_s
@@ -221,7 +220,7 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
     still_needed = None if join.kind == "all" else run.task.need - run.state.sourced  # "all" waits for all anyway
-    queue = sorted(arrivals, key=ARRIVAL_ORDER)
+    queue = sorted(landing, key=ARRIVAL_ORDER)
     outcome, pending_stop, statuses = _wait(run, t, started, queue, deadline, join.needed(len(started), still_needed))
     if outcome == "deadline" and deadline is not None and deadline > run.clock.now:
         run.clock.advance(deadline - run.clock.now)
