@@ -18,8 +18,9 @@ engine a reader must follow. The function figures are printed three ways:
 
 - **all**: every package function the turn touches;
 - **without the environment**: minus the simulated world the scenario runs against
-  (:data:`ENVIRONMENT`: the stub tools in ``task/world.py``, the fault injection in ``sim/faults.py``
-  and the stub-tool executor in ``sim/executor.py``) — they stand in for a real tool backend, as the
+  (:data:`ENVIRONMENT`: the stub tools in ``task/world.py``, the fault injection in ``sim/faults.py``,
+  the stub-tool executor in ``sim/executor.py`` and the user's cancel on the simulated timeline in
+  ``sim/timeline.py``) — they stand in for a real tool backend, as the
   stub model stands in for a real model;
 - **the engine**: only ``agentloops.controller`` modules outside the environment — the
   figure the target is about; the core modules it reuses (the shared stop vocabulary,
@@ -52,7 +53,7 @@ TURN = 2
 PACKAGE = str(Path(agentloops.__file__).resolve().parent)
 _INLINE = {"<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>"}
 ENVIRONMENT = frozenset({"agentloops.controller.task.world", "agentloops.controller.sim.faults",
-                         "agentloops.controller.sim.executor"})
+                         "agentloops.controller.sim.executor", "agentloops.controller.sim.timeline"})
 """The simulated tool backend and its fault injection: the world a turn acts on, not the controller."""
 ENGINE_PREFIX = "agentloops.controller."
 

@@ -10,11 +10,10 @@ import pytest
 
 from agentloops import ScriptedModel
 from agentloops.controller import Controller, make_task, resume, run_scenario
-from agentloops.controller.parallel import Batch
 from agentloops.controller.policy.budgets import within
 from agentloops.controller.policy.error_policy import DEFAULT_POLICY, RouteContext, route
 from agentloops.controller.sim.faults import Fault
-from agentloops.controller.task.joins import JoinRule
+from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.world import TOOLS
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.ledger import Arrival
@@ -95,9 +94,13 @@ def _arrival(at: float, call_id: str) -> Arrival:
 
 @pytest.mark.parametrize(("at", "taken"), [(5.0 - 1e-3, True), (5.0, True), (5.0 + 1e-3, False)])
 def test_a_result_arriving_exactly_at_the_join_deadline_is_still_taken(at: float, taken: bool) -> None:
-    batch = Batch(JoinRule(), 1, deadline=5.0, arrivals=[_arrival(at, "a")])
-    assert (batch.next() is not None) is taken
-    assert batch.outcome == (None if taken else "deadline")
+    from agentloops.controller.calls import _wait
+    from agentloops.controller.engine import Turn
+
+    run = _refund_controller(DEFAULT_POLICY).current  # a call the ledger does not know: taken, then refused
+    queue = [_arrival(at, "a")]
+    outcome, stop, _statuses = _wait(run, Turn(1, 0, "-"), {}, queue, 5.0, 1)
+    assert (outcome, stop, len(queue)) == (("all arrived", None, 0) if taken else ("deadline", None, 1))
 
 
 def test_unusable_data_is_not_retried_as_if_it_were_a_transient_failure() -> None:
@@ -211,8 +214,9 @@ def test_a_side_effect_that_failed_transiently_is_retried_only_where_the_policy_
     args = {"table": "refunds", "values": {"order_id": "A-1042"}}
     use = plan(run, ToolCall(id="c1", name="db_write", arguments=args), dict(args))
     run.failed_calls.add(("db_write", use.norm))  # the same call failed transiently before
-    said, _because = admit(run, Turn(1, 0, "-"), use, in_batch=False, reserved={})
-    assert said == verdict
+    run.groups.append([])  # the reply the call came in (a call that does not run is answered there)
+    said = admit(run, Turn(1, 0, "-"), use, in_batch=False, reserved={}, repeats=[])
+    assert ("run" if said is None else "stop" if isinstance(said, Stop) else "other") == verdict
     assert (use.kind == "retry") is (verdict == "run")
 
 

@@ -144,18 +144,5 @@ def test_budget_type_is_frozen():
     assert isinstance(TASK_TYPES["weather_compare"].budget, Budget)
 
 
-_LIMIT = st.none() | st.integers(0, 10**6) | st.floats(0, 1e9) | st.just(float("inf"))
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.fixed_dictionaries({name: _LIMIT for name in BUDGET_NAMES}),
-       st.lists(st.sampled_from([n for n in BUDGET_NAMES if n != "wall_time_s"]), max_size=12),
-       st.floats(0, 1e4) | st.integers(0, 1000), st.floats(0, 100))
-def test_the_budgets_shown_to_the_model_read_as_the_state_block_writes_the_meters_left(limits, spent, amount, now):
-    from agentloops.controller.task.state import _numbers
-
-    meter = BudgetMeter(Budget(**{k: {"value": v, "basis": "b"} for k, v in limits.items()}), SimClock())
-    for name in spent:
-        meter.spend(name, amount)
-    meter.clock.advance(now)
-    assert meter.shown_left() == _numbers(meter.left())

@@ -8,14 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentloops.controller import Controller, make_task, run_scenario
-from agentloops.controller.parallel import Batch
 from agentloops.controller.persistence.trace import TraceSink, TraceWriter
 from agentloops.controller.policy.budgets import BudgetMeter, SimClock
 from agentloops.controller.task.joins import JoinRule
-from agentloops.controller.turn import request_size
-from agentloops.controller.vocabulary.ledger import Arrival
+from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
 from agentloops.controller.vocabulary.tools import RESULT_JSON, ToolResult
-from agentloops.messages import Message
 from agentloops.stubs import ScriptedModel
 
 WEATHER = make_task("weather_compare", cities=["Shanghai", "Beijing"])
@@ -56,30 +53,6 @@ def test_a_sink_keeps_a_copy_of_each_dict_line():
     assert sink.lines == [{"kind": "event", "n": 1}]
 
 
-def test_request_sizes_are_the_sum_of_message_tokens_and_the_memo_stays_bounded():
-    run = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t").current
-    tokens = run.tokenizer
-    system = run.system
-    for n in range(300):  # fresh messages each time: ids get reused once the memo lets go of them
-        request = [system, Message("user", "x" * n), Message("tool", "y" * (n % 7), tool_call_id="c", name="t")]
-        assert request_size(run, request) == sum(m.tokens(tokens) for m in request)
-        assert len(run.sizes) <= 2 * len(request) + 8
-
-
-def test_a_message_resent_every_turn_is_counted_once_per_run():
-    counted: list[str] = []
-
-    def tokenizer(text: str) -> int:
-        counted.append(text)
-        return len(text)
-
-    run = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t", tokenizer=tokenizer).current
-    request = [run.system, *run.head]
-    first = request_size(run, request)
-    counted.clear()
-    assert request_size(run, request) == first and counted == []
-
-
 def test_a_tool_result_as_json_has_every_field_and_reads_back():
     result = ToolResult("timeout", data={"a": 1}, error="slow", source="svc", retryable=True, retry_after_s=2.0,
                         latency_s=5.0, hint="later", ran=False, deliveries=2, detail="d", question="q",
@@ -106,29 +79,16 @@ def test_budgets_left_keep_whole_numbers_whole_and_round_the_rest():
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["c1", "c2", "c3"]), st.integers(1, 2)),
                 min_size=1, max_size=12))
-def test_a_batch_hands_out_arrivals_in_time_then_call_then_delivery_order(keys):
-    batch = Batch(JoinRule(), total=99, deadline=None,
-                  arrivals=[Arrival(float(at), call_id, ToolResult("ok"), delivery) for at, call_id, delivery in keys])
-    out = []
-    while (arrival := batch.next()) is not None:
-        out.append((arrival.at, arrival.call_id, arrival.delivery))
+def test_a_batch_takes_arrivals_in_time_then_call_then_delivery_order(keys):
+    arrivals = [Arrival(float(at), call_id, ToolResult("ok"), delivery) for at, call_id, delivery in keys]
+    out = [(a.at, a.call_id, a.delivery) for a in sorted(arrivals, key=ARRIVAL_ORDER)]
     assert out == sorted((float(a), c, d) for a, c, d in keys)
 
 
 def test_a_minimum_join_waits_only_for_what_the_task_still_needs():
-    batch = Batch(JoinRule(kind="minimum", minimum=2), total=3, deadline=None, still_needed=1)
-    batch.note(True, False)
-    assert batch.outcome is None
-    batch.note(True, True)
-    assert batch.outcome == "satisfied"
-    whole = Batch(JoinRule(kind="minimum", minimum=2), total=3, deadline=None, still_needed=2)
-    whole.note(True, True)
-    assert whole.outcome is None  # one success of the two still needed
-    every = Batch(JoinRule(kind="all"), total=2, deadline=None, still_needed=1)
-    every.note(True, True)
-    assert every.outcome is None  # "all" is not capped by what the task needs
-    every.note(True, False)
-    assert every.outcome is None and every.short  # short, but the running calls were needed: not cancelled
+    assert JoinRule(kind="minimum", minimum=2).needed(3, still_needed=1) == 1
+    assert JoinRule(kind="minimum", minimum=2).needed(3, still_needed=2) == 2  # one success of two is not enough
+    assert JoinRule(kind="all").needed(2, still_needed=1) == 2  # "all" is not capped by what the task needs
 
 
 def test_one_call_is_normalised_once_however_many_stages_read_it():

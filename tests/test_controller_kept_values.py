@@ -57,16 +57,14 @@ def test_end_turn_starts_the_next_turn():
     assert (second.version_before, second.version_after) == (1, 2) and second.changes == ("failure tool: timeout",)
 
 
-def test_the_shown_budgets_are_made_once_per_budget_and_read_as_json():
-    shown, text = WEATHER_BUDGET.shown
-    assert WEATHER_BUDGET.shown is WEATHER_BUDGET.shown and "context_tokens" not in dict(shown)
-    assert text.count("%r") == len(shown)
+def test_the_budgets_the_state_block_shows_are_the_meters_left_as_json():
     meter = BudgetMeter(WEATHER_BUDGET.with_values(tokens=None, retries=2.5), SimClock())
     meter.spend("steps")
     meter.spend("retries", 0.25, tool="get_weather")
     meter.clock.advance(1.2345)
     left = {k: v for k, v in meter.left().items() if v is not None and k != "context_tokens"}
-    assert meter.shown_left() == json.dumps(left) and json.loads(meter.shown_left())["retries"] == 2.25
+    shown = json.loads(TaskState("t", "g", (), ("a",)).for_model(meter.left()).partition("\n")[2])["budget_left"]
+    assert shown == left and shown["retries"] == 2.25 and "context_tokens" not in shown
     assert meter.retries_by_tool == {"get_weather": 0} and meter.retries_left("get_weather") == 2.25
 
 

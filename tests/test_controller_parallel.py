@@ -27,10 +27,11 @@ FAIL = ToolResult("permanent_error", error="down", source="svc")
 
 
 def test_join_rules():
-    assert JoinRule(kind="all").satisfied(3, 3) and not JoinRule(kind="all").satisfied(2, 3)
-    assert JoinRule(kind="any").satisfied(1, 4)
+    assert JoinRule(kind="all").needed(3) == 3 and JoinRule(kind="all").needed(3, still_needed=1) == 3
+    assert JoinRule(kind="any").needed(4) == 1 and JoinRule(kind="any").needed(0) == 0
     rule = JoinRule(kind="minimum", minimum=2)
-    assert rule.satisfied(2, 4) and rule.impossible(1, 0, 4) and not rule.impossible(1, 1, 4)
+    assert (rule.needed(4), rule.needed(1), rule.needed(4, still_needed=1), rule.needed(4, still_needed=-1)) == (
+        2, 1, 1, 0)
     assert rule.describe() == "minimum 2"
     with pytest.raises(ValueError, match="a 'minimum' join needs minimum"):
         JoinRule(kind="minimum")

@@ -56,9 +56,9 @@ def test_a_retry_after_a_timeout_is_not_a_loop():
     assert monitor.check(fp) is None
 
 
-def test_idle_turns_count_and_reset():
+def test_idle_turns_are_saved_with_the_monitor():
     monitor = ProgressMonitor()
-    assert [monitor.end_turn(p) for p in (False, False, True, False)] == [1, 2, 0, 1]
+    monitor.idle = 1
     monitor.record(fingerprint("get_weather", {"city": "A"}, 1), 2, "timeout", new_observation=False)
     saved = MONITOR_JSON.dump_python(monitor, mode="json")
     assert saved["sightings"] == [["get_weather", '{"city":"A"}', 1, 2, "timeout", False, "no new observation"]]

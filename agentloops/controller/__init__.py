@@ -22,23 +22,26 @@ The six pieces of evidence an interviewer asks for are one call each:
 
 **One turn, on a whiteboard.** A run is one value, :class:`~agentloops.controller.engine.Run`
 (task state, meter and clock, progress monitor, call ledger, transcript, trace); a turn is a
-handful of plain functions over it, each returning a value — ``None`` to go on, a ``Stop`` to end::
+handful of plain functions over it. A turn speaks two decision types: a stage's outcome is
+``Stop | None`` (``None`` goes on, a ``Stop`` ends the run), and one tool result gets a route
+(accept, retry, fall back, degrade, repair, return to the model, ask the user, stop)::
 
     turn.play(run) -> Stop | None                                              (turn.py)     the layer it asks
-      before_request(run, t)   -> Stop | None       cancel? idle turns? a step and a model call left?  stopping, policy
-      prepare_request(run, t)  -> (Message, …)      goal or checked memory, recent turns, TASK STATE   task
-      ask(run, t, request)     -> Response | Stop   budgets checked before the call, reply metered     policy
-      correct(reply)           -> Continue | Finish | Abort      (the core's stop vocabulary)
-        no tool calls → on_final: the completion condition, the answer against the facts               task
-        ask_user      → on_ask:   waiting_for_user                                                     task
+      turn(run, t)             -> Stop | None
+        cancel? idle turns? a step and a model call left?                       sim.timeline, stopping, policy
+        prepare_request(run, t)  -> (Message, …)      goal or checked memory, recent turns, TASK STATE  task
+        ask(run, t, request)     -> Response | Stop   budgets checked before the call, reply metered     policy
+        abnormal(run, t, reply)  -> Stop | None       the core's reading of how the reply ended, once
+        no tool calls → on_final: the completion condition, the answer against the facts              task
+        ask_user      → on_ask:   waiting_for_user                                                    task
         tool calls    → calls.run_calls(run, t, calls) -> Stop | None    (calls.py, attempts.py)
-            plan each call once       -> Use (tool, args, normalised text, label, task item)           tools, task
-            admit each Use            -> run | repeat | stop | skip | rejected                          stopping, tools
-            launch, join (ledger)     -> results in arrival order, under the join rule                 parallel
-            settle each               -> attempts(run, t, use, first): route every result, retry or    policy
-                                         fall back inside the batch, until accept | degrade | ask | stop
-            apply to state            -> a fact, an item given up, a question, or a Stop               task
-      next_step(run)           -> Stop | None       nothing left to try? too many failed turns?        task, stopping
+            plan each call once       -> Use (tool, args, normalised text, label, task item)          tools, task
+            admit each Use            -> None (run it) | a route (answered, not run) | Stop           stopping, tools
+            launch, join (ledger)     -> each call's first Attempt, results in arrival order          task.joins
+            settle each               -> attempts(run, t, first) -> Attempt: route every result,      policy
+                                         retry or fall back inside the batch, until its route is final
+            apply to state            -> a fact, an item given up, a question, or a Stop              task
+      then: nothing left to try? too many failed turns?                                               task, stopping
     turn.finish(run, stop) -> Stop                  freeze the task, the stop line, late results
 
 **Six stages are yours to replace.** The completion condition, the state update from a result, the route
@@ -57,7 +60,7 @@ join rules), :mod:`.policy` (budgets & error policy) and :mod:`.stopping` (progr
 fingerprints, statuses). :mod:`.persistence` (trace lines, saved runs, results) and :mod:`.sim` (the
 simulated world: injected faults, stub models, scenario files) read and write runs without the engine.
 The engine (one run, one turn) is the top level: ``controller``, ``engine``, ``turn``, ``calls``,
-``attempts``, ``parallel``, ``stages``. :mod:`.running` drives it — run a scenario, resume a saved run,
+``attempts``, ``stages``. :mod:`.running` drives it — run a scenario, resume a saved run,
 replay a trace — and :mod:`.teaching` (widgets, plots, evidence, experiments, the CLI) stays apart,
 never imported by the engine.
 :class:`Controller` is the thin shell that owns a ``Run`` and calls the turn until it stops.
@@ -74,7 +77,8 @@ from typing import Any
 
 _MODULES: dict[str, tuple[str, ...]] = {
     "controller": ("Controller", "run_controller"),
-    "engine": ("Controls", "new_trace_id"),
+    "engine": ("new_trace_id",),
+    "sim.timeline": ("Controls",),
     "vocabulary.errors": ("ConfigError", "ControllerScenarioError", "ControllerScenarioNotFound",
                           "ControllerUsageError", "ProcessKilled", "StageError", "TaskFinishedError", "TraceError"),
     "vocabulary.ledger": ("CALL_STATES", "CallRecord", "Ledger"),

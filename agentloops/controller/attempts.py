@@ -2,11 +2,11 @@
 
     plan(run, call, args)                 -> Use       the call's tool, normalised arguments, label, task item
     precheck(run, spec, tool, args)       -> ToolResult | Stop | None   schema, permission gate, task rules, risk
-    attempts(run, turn, use, first)       -> (result, use, route or stop, parts, call id)
+    attempts(run, turn, first)            -> Attempt   the last attempt, its route (or the stop that ended it) set
         from the first attempt's outcome: :func:`decide` routes each result (the error policy); a retry
         waits out its back-off, and every retry and switch is paid from the task's one shared retry
-        budget (:func:`before_next`); before each further attempt, the cancel time, the tool-call budget
-        and the wall-time budget are checked (:func:`_attempt`)
+        budget; before each further attempt, the cancel time, the tool-call budget and the wall-time
+        budget are checked (:func:`_attempt`)
 
 Results reach the task through the ledger (:func:`deliver`): applied once, while the call is
 running; late and duplicate deliveries are written to the trace and change nothing.
@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
-from agentloops.controller.policy.budgets import EPSILON
 from agentloops.controller.policy.error_policy import Degrade, Fallback, Retry, Route, RouteContext, route
+from agentloops.controller.sim.timeline import arrivals
 from agentloops.controller.stopping.progress import Fingerprint, normalize_args, normalize_value
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.context import summarize
@@ -28,21 +28,12 @@ from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
 from agentloops.controller.vocabulary.tools import ToolResult, ToolSpec, action_label, validate
 from agentloops.messages import Message
 from agentloops.response import ToolCall
-from agentloops.tokens import estimate_tokens
 
-_DATA = json.JSONEncoder(ensure_ascii=False).encode
-_OBSERVATION = json.JSONEncoder(ensure_ascii=False, default=str).encode
-"""The encoders of a tool's data (to measure it) and of an observation (one each, not one per call)."""
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""The encoder of a tool's data (to measure it) and of an observation."""
 
 Parts = tuple[str, Any, Any] | None
 """What an ``ok`` or ``empty`` result gives the task: (item, value, summary), or ``None``."""
-
-Attempted = tuple[ToolResult, "Use", "Route | Stop", Parts, str]
-"""What :func:`attempts` returns: the last result, the call as last run, its route (or a stop), parts, call id."""
-
-Attempt = tuple[str, ToolResult, Parts, Action]
-"""One attempt that ran: its call id, its (usable) result, what it gives the task, and its action in the turn."""
-
 
 @dataclass(slots=True)
 class Use:
@@ -70,6 +61,26 @@ class Use:
     kind: str = "call"
 
 
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One attempt of a call and where it stands — the one value :func:`attempts` takes and gives back.
+
+    Attributes:
+        use: the call as this attempt ran it (a fallback runs another tool).
+        call_id: its id in the ledger (``""``: no attempt of it ran).
+        result: its (usable) result; parts: what it gives the task, ``(item, value, summary)`` or ``None``.
+        action: its action in the turn (``None``: it did not run).
+        route: ``None`` while it may still be retried; once settled, the route it took or the stop that ended it.
+    """
+
+    use: Use
+    call_id: str
+    result: ToolResult
+    parts: Parts
+    action: Action | None
+    route: Route | Stop | None = None
+
+
 def plan(run: Run, call: ToolCall, args: dict[str, Any], spec: ToolSpec | None = None) -> Use:
     """The :class:`Use` of ``call`` with ``args`` on ``spec`` (default: the tool the call names)."""
     tool = call.name if spec is None else spec.name
@@ -91,12 +102,6 @@ def not_run(run: Run, call: ToolCall, tool: str, why: str) -> None:
     """Answer a call that did not run, so every call in the transcript has its tool message."""
     text = json.dumps({"tool": tool, "status": "not run", "error": why}, ensure_ascii=False)
     run.groups[-1].append(Message("tool", text, tool_call_id=call.id, name=tool))
-
-
-def cancel_due(run: Run) -> bool:
-    """True once the simulated clock has reached the user's cancel time."""
-    cancel_at = run.controls.cancel_at_s
-    return cancel_at is not None and run.clock.now >= cancel_at - EPSILON
 
 
 def repair_key(tool: str, result: ToolResult) -> str:
@@ -150,38 +155,62 @@ def reask_user(run: Run, spec: ToolSpec | None, args: dict[str, Any], rejection:
                      error_class="invalid_arguments", question=question)
 
 
-def attempts(run: Run, t: Turn, use: Use, first: Attempt) -> Attempted:
-    """Settle one call from its first attempt's outcome: route each result with the error policy, and retry
-    or fall back — checking the cancel time and the budgets before each attempt — until the route is final."""
-    (call_id, result, parts, action), tries, last = first, 1, None
-    seen: set[str] = set()
+def attempts(run: Run, t: Turn, first: Attempt) -> Attempt:
+    """Settle one call from its first attempt: route each result with the error policy, and retry or fall back —
+    waiting out a retry's back-off, paying from the shared retry budget, checking the cancel time and the budgets
+    before each attempt — until the route is final. Returns the last attempt with its ``route`` set."""
+    now, use, tries, seen = first, first.use, 1, set[str]()
     while True:
-        note_attempt(run, use, result)
+        result, key = now.result, (use.tool, use.norm)  # remember a failure, and which calls a repeat would retry
+        if result.status in ("ok", "empty"):
+            run.failed_calls.discard(key)
+            for slip in [k for k in run.repairs if k.startswith(f"{use.tool}:")]:
+                del run.repairs[slip]  # a success of the tool: the next slip is a first one again
+        else:
+            run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
+            if result.retryable:  # the tool's judgement: calling it again is a retry, paid from the shared budget
+                run.failed_calls.add(key)
         decision = decide(run, use, result, tries, frozenset(seen))
-        action.route = decision.name
+        now.action.route = decision.name  # type: ignore[union-attr]  # an attempt being routed ran
         if not isinstance(decision, (Retry, Fallback)):
-            return result, use, decision, parts, call_id
-        stop = before_next(run, decision, use)
-        if stop is not None:
-            return result, use, stop, None, call_id
+            return replace(now, route=decision)
+        if isinstance(decision, Retry):  # wait out the back-off, unless the budget or the user's cancel ends it
+            wait = decision.delay_s + (use.spec.timeout_s if use.spec is not None else 0.0)
+            if not run.meter.allows("wall_time_s", wait):
+                return replace(now, parts=None, route=budget_stop(run, "wall_time_s", wait))
+            cancel_at = run.controls.cancel_within(run.clock.now, decision.delay_s)
+            if cancel_at is not None:  # the retry never starts
+                run.clock.advance(cancel_at - run.clock.now)
+                why = f"the user cancelled the task while waiting to retry {use.tool}"
+                return replace(now, parts=None, route=cancel_stop(run, why, use.tool))
+            run.clock.advance(decision.delay_s)
+        run.meter.spend("retries", tool=use.tool)
         if isinstance(decision, Retry):
             tries, kind = tries + 1, "retry"
         else:
             seen.add(use.tool)
             use, tries, kind = switch(run, use, decision.tool), 1, "fallback"
-        ran = _attempt(run, t, use, kind, last)
-        if len(ran) == 5:  # it did not run, or was cancelled while running: settled
-            return ran
-        call_id, result, parts, action = last = ran
+        now = _attempt(run, t, use, kind, None if now is first else now)
+        if now.route is not None:  # it did not run, or was cancelled while running: settled
+            return now
 
 
-def _attempt(run: Run, t: Turn, use: Use, kind: str, last: Attempt | None) -> Attempt | Attempted:
+def _attempt(run: Run, t: Turn, use: Use, kind: str, last: Attempt | None) -> Attempt:
     """One more attempt of an admitted call, run at once (the clock waits for it) unless a cancel came due or a
-    budget is spent; what it returns is delivered through the ledger."""
-    refused = _may_attempt(run, use)
-    if refused is not None:
-        unrun = ToolResult("permanent_error", error=f"{use.tool}: not run ({refused[0]})", ran=False)
-        return (last[1] if last else unrun), use, refused[1], None, last[0] if last else ""
+    budget is spent (then it is settled with that stop); what it returns is delivered through the ledger."""
+    timeout = use.spec.timeout_s if use.spec is not None else 0.0
+    if run.controls.cancelled(run.clock.now):
+        why, stop = "cancelled", cancel_stop(run, f"the user cancelled the task before the next attempt of "
+                                                  f"{use.tool}", use.tool)
+    elif not run.meter.allows("tool_calls"):
+        why, stop = "tool-call budget spent", budget_stop(run, "tool_calls", 1)
+    elif not run.meter.allows("wall_time_s", timeout):
+        why, stop = "wall-time budget spent", budget_stop(run, "wall_time_s", timeout)
+    else:
+        why, stop = "", None
+    if stop is not None:
+        unrun = ToolResult("permanent_error", error=f"{use.tool}: not run ({why})", ran=False)
+        return Attempt(use, last.call_id if last else "", last.result if last else unrun, None, None, stop)
     run.call_counter += 1
     call_id = f"{run.trace_id}-c{run.call_counter}"
     started = run.clock.now
@@ -189,15 +218,15 @@ def _attempt(run: Run, t: Turn, use: Use, kind: str, last: Attempt | None) -> At
     raw = run.executor(use.spec, use.args)  # type: ignore[arg-type]
     run.meter.spend("tool_calls")
     label = ("" if kind == "call" else f"{kind}:") + use.label
-    cancel_at = run.controls.cancel_at_s
-    if cancel_at is not None and run.clock.now < cancel_at < run.clock.now + raw.latency_s:
+    cancel_at = run.controls.cancel_within(started, raw.latency_s)
+    if cancel_at is not None:
         record(t, use, label, call_id, kind, None, "cancelled")  # cancelled while it runs: it lands late
         return _cancelled_while_running(run, use, raw, started, cancel_at, call_id)
     run.clock.advance(raw.latency_s)
     result, parts = usable(run, use, raw)
     for delivery in range(1, result.deliveries + 1):
         deliver(run, Arrival(run.clock.now, call_id, result, delivery, run.trace_id))
-    return call_id, result, parts, record(t, use, label, call_id, kind, result, None)
+    return Attempt(use, call_id, result, parts, record(t, use, label, call_id, kind, result, None))
 
 
 def switch(run: Run, use: Use, tool: str) -> Use:
@@ -205,19 +234,6 @@ def switch(run: Run, use: Use, tool: str) -> Use:
     fallback = plan(run, use.call, use.args, run.toolbox[tool])
     fallback.fp = use.fp
     return fallback
-
-
-def _may_attempt(run: Run, use: Use) -> tuple[str, Stop] | None:
-    """Why the next attempt may not start (a cancel came due, a budget is spent), or ``None``."""
-    timeout = use.spec.timeout_s if use.spec is not None else 0.0
-    if cancel_due(run):
-        return "cancelled", cancel_stop(run, f"the user cancelled the task before the next attempt of {use.tool}",
-                                        use.tool)
-    if not run.meter.allows("tool_calls"):
-        return "tool-call budget spent", budget_stop(run, "tool_calls", 1)
-    if not run.meter.allows("wall_time_s", timeout):
-        return "wall-time budget spent", budget_stop(run, "wall_time_s", timeout)
-    return None
 
 
 def decide(run: Run, use: Use, result: ToolResult, tries: int, tried: frozenset[str]) -> Route:
@@ -243,21 +259,6 @@ def _no_handler(args: dict[str, Any]) -> Any:
     return None
 
 
-def before_next(run: Run, decision: Retry | Fallback, use: Use) -> Stop | None:
-    """Wait out a retry's back-off and pay for the next attempt from the shared retry budget."""
-    if isinstance(decision, Retry):
-        timeout = use.spec.timeout_s if use.spec is not None else 0.0
-        if not run.meter.allows("wall_time_s", decision.delay_s + timeout):
-            return budget_stop(run, "wall_time_s", decision.delay_s + timeout)
-        cancel_at, now = run.controls.cancel_at_s, run.clock.now
-        if cancel_at is not None and now < cancel_at < now + decision.delay_s:  # the retry never starts
-            run.clock.advance(cancel_at - now)
-            return cancel_stop(run, f"the user cancelled the task while waiting to retry {use.tool}", use.tool)
-        run.clock.advance(decision.delay_s)
-    run.meter.spend("retries", tool=use.tool)
-    return None
-
-
 def usable(run: Run, use: Use, result: ToolResult) -> tuple[ToolResult, Parts]:
     """Turn an ``ok`` result into (result, (item, value, summary)) or downgrade it when unusable."""
     if result.status not in ("ok", "empty") or use.item is None:
@@ -273,31 +274,15 @@ def usable(run: Run, use: Use, result: ToolResult) -> tuple[ToolResult, Parts]:
 
 
 def _cancelled_while_running(run: Run, use: Use, raw: ToolResult, started: float, cancel_at: float,
-                             call_id: str) -> Attempted:
+                             call_id: str) -> Attempt:
     """Stop waiting at the cancel time; the call's result is queued to land late (and be refused)."""
     run.clock.advance(cancel_at - started)
     run.ledger.cancel_running(run.clock.now, "cancelled: the user cancelled the task")
     late, _ = usable(run, use, raw)
-    for delivery in range(1, late.deliveries + 1):
-        run.inbox.append(Arrival(round(started + raw.latency_s + 0.05 * (delivery - 1), 6), call_id, late,
-                                 delivery, run.trace_id))
-    return (ToolResult("permanent_error", error=f"{use.tool}: cancelled while running", ran=False), use,
-            cancel_stop(run, f"the user cancelled the task while {use.tool} was running", use.tool), None, call_id)
-
-
-def note_attempt(run: Run, use: Use, result: ToolResult) -> None:
-    """Remember a failed attempt in state, and which calls a repeat would *retry*."""
-    key = (use.tool, use.norm)
-    if result.status in ("ok", "empty"):
-        run.failed_calls.discard(key)
-        if run.repairs:
-            prefix = f"{use.tool}:"
-            for slip in [k for k in run.repairs if k.startswith(prefix)]:
-                del run.repairs[slip]  # a success of the tool: the next slip is a first one again
-        return
-    run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
-    if result.retryable:  # the tool's judgement: calling it again is a retry, paid from the shared budget
-        run.failed_calls.add(key)
+    run.inbox.extend(arrivals(started, call_id, late, run.trace_id))
+    return Attempt(use, call_id, ToolResult("permanent_error", error=f"{use.tool}: cancelled while running",
+                                            ran=False), None, None,
+                   cancel_stop(run, f"the user cancelled the task while {use.tool} was running", use.tool))
 
 
 def deliver(run: Run, arrival: Arrival) -> str:
@@ -324,20 +309,14 @@ def tool_message(run: Run, use: Use, result: ToolResult) -> str | None:
     """Append the observation to the transcript — data over the context's limit stored outside it, as a
     reference and a summary — and return the storage reference (``None`` when nothing was stored)."""
     observation = result.observation(use.tool, use.args)
-    ref, limit, text, over = None, run.context.offload_over_tokens, None, True
+    ref, limit = None, run.context.offload_over_tokens
     if limit is not None and result.status == "ok":
-        if result.deliveries == 1 and run.tokenizer is estimate_tokens:  # the data's text is a part of this text,
-            text = _OBSERVATION(observation)  # and the package's estimate never counts a part above its whole:
-            over = estimate_tokens(text) > limit  # within the limit, the data alone needs no count of its own
-        if over:
-            data = _DATA(result.data)
-            size = run.tokenizer(data)
-            if size > limit:
-                ref, text = run.store.put(result.data), None
-                del observation["data"]
-                observation.update(ref=ref, summary=summarize(result.data, run.context.summary_chars),
-                                   stored_tokens=size)
+        size = run.tokenizer(_JSON(result.data))
+        if size > limit:
+            ref = run.store.put(result.data)
+            del observation["data"]
+            observation.update(ref=ref, summary=summarize(result.data, run.context.summary_chars), stored_tokens=size)
     if result.deliveries > 1:
         observation["deliveries"] = result.deliveries
-    run.groups[-1].append(Message("tool", text or _OBSERVATION(observation), tool_call_id=use.call.id, name=use.tool))
+    run.groups[-1].append(Message("tool", _JSON(observation), tool_call_id=use.call.id, name=use.tool))
     return ref

@@ -4,11 +4,13 @@
       1. plan      each call once → a :class:`~agentloops.controller.attempts.Use` (tool, arguments,
                    normalised text, label, task item)
       2. admit     each Use, before anything runs: a cancel, a repeated fingerprint, the pre-check
-                   (schema, permission gate, task rules, risk), the retry rules   → run / not run / stop
+                   (schema, permission gate, task rules, risk), the retry rules → ``None`` (run it), a
+                   route (answered, not run) or a :class:`~agentloops.controller.stopping.status.Stop`
       3. launch    the admitted ones together (each paid for, opened in the ledger, executed)
       4. join      their results in arrival order under the task's join rule, each through the ledger
       5. settle    each applied result: routed by the error policy; a retry or a fallback runs here,
-                   inside the batch (:func:`~agentloops.controller.attempts.attempts`), exactly as it would alone
+                   inside the batch (:func:`~agentloops.controller.attempts.attempts`, one
+                   :class:`~agentloops.controller.attempts.Attempt` in, the settled one out), exactly as alone
       6. apply     the outcome to the task state: a fact, an item given up, a question, a stop
 
 Every stage takes the :class:`~agentloops.controller.engine.Run` and the turn being built and
@@ -22,14 +24,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Literal, cast
+from typing import cast
 
 from agentloops.controller.attempts import (
     Attempt,
-    Parts,
     Use,
     attempts,
-    cancel_due,
     decide,
     deliver,
     not_run,
@@ -42,7 +42,6 @@ from agentloops.controller.attempts import (
     usable,
 )
 from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
-from agentloops.controller.parallel import Batch
 from agentloops.controller.policy.budgets import EPSILON, BudgetName
 from agentloops.controller.policy.error_policy import (
     Accept,
@@ -54,106 +53,34 @@ from agentloops.controller.policy.error_policy import (
     Route,
     StopRun,
 )
+from agentloops.controller.sim.timeline import arrivals
 from agentloops.controller.stopping.progress import Fingerprint, Repeat
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.state import Fact
-from agentloops.controller.vocabulary.ledger import Arrival
+from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
 from agentloops.controller.vocabulary.render import clip
 from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
-AdmissionVerdict = Literal["run", "repeat", "stop", "skip", "rejected"]
-"""What admission decided for one tool call before anything ran."""
-
 _WHY_ENDED = {"deadline": "the join's deadline passed", "all arrived": "every call finished"}
 
 
 def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
-    """Every tool call of a reply: plan and admit each, launch the admitted ones, join and settle them."""
+    """Every tool call of a reply: plan and admit each (the ones that will not run are answered), launch the
+    admitted ones, join and settle them."""
     uses = [plan(run, call, dict(call.parsed_arguments or {})) for call in calls]
     t.action = uses[0].label if len(uses) == 1 else f"parallel×{len(uses)}: " + ", ".join(u.label for u in uses)
     t.args_summary = "; ".join(u.norm for u in uses)
-    launch, stop = _admit_all(run, t, uses)
-    if stop is not None or not launch:
-        t.tool_status = ", ".join(a.status or "not run" for a in cast("list[Action]", t.actions)) or "not run"
-        return stop
-    return _join(run, t, launch)
-
-
-def admit(run: Run, t: Turn, use: Use, *, in_batch: bool, reserved: Mapping[str, int]
-          ) -> tuple[AdmissionVerdict, Stop | Repeat | ToolResult | None]:
-    """Decide, before anything runs, what happens to one tool call (single and parallel calls alike).
-
-    In order: a cancel that has come due; a repeated fingerprint; the pre-check (schema, permission
-    gate, task rules, risk) — a user-supplied value that fails the schema goes back to the user; then,
-    if the same call failed retryably before, it is a *retry*: a side effect is never repeated (a
-    person checks), and anything else needs a retry left in the shared budget (minus those
-    ``reserved`` by earlier calls of the same batch). The launch pays for an admitted retry.
-    Returns the verdict and what it rests on (the stop, the earlier sighting, the rejection).
-    """
-    tool, spec, policy = use.tool, use.spec, run.policy
-    fp = use.fp = Fingerprint(tool, use.norm, run.state.progress_count)
-    if cancel_due(run):
-        stop = cancel_stop(run, f"the user cancelled the task before {tool} ran", tool)
-        return _refuse(t, use, "stop", "blocked", "stop:cancelled", stop)
-    if policy.detect_repeats and (repeat := run.monitor.check(fp)) is not None:
-        run.state.note(repeat.explain())
-        return _refuse(t, use, "repeat", "blocked", "skip" if in_batch else "stop:no_progress", repeat)
-    checked = precheck(run, spec, tool, use.args)
-    if isinstance(checked, Stop):
-        return _refuse(t, use, "stop", "held", f"stop:{checked.status}", checked)
-    if checked is not None:
-        asked = reask_user(run, spec, use.args, checked)
-        return ("rejected", checked) if asked is None else _refuse(t, use, "stop", "held", "ask_user", asked)
-    assert spec is not None
-    if (tool, fp.args) not in run.failed_calls:
-        return "run", None
-    if spec.side_effects and not policy.retry_side_effects:
-        stop = make_stop(run, "handed_off", "unknown_outcome_side_effect",
-                         f"{tool} changes the world and its last attempt failed transiently: whether it took "
-                         "effect is unknown, so a person must check before it runs again", tool=tool,
-                         pending_action=use.label)
-        return _refuse(t, use, "stop", "held", "stop:handed_off", stop)
-    left = run.meter.retries_left(tool, reserved)
-    if left is None or left >= 1:
-        use.kind = "retry"  # the model repeats a call that failed retryably: a retry
-        return "run", None
-    if policy.on_retries_exhausted == "stop":  # ... with the shared retry budget spent: stop, or give the item up
-        return _refuse(t, use, "stop", "blocked", "stop:budget_exhausted", budget_stop(run, "retries", 1))
-    if use.item is not None:
-        run.state.mark_missing(use.item, "retry budget spent: the same call failed before and no retries are left",
-                               code="budget:retries")
-    return _refuse(t, use, "skip", "blocked", "degrade", None)
-
-
-def _refuse(t: Turn, use: Use, verdict: AdmissionVerdict, prefix: str, route_taken: str,
-            said: Stop | Repeat | None) -> tuple[AdmissionVerdict, Stop | Repeat | None]:
-    record(t, use, f"{prefix}:{use.label}", None, prefix, None, route_taken)
-    return verdict, said
-
-
-def _admit_all(run: Run, t: Turn, uses: list[Use]) -> tuple[list[Use], Stop | None]:
-    """Admit each call; answer the ones that will not run. Returns the calls to launch, or the stop."""
     launch: list[Use] = []
-    pending_stop: Stop | None = None
+    stop: Stop | None = None
     repeats: list[Repeat] = []
     reserved: dict[str, int] = {}  # retries admitted so far in this batch, by tool
     for use in uses:
-        verdict, said = admit(run, t, use, in_batch=len(uses) > 1, reserved=reserved)
-        if verdict == "repeat":
-            assert isinstance(said, Repeat)
-            repeats.append(said)
-            not_run(run, use.call, use.tool, "repeat of an action that brought nothing")
-        elif verdict == "stop":
-            pending_stop = pending_stop or said  # type: ignore[assignment]
-            not_run(run, use.call, use.tool, "the task is stopping")
-        elif verdict == "skip":
-            not_run(run, use.call, use.tool, "the same call failed before and the retry budget is spent")
-        elif verdict == "rejected":
-            assert isinstance(said, ToolResult)
-            pending_stop = pending_stop or _answer_rejected(run, t, use, said)
-        else:
+        said = admit(run, t, use, in_batch=len(uses) > 1, reserved=reserved, repeats=repeats)
+        if isinstance(said, Stop):
+            stop = stop or said
+        elif said is None:
             if use.kind == "retry":
                 reserved[use.tool] = reserved.get(use.tool, 0) + 1
             launch.append(use)
@@ -161,24 +88,87 @@ def _admit_all(run: Run, t: Turn, uses: list[Use]) -> tuple[list[Use], Stop | No
         t.observation = f"repeat of turn {repeats[0].first_turn}"
         reason = repeats[0].explain() if len(uses) == 1 else \
             "every call of the batch repeats an action that brought nothing new"
-        return [], make_stop(run, "no_progress", "repeated_action", reason, tool=uses[0].tool)
-    if pending_stop is not None:  # the run stops: start nothing new (and pay for nothing)
+        stop = make_stop(run, "no_progress", "repeated_action", reason, tool=uses[0].tool)
+    elif stop is not None:  # the run stops: start nothing new (and pay for nothing)
         for use in launch:
             not_run(run, use.call, use.tool, "the task is stopping")
-        return [], pending_stop
-    return launch, None
+    if stop is not None or not launch:
+        t.tool_status = ", ".join(a.status or "not run" for a in cast("list[Action]", t.actions)) or "not run"
+        return stop
+    return _join(run, t, launch)
 
 
-def _answer_rejected(run: Run, t: Turn, use: Use, result: ToolResult) -> Stop | None:
+def admit(run: Run, t: Turn, use: Use, *, in_batch: bool, reserved: Mapping[str, int], repeats: list[Repeat]
+          ) -> Route | Stop | None:
+    """Decide, before anything runs, what happens to one tool call (single and parallel calls alike): ``None``
+    runs it; a :class:`Stop` ends the run; a route means it does not run and is answered already.
+
+    In order: a cancel that has come due; a repeated fingerprint (kept in ``repeats``); the pre-check (schema,
+    permission gate, task rules, risk) — a user-supplied value that fails the schema goes back to the user, a
+    rejected call is routed as its result; then a retry's own rules (:func:`_admit_retry`).
+    """
+    tool, spec, policy = use.tool, use.spec, run.policy
+    fp = use.fp = Fingerprint(tool, use.norm, run.state.progress_count)
+    if run.controls.cancelled(run.clock.now):
+        stop = cancel_stop(run, f"the user cancelled the task before {tool} ran", tool)
+        return _refuse(run, t, use, "blocked", "stop:cancelled", stop)
+    if policy.detect_repeats and (repeat := run.monitor.check(fp)) is not None:
+        run.state.note(repeat.explain())
+        repeats.append(repeat)
+        return _refuse(run, t, use, "blocked", "skip" if in_batch else "stop:no_progress",
+                       ReturnToModel("repeat of an action that brought nothing"))
+    checked = precheck(run, spec, tool, use.args)
+    if isinstance(checked, Stop):
+        return _refuse(run, t, use, "held", f"stop:{checked.status}", checked)
+    if checked is not None:
+        asked = reask_user(run, spec, use.args, checked)
+        return _answer_rejected(run, t, use, checked) if asked is None else \
+            _refuse(run, t, use, "held", "ask_user", asked)
+    return None if (tool, fp.args) not in run.failed_calls else _admit_retry(run, t, use, reserved)
+
+
+def _admit_retry(run: Run, t: Turn, use: Use, reserved: Mapping[str, int]) -> Route | Stop | None:
+    """The same call failed retryably before, so this is a *retry*: a side effect is never repeated (a person
+    checks); anything else needs a retry left in the shared budget, minus those ``reserved`` in this batch."""
+    tool, spec, policy = use.tool, use.spec, run.policy
+    assert spec is not None
+    if spec.side_effects and not policy.retry_side_effects:
+        stop = make_stop(run, "handed_off", "unknown_outcome_side_effect",
+                         f"{tool} changes the world and its last attempt failed transiently: whether it took "
+                         "effect is unknown, so a person must check before it runs again", tool=tool,
+                         pending_action=use.label)
+        return _refuse(run, t, use, "held", "stop:handed_off", stop)
+    left = run.meter.retries_left(tool, reserved)
+    if left is None or left >= 1:
+        use.kind = "retry"  # the model repeats a call that failed retryably: a retry
+        return None
+    if policy.on_retries_exhausted == "stop":  # ... with the shared retry budget spent: stop, or give the item up
+        return _refuse(run, t, use, "blocked", "stop:budget_exhausted", budget_stop(run, "retries", 1))
+    why = "retry budget spent: the same call failed before and no retries are left"
+    if use.item is not None:
+        run.state.mark_missing(use.item, why, code="budget:retries")
+    return _refuse(run, t, use, "blocked", "degrade",
+                   Degrade("budget:retries", "the same call failed before and the retry budget is spent"))
+
+
+def _refuse(run: Run, t: Turn, use: Use, prefix: str, route_taken: str, said: Route | Stop) -> Route | Stop:
+    """Keep the refused call as an action and answer it in the transcript (it does not run)."""
+    record(t, use, f"{prefix}:{use.label}", None, prefix, None, route_taken)
+    not_run(run, use.call, use.tool, "the task is stopping" if isinstance(said, Stop) else said.reason)
+    return said
+
+
+def _answer_rejected(run: Run, t: Turn, use: Use, result: ToolResult) -> Route | Stop:
     """A call the schema or the permission gate answered before it ran: route and apply that answer."""
     decision = decide(run, use, result, 1, frozenset())
     record(t, use, use.label, None, "rejected", result, decision.name)
     run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
-    return _apply(run, t, use, result, decision, None, "", tool_message(run, use, result))
+    settled = Attempt(use, "", result, None, None, decision)
+    return _apply(run, t, settled, tool_message(run, use, result)) or decision
 
 
-Started = dict[str, tuple[Use, Attempt]]
-"""The launched calls by call id: the call and its first attempt (call id, usable result, parts, action)."""
+Started = dict[str, Attempt]
+"""The launched calls by call id: each call's first attempt."""
 
 
 def _launch(run: Run, t: Turn, launch: list[Use]) -> tuple[Started, list[Arrival], Stop | None]:
@@ -186,7 +176,7 @@ def _launch(run: Run, t: Turn, launch: list[Use]) -> tuple[Started, list[Arrival
     Returns the started calls, when their results will arrive, and the stop if none could be paid for."""
     start, meter = run.clock.now, run.meter
     started: Started = {}
-    arrivals: list[Arrival] = []
+    landing: list[Arrival] = []
     refused: Stop | None = None
     for use in launch:
         spec = use.spec
@@ -205,13 +195,11 @@ def _launch(run: Run, t: Turn, launch: list[Use]) -> tuple[Started, list[Arrival
         run.ledger.open(call_id, spec.name, use.norm, run.turn, start, use.kind, parallel=len(launch) > 1)
         result, parts = usable(run, use, run.executor(spec, use.args))
         meter.spend("tool_calls")
-        for delivery in range(1, result.deliveries + 1):
-            arrivals.append(Arrival(round(start + result.latency_s + 0.05 * (delivery - 1), 6), call_id, result,
-                                    delivery, run.trace_id))
+        landing.extend(arrivals(start, call_id, result, run.trace_id))
         action = record(t, use, ("" if use.kind == "call" else f"{use.kind}:") + use.label, call_id, use.kind, result,
                         None)
-        started[call_id] = (use, (call_id, result, parts, action))
-    return started, arrivals, (refused if not started else None)
+        started[call_id] = Attempt(use, call_id, result, parts, action)
+    return started, landing, (refused if not started else None)
 
 
 def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
@@ -220,7 +208,7 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     The batch stops waiting at its deadline: the wall-time budget, the user's cancel, or the join's
     timeout — which bounds waiting for *parallel* calls; a lone call waits for its own tool timeout.
     """
-    started, arrivals, refused = _launch(run, t, launch)
+    started, landing, refused = _launch(run, t, launch)
     if not started:  # the budgets could pay for none of them: stop now, naming the budget
         return refused
     start, join, cancel_at = run.clock.now, run.task.join, run.controls.cancel_at_s
@@ -232,64 +220,87 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
     still_needed = None if join.kind == "all" else run.task.need - run.state.sourced  # "all" waits for all anyway
-    batch = Batch(join, len(started), deadline, still_needed, arrivals, run.stages.join)
-    statuses: dict[str, str] = {}
-    pending_stop: Stop | None = None
-    while pending_stop is None and (arrival := batch.next()) is not None:
-        if arrival.at > run.clock.now:
-            run.clock.advance(arrival.at - run.clock.now)
-        if deliver(run, arrival) == "applied":
-            pending_stop = _settle(run, t, arrival.call_id, started[arrival.call_id], batch, statuses)
-    if batch.outcome == "deadline" and deadline is not None and deadline > run.clock.now:
+    queue = sorted(landing, key=ARRIVAL_ORDER)
+    outcome, pending_stop, statuses = _wait(run, t, started, queue, deadline, join.needed(len(started), still_needed))
+    if outcome == "deadline" and deadline is not None and deadline > run.clock.now:
         run.clock.advance(deadline - run.clock.now)
-    _wrap_up(run, t, batch, started, statuses, pending_stop)
-    if pending_stop is None and cancel_due(run):
+    _wrap_up(run, t, outcome, queue, started, statuses, pending_stop)
+    if pending_stop is None and run.controls.cancelled(run.clock.now):
         running = f" while {t.action} was running" if len(started) == 1 else " during a batch"
-        return cancel_stop(run, f"the user cancelled the task{running}", next(iter(started.values()))[0].tool)
-    if pending_stop is None and batch.outcome == "deadline":
+        return cancel_stop(run, f"the user cancelled the task{running}", next(iter(started.values())).use.tool)
+    if pending_stop is None and outcome == "deadline":
         wall_left = run.meter.remaining("wall_time_s")
         if wall_left is not None and wall_left <= EPSILON:
             return budget_stop(run, "wall_time_s", 0)
     return pending_stop
 
 
-def _settle(run: Run, t: Turn, first_id: str, launched: tuple[Use, Attempt], batch: Batch,
-            statuses: dict[str, str]) -> Stop | None:
-    """Route one arrived result — retrying or falling back inside the batch, as a call alone — and apply it."""
-    use, first = launched
-    state = run.state
+def _wait(run: Run, t: Turn, started: Started, queue: list[Arrival], deadline: float | None, needed: int
+          ) -> tuple[str | None, Stop | None, dict[str, str]]:
+    """Settle the arrivals in time order until the join stage says the wait is over (``satisfied``), time is up
+    (``deadline``), nothing more will arrive, or a stop comes. Returns why it ended (``None``: the stop), the stop,
+    and each call's status; what is left in ``queue`` will land late.
+
+    It never ends early just because the batch alone can no longer meet its rule: the calls still running carry
+    evidence the task needs, so cancelling them would only mean issuing them again next turn.
+    """
+    total, succeeded, finished, short = len(started), 0, 0, False
+    statuses: dict[str, str] = {}
+    stop: Stop | None = None
+    while stop is None:
+        if not queue:
+            return ("impossible" if short else "all arrived"), None, statuses
+        if deadline is not None and queue[0].at > deadline:
+            return "deadline", None, statuses
+        arrival = queue.pop(0)
+        if arrival.at > run.clock.now:
+            run.clock.advance(arrival.at - run.clock.now)
+        if deliver(run, arrival) == "applied":
+            stop, ok = _settle(run, t, started[arrival.call_id], statuses)
+            finished, succeeded = finished + 1, succeeded + ok
+            if run.stages.join(succeeded, finished, total, needed):
+                return "satisfied", stop, statuses
+            short = short or succeeded + total - finished < needed  # noted; the running calls are still needed
+    return None, stop, statuses
+
+
+def _settle(run: Run, t: Turn, first: Attempt, statuses: dict[str, str]) -> tuple[Stop | None, bool]:
+    """Route one arrived result — retrying or falling back inside the batch, as a call alone — and apply it.
+    Returns the stop it leads to, and whether it counts as a success for the join."""
+    use, state = first.use, run.state
     progress_before = state.progress_count
-    result, final, decision, parts, call_id = attempts(run, t, use, first)
-    ref = tool_message(run, final, result)
-    statuses[first_id] = result.status
-    stop = _apply(run, t, final, result, decision, parts, call_id, ref)
+    settled = attempts(run, t, first)
+    result = settled.result
+    ref = tool_message(run, settled.use, result)
+    statuses[first.call_id] = result.status
+    stop = _apply(run, t, settled, ref)
     if result.status != "invalid_arguments" and use.fp is not None:  # a slip is bounded by the repair allowance
         new = state.progress_count != progress_before
         run.monitor.record(use.fp, run.turn, result.status, new,
                            "" if new else "; ".join(state._unchanged) or f"{result.status}, no new fact")
-    batch.note(True, result.status == "ok" or (result.status == "empty" and isinstance(decision, AcceptNotFound)))
-    return stop
+    return stop, result.status == "ok" or (result.status == "empty" and isinstance(settled.route, AcceptNotFound))
 
 
-def _wrap_up(run: Run, t: Turn, batch: Batch, started: Started, statuses: dict[str, str],
-             stopped: Stop | None = None) -> None:
-    """Cancel what the join no longer needs (its results will land late) and summarise the turn; when a stop
-    ended the batch (``stopped``: a budget ran out), its reason is why the running calls were cancelled."""
+def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], started: Started,
+             statuses: dict[str, str], stopped: Stop | None = None) -> None:
+    """Cancel what the join no longer needs (its results, ``leftover``, will land late) and summarise the turn;
+    when a stop ended the batch (``stopped``: a budget ran out), its reason is why the running calls were
+    cancelled."""
     actions = cast("list[Action]", t.actions)  # a turn of tool calls records only tool actions
-    if len(started) > 1 or batch.arrivals:  # something may still be running
-        outcome, join = batch.outcome, run.task.join
+    if len(started) > 1 or leftover:  # something may still be running
+        join = run.task.join
         why = f"join '{join.describe()}' satisfied" if outcome == "satisfied" else \
             f"join '{join.describe()}' can no longer be satisfied" if outcome == "impossible" else \
             _WHY_ENDED.get(outcome or "", f"the task stopped: {stopped.reason}" if stopped else "the batch was stopped")
-        if outcome == "deadline" and cancel_due(run):  # the user's cancel, not the join, stopped the wait
+        if outcome == "deadline" and run.controls.cancelled(run.clock.now):  # the user cancelled, not the join
             why = "the user cancelled the task"
         cancelled = run.ledger.cancel_running(run.clock.now, f"cancelled: {why}")
         for call_id in cancelled:
-            use = started[call_id][0]
+            use = started[call_id].use
             run.groups[-1].append(Message("tool", json.dumps({"tool": use.tool, "status": "cancelled",
                                                                "error": why}), tool_call_id=use.call.id, name=use.tool))
             statuses[call_id] = "cancelled"
-        run.inbox.extend(batch.leftover())
+        run.inbox.extend(leftover)
         for action in actions:
             if action.call_id in cancelled:
                 action.route = "cancelled"
@@ -304,9 +315,9 @@ def _wrap_up(run: Run, t: Turn, batch: Batch, started: Started, statuses: dict[s
         next(iter(statuses.values()), "-")
 
 
-def _apply(run: Run, t: Turn, use: Use, result: ToolResult, decision: Route | Stop, parts: Parts, call_id: str,
-           ref: str | None = None) -> Stop | None:
-    """Write the outcome of a settled call into state; return a stop if the route says so."""
+def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop | None:
+    """Write the outcome of a settled call into state; return a stop if its route says so."""
+    use, result, decision, parts, call_id = settled.use, settled.result, settled.route, settled.parts, settled.call_id
     tool, item, state = use.tool, use.item, run.state
     if isinstance(decision, (Accept, AcceptNotFound)):
         if parts is not None:

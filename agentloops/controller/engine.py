@@ -26,6 +26,7 @@ from agentloops.controller.policy.budgets import Budget, BudgetMeter, BudgetName
 from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
 from agentloops.controller.sim.executor import execute
 from agentloops.controller.sim.faults import FaultInjector, FaultLike
+from agentloops.controller.sim.timeline import Controls
 from agentloops.controller.stages import Stages
 from agentloops.controller.stopping.progress import Fingerprint, ProgressMonitor
 from agentloops.controller.stopping.status import Stop, StopStatus
@@ -69,22 +70,6 @@ def new_trace_id(seed: int | str | None = None) -> str:
 
 Executor = Callable[[ToolSpec, Mapping[str, Any]], ToolResult]
 """Runs one validated tool attempt: live stubs with faults by default, recorded results in replay."""
-
-
-@dataclass(frozen=True, slots=True)
-class Controls:
-    """Signals from outside the loop, on the simulated timeline.
-
-    Attributes:
-        cancel_at_turn: the user cancels before this turn starts.
-        cancel_at_s: the user cancels at this simulated time: checked at turn starts, before
-            every tool attempt (retries and fallback switches included), during a retry's
-            back-off, while a call runs (it is cancelled; its result arrives late and is
-            ignored) and during a parallel batch.
-    """
-
-    cancel_at_turn: int | None = None
-    cancel_at_s: float | None = None
 
 
 @dataclass(slots=True)
@@ -214,7 +199,6 @@ class Run:
     compactions: list[CompactionEvent] = field(default_factory=list)
     resumed_at_turn: int | None = None
     stop: Stop | None = None
-    sizes: dict[int, tuple[Message, int]] = field(default_factory=dict)
     ledger: Ledger = field(init=False)
 
     def __post_init__(self) -> None:

@@ -15,7 +15,7 @@ route         ``(result, ctx) -> Route``                             :func:`~.po
 budget_check  ``(name, used, amount, limit) -> bool``                :func:`~.policy.budgets.within` (budgets)
 repeat        ``(fingerprint, last sighting or None) -> bool``       :func:`~.stopping.progress.is_repeat`
                                                                      (progress & stopping)
-join          ``(succeeded, finished, total, needed) -> bool``       :func:`~.parallel.joined` (the call ledger)
+join          ``(succeeded, finished, total, needed) -> bool``       :func:`~.task.joins.joined` (task & state)
 ============  =====================================================  ===========================================
 
 Pass your own with ``run_scenario(name, completion=my_check)`` (or ``update=``, ``route=``,

@@ -3,18 +3,19 @@
 Each stage takes the run (and the :class:`~agentloops.controller.engine.Turn` being built) and
 returns a value; ``None`` means "go on", a :class:`~agentloops.controller.stopping.status.Stop` ends the run::
 
-    play(run)                                   -> Stop | None   one whole turn, then its record
-      before_request(run, t)                    -> Stop | None   progress & budgets: cancelled? idle turns?
+    play(run)                                   -> Stop | None   one whole turn, then progress and its record
+      turn(run, t)                              -> Stop | None   the stages, in order:
+        (inline)                                                 progress & budgets: cancelled? idle turns?
                                                                  a step and a model call left?
-      prepare_request(run, t)                   -> (Message, …) task & state: system, goal (or a checked
+        prepare_request(run, t)                 -> (Message, …) task & state: system, goal (or a checked
                                                                  memory), recent turns, the TASK STATE block
-      ask(run, t, request)                      -> Response | Stop   budgets before the call, the reply metered
-      correct(reply)                            -> Continue | Finish | Abort   the core's shared stop vocabulary
-      on_final(run, t, reply)                   -> Stop | None   a claim: the completion condition, the facts
-      on_ask(run, t, calls, ask)                -> Stop          the model asks the user
-      run_calls(run, t, calls)                  -> Stop | None   admit → execute → settle → apply: one path
+        ask(run, t, request)                    -> Response | Stop   budgets before the call, the reply metered
+        abnormal(run, t, reply)                 -> Stop | None   the core's reading of how the reply ended
+        on_final(run, t, reply)                 -> Stop | None   a claim: the completion condition, the facts
+        on_ask(run, t, calls, ask)              -> Stop          the model asks the user
+        run_calls(run, t, calls)                -> Stop | None   admit → execute → settle → apply: one path
                                                                  for one call or many (:mod:`.calls`)
-      next_step(run)                            -> Stop | None   progress: nothing left to try, failing turns
+      (inline, in play)                                          progress: nothing left to try, failing turns
     finish(run, stop)                           -> Stop          freeze the task, the stop line, late results
 
 A turn is recorded as values (the turn, its actions, a copy of the budgets used); its trace line
@@ -25,11 +26,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import fields
+from dataclasses import replace
 from itertools import chain
-from operator import attrgetter
 
-from agentloops.controller.attempts import cancel_due, deliver, deliver_due
+from agentloops.controller.attempts import deliver, deliver_due
 from agentloops.controller.calls import run_calls
 from agentloops.controller.engine import (
     Run,
@@ -64,10 +64,15 @@ def play(run: Run) -> Stop | None:
         deliver_due(run)
     stop = turn(run, t)
     delta = state.end_turn()
-    if stop is None:  # next: progress, and whether the task can still be finished
-        run.monitor.end_turn(delta.progress)
+    if stop is None:  # progress: nothing left to try, or too many failed turns in a row
+        run.monitor.idle = 0 if delta.progress else run.monitor.idle + 1  # idle turns in a row
         run.consecutive_failures = run.consecutive_failures + 1 if t.failed and not delta.progress else 0
-        stop = next_step(run)
+        limit = run.policy.max_consecutive_failures
+        if "open" not in state.items.values() and assessment(run) == "impossible":
+            stop = stop_unobtainable(run)  # with open items left, go on: they make the partial answer better
+        elif limit is not None and run.consecutive_failures >= limit:
+            stop = make_stop(run, "handed_off", "consecutive_failures",
+                             f"{run.consecutive_failures} turns in a row failed; a person should look at it")
     if stop is not None:
         t.decision = f"stop:{stop.status} ({stop.code})"
     t.ended = (run.trace_id, run.clock.now, delta, run.meter, dict(run.meter.used), dict(state.items))
@@ -82,18 +87,23 @@ def play(run: Run) -> Stop | None:
 
 def turn(run: Run, t: Turn) -> Stop | None:
     """The stages of one turn: each takes the last one's value and may end the run with a :class:`Stop`."""
-    stop = before_request(run, t)  # progress & budgets: cancelled? idle? a step and a model call left?
-    if stop is not None:
-        return stop
+    if run.controls.cancelled(run.clock.now, run.turn):  # the user's cancel, idle turns, a step and a call left
+        t.action = "cancel"
+        return cancel_stop(run, "the user cancelled the task")
+    idle = run.policy.idle_turns
+    if idle is not None and run.monitor.idle >= idle:
+        return make_stop(run, "no_progress", "idle_turns", f"{run.monitor.idle} turns in a row added no fact, "
+                                                           "settled no item and got no user input")
+    for name in ("steps", "model_calls"):
+        if not run.meter.allows(name):
+            return budget_stop(run, name, 1)
     request = prepare_request(run, t)  # task & state: goal (or a checked memory), recent turns, TASK STATE
     reply = ask(run, t, request)  # budgets: the request must fit, the reply is metered
     if isinstance(reply, Stop):
         return reply
-    decision = correct(reply)  # the shared stop vocabulary: Continue / Finish / Abort(code)
-    if isinstance(decision, Abort):
-        t.action = "abnormal reply"
-        status: StopStatus = "system_failure" if decision.code in SYSTEM_FAILURES else "failed_unrecoverable"
-        return make_stop(run, status, decision.code, decision.reason)
+    stop = abnormal(run, t, reply)  # how the reply ended, in the core's vocabulary: a cut, a refusal, a broken call
+    if stop is not None:
+        return stop
     message = t.message or Message.from_response(reply)
     if not reply.tool_calls and reply.finish_reason == "pause":
         run.groups.append([message])
@@ -108,31 +118,25 @@ def turn(run: Run, t: Turn) -> Stop | None:
     return run_calls(run, t, reply.tool_calls)  # admit → execute → settle → apply, one path for 1 or N calls
 
 
-def before_request(run: Run, t: Turn) -> Stop | None:
-    """The stops that need no model call: a cancel, idle turns, no step or model call left."""
-    controls = run.controls
-    if (controls.cancel_at_turn is not None and run.turn >= controls.cancel_at_turn) or cancel_due(run):
-        t.action = "cancel"
-        return cancel_stop(run, "the user cancelled the task")
-    idle = run.policy.idle_turns
-    if idle is not None and run.monitor.idle >= idle:
-        return make_stop(run, "no_progress", "idle_turns", f"{run.monitor.idle} turns in a row added no fact, "
-                                                           "settled no item and got no user input")
-    if not run.meter.allows("steps"):
-        return budget_stop(run, "steps", 1)
-    if not run.meter.allows("model_calls"):
-        return budget_stop(run, "model_calls", 1)
-    return None
+def abnormal(run: Run, t: Turn, reply: Response) -> Stop | None:
+    """The core's reading of how the reply ended (:func:`~agentloops.criteria.correct`), translated once: an
+    abnormal end — a cut, a refusal, a call that cannot run — is a :class:`Stop`; anything else goes on."""
+    decision = correct(reply)
+    if not isinstance(decision, Abort):
+        return None
+    t.action = "abnormal reply"
+    status: StopStatus = "system_failure" if decision.code in SYSTEM_FAILURES else "failed_unrecoverable"
+    return make_stop(run, status, decision.code, decision.reason)
 
 
 def prepare_request(run: Run, t: Turn) -> tuple[Message, ...]:
     """System, goal (or the memory that replaced older turns, checked against state), recent turns, TASK STATE."""
-    tail = (Message("system", run.state.for_model(run.meter.shown_left())),) if run.send_state else ()
+    tail = (Message("system", run.state.for_model(run.meter.left())),) if run.send_state else ()
     request = (run.system, *run.head, *chain.from_iterable(run.groups), *tail)  # a tuple: a model keeps it as is
     limit, keep = run.context.compact_over_tokens, run.context.keep_recent_turns
     if limit is None or len(run.groups) <= keep:
         return request
-    before = request_size(run, request)
+    before = sum(m.tokens(run.tokenizer) for m in request)
     if before <= limit:
         return request
     memory = run.compactor(run.state)
@@ -144,7 +148,7 @@ def prepare_request(run: Run, t: Turn) -> tuple[Message, ...]:
     run.head = [Message("user", memory)]
     run.groups = run.groups[compacted:] if keep else []
     request = (run.system, *run.head, *chain.from_iterable(run.groups), *tail)
-    event = CompactionEvent(run.turn, before, request_size(run, request), compacted, check, used)
+    event = CompactionEvent(run.turn, before, sum(m.tokens(run.tokenizer) for m in request), compacted, check, used)
     run.compactions.append(event)
     t.compaction = event.to_dict()
     if not check.ok:
@@ -152,24 +156,10 @@ def prepare_request(run: Run, t: Turn) -> tuple[Message, ...]:
     return request
 
 
-def request_size(run: Run, messages: Sequence[Message]) -> int:
-    """Prompt tokens of a request; a message resent every turn is counted once (the memo holds it, so
-    its id cannot be reused), and the memo keeps only what is still sent, so it stays bounded."""
-    sizes, total, tokenizer = run.sizes, 0, run.tokenizer
-    for message in messages:
-        known = sizes.get(id(message))
-        if known is None or known[0] is not message:
-            known = sizes[id(message)] = (message, message.tokens(tokenizer))
-        total += known[1]
-    if len(sizes) > 2 * len(messages) + 8:
-        run.sizes = {id(m): sizes[id(m)] for m in messages}
-    return total
-
-
 def ask(run: Run, t: Turn, request: Sequence[Message]) -> Response | Stop:
     """Check the request against the budgets *before* sending it, call the model, meter the reply after."""
     meter, budget = run.meter, run.budget
-    size = t.context_tokens = request_size(run, request)
+    size = t.context_tokens = sum(m.tokens(run.tokenizer) for m in request)
     if not meter.allows("context_tokens", size):
         return budget_stop(run, "context_tokens", size)
     if not meter.allows("tokens", size + budget.output_reserve):
@@ -191,11 +181,8 @@ def ask(run: Run, t: Turn, request: Sequence[Message]) -> Response | Stop:
     run.clock.advance(run.model_latency_s)
     message = t.message = Message.from_response(response)  # as the transcript will keep it: counted once
     usage = response.usage
-    if usage is not None and usage.completion_tokens is not None:
-        completion = usage.completion_tokens
-    else:
-        completion = message.tokens(run.tokenizer)
-        run.sizes[id(message)] = (message, completion)  # the next request resends it: no need to count it again
+    completion = usage.completion_tokens if usage is not None and usage.completion_tokens is not None else \
+        message.tokens(run.tokenizer)
     if completion > budget.output_reserve:  # a real client's max_tokens would have cut it here
         response = response.model_copy(update={"finish_reason": "length"})
         completion = budget.output_reserve
@@ -268,21 +255,6 @@ def on_ask(run: Run, t: Turn, calls: Sequence[ToolCall], ask: ToolCall) -> Stop:
     return make_stop(run, "waiting_for_user", "asked_user", "the model asked the user", question=question)
 
 
-def next_step(run: Run) -> Stop | None:
-    """After a turn that did not stop: nothing left to try, or too many failed turns in a row."""
-    if "open" not in run.state.items.values() and assessment(run) == "impossible":
-        return stop_unobtainable(run)  # with open items left, go on: they make the partial answer better
-    limit = run.policy.max_consecutive_failures
-    if limit is not None and run.consecutive_failures >= limit:
-        return make_stop(run, "handed_off", "consecutive_failures",
-                         f"{run.consecutive_failures} turns in a row failed; a person should look at it")
-    return None
-
-
-_BEFORE_STATE = attrgetter(*(f.name for f in fields(Stop)[:-1]))
-"""A stop's fields but its last one, ``state`` (the snapshot :func:`finish` adds), in order."""
-
-
 def finish(run: Run, stop: Stop) -> Stop:
     """Freeze the task, write the stop line, then let results still on their way arrive — late.
 
@@ -294,8 +266,7 @@ def finish(run: Run, stop: Stop) -> Stop:
         deliver_due(run)  # results that landed during the last turn, before the stop
     run.state.finish(stop.status)
     run.ledger.close()
-    stop = run.stop = Stop(*_BEFORE_STATE(stop), run.state.snapshot())  # type: ignore[call-arg]  # = replace(stop,
-    # state=…) without its loop over the fields (mypy cannot count the fields the getter gives)
+    stop = run.stop = replace(stop, state=run.state.snapshot())
     sink, line = run.sink, StopValues(run.trace_id, stop)  # a frozen stop: its line is made when read
     if sink.writer is None:
         sink.kept.append(line)

@@ -17,8 +17,6 @@ back-off advance a number, so tests never sleep and runs are reproducible.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any, Literal
@@ -132,15 +130,6 @@ class Budget(BaseModel):
         """Every budget's value (read once: the budget is frozen; a meter asks on every check)."""
         return {name: getattr(self, name).value for name in BUDGET_NAMES}
 
-    @cached_property
-    def shown(self) -> tuple[tuple[tuple[str, float], ...], str]:
-        """The limits the ``TASK STATE`` block shows the model (every one that is on but the context size, the
-        largest request rather than a quantity spent) and that JSON text with a ``%r`` slot for each: made once
-        per budget, filled on every turn (:meth:`BudgetMeter.shown_left`)."""
-        shown = tuple((name, limit) for name, limit in self.limits.items()
-                      if limit is not None and name != "context_tokens")
-        return shown, "{" + ", ".join(f'"{name}": %r' for name, _ in shown) + "}"
-
     def limit(self, name: BudgetName) -> float | None:
         """The value of one budget (``None`` when it is off)."""
         return getattr(self, name).value
@@ -207,7 +196,6 @@ class BudgetMeter:
         self.budget = budget
         self.limits: dict[str, float | None] = budget.limits
         """Each budget's limit, read once (the budget is frozen; the meter asks on every check)."""
-        self._shown, self._shown_text = budget.shown
         self.clock = clock
         self.retry_scope: RetryScope = retry_scope
         self.started_at = clock.now if started_at is None else started_at
@@ -231,8 +219,8 @@ class BudgetMeter:
             used: float = 0
         elif name == "retries" and self.retry_scope == "per_tool" and tool is not None:
             used = self.retries_by_tool.get(tool, 0)
-        else:
-            used = self.used_of(name)
+        else:  # (as :meth:`used_of` reads it)
+            used = round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else self.used[name]
         return self.check(name, used, amount, self.limits[name])
 
     def spend(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> None:
@@ -268,20 +256,6 @@ class BudgetMeter:
             left = limit - (elapsed if name == "wall_time_s" else used[name])
             out[name] = left if type(left) is int else round(left, 3)  # (rounding an int changes nothing)
         return out
-
-    def shown_left(self) -> str:
-        """What remains of every budget that is on but the context size (the largest request, not a quantity
-        spent), as JSON text: what the ``TASK STATE`` block shows the model, written in one pass — the text
-        ``json.dumps`` gives those entries of :meth:`left`, in the text :attr:`Budget.shown` made once."""
-        used, elapsed, values = self.used, round(self.clock.now - self.started_at, 6), []
-        for name, limit in self._shown:
-            left = limit - (elapsed if name == "wall_time_s" else used[name])
-            if type(left) is not int:
-                left = round(left, 3)
-                if not math.isfinite(left):  # json spells these apart from repr
-                    return json.dumps({k: v for k, v in self.left().items() if v is not None and k != "context_tokens"})
-            values.append(left)
-        return self._shown_text % tuple(values)
 
     def retries_left(self, tool: str, reserved: Mapping[str, int] | None = None) -> float | None:
         """Retries ``tool`` may still spend (``None``: no limit), minus any ``reserved`` by earlier calls of a batch."""

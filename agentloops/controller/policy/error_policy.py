@@ -226,10 +226,8 @@ class RouteContext:
 def _usable_fallback(policy: ErrorPolicy, ctx: RouteContext) -> ToolSpec | None:
     """The fallback, if switching to it needs nobody's approval; else ``None``."""
     fallback = ctx.fallback
-    if fallback is None or not policy.use_fallback:
-        return None
-    if fallback.side_effects or fallback.risk == "high":
-        return None  # an automatic switch must never change the world
+    if fallback is None or not policy.use_fallback or fallback.side_effects or fallback.risk == "high":
+        return None  # (an automatic switch must never change the world)
     if fallback.capability and fallback.capability not in (ctx.granted or frozenset()):
         return None  # a fallback is not a way around a missing permission
     if not policy.fallback_same_backend and fallback.backend and fallback.backend == ctx.spec.backend:
@@ -251,22 +249,11 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
     status = result.status
     if status == "ok":  # (nothing below matters to a result that is ok)
         return _ACCEPT
-    spec = ctx.spec
-    retries_left = ctx.retries_left
-    can_retry = retries_left is None or retries_left >= 1
+    spec, can_retry = ctx.spec, ctx.retries_left is None or ctx.retries_left >= 1
     if status == "empty":
         return _empty(policy, ctx, can_retry)
-    if status == "invalid_arguments":
-        if ctx.repairs_used < policy.invalid_argument_repairs:
-            return Repair("invalid arguments: the model may repair them")
-        return StopRun("failed_unrecoverable", "invalid_arguments_repeated",
-                       f"invalid arguments again after {ctx.repairs_used} repair(s): {result.error}")
-    if status == "missing_parameter":
-        if policy.missing_parameter == "ask_user":
-            question = result.question or "Could you give the missing detail?"
-            return AskUser(question, result.parameter or "answer",
-                           "only the user can supply it; guessing spreads errors")
-        return ReturnToModel("missing parameter handed back to the model")
+    if status in ("invalid_arguments", "missing_parameter", "not_found"):
+        return _model_or_user(policy, result, ctx)
     if status in ("timeout", "rate_limited") and spec.side_effects and not policy.retry_side_effects:
         return StopRun("handed_off", "unknown_outcome_side_effect",  # first: handing it back invites a repeat
                        f"{spec.name} changes the world and ended in {status}: whether it took effect is unknown, "
@@ -275,13 +262,6 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
         return _transient(policy, result, ctx, can_retry)
     if status == "permission_denied":
         return _denied(policy, result)
-    if status == "not_found":
-        if policy.not_found == "fail":
-            return Degrade("not_found", result.error or "not found")
-        if policy.not_found == "ask_user":
-            return AskUser(f"{result.error or 'Not found'}. Which one did you mean (check the identifier or version)?",
-                           "identifier", "the resource does not exist as named; the user may know the right one")
-        return ReturnToModel("not found handed back to the model")
     if status in ("timeout", "rate_limited", "permanent_error"):  # the tool says retrying cannot help
         if policy.permanent_error == "return_to_model":
             return ReturnToModel("permanent error handed back to the model")
@@ -289,6 +269,27 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
             return Fallback(fallback.name, f"{spec.name} failed ({status}, not retryable); switching")
         return Degrade(status, result.error or status)
     raise ValueError(f"unknown tool status {status!r}")  # pragma: no cover
+
+
+def _model_or_user(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
+    """What only the model or the user can fix: invalid arguments, a missing parameter, a resource not found."""
+    if result.status == "invalid_arguments":
+        if ctx.repairs_used < policy.invalid_argument_repairs:
+            return Repair("invalid arguments: the model may repair them")
+        return StopRun("failed_unrecoverable", "invalid_arguments_repeated",
+                       f"invalid arguments again after {ctx.repairs_used} repair(s): {result.error}")
+    if result.status == "missing_parameter":
+        if policy.missing_parameter == "ask_user":
+            question = result.question or "Could you give the missing detail?"
+            return AskUser(question, result.parameter or "answer",
+                           "only the user can supply it; guessing spreads errors")
+        return ReturnToModel("missing parameter handed back to the model")
+    if policy.not_found == "fail":
+        return Degrade("not_found", result.error or "not found")
+    if policy.not_found == "ask_user":
+        return AskUser(f"{result.error or 'Not found'}. Which one did you mean (check the identifier or version)?",
+                       "identifier", "the resource does not exist as named; the user may know the right one")
+    return ReturnToModel("not found handed back to the model")
 
 
 def _denied(policy: ErrorPolicy, result: ToolResult) -> Route:

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.controller.controller import Controller
-from agentloops.controller.engine import Controls
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.persistence.trace import Trace, read_trace
 from agentloops.controller.policy.budgets import Budget
@@ -35,6 +34,7 @@ from agentloops.controller.sim.executor import execute
 from agentloops.controller.sim.faults import FaultInjector
 from agentloops.controller.sim.planners import build_model
 from agentloops.controller.sim.scenario_files import ControllerScenario, scenario_from_dict
+from agentloops.controller.sim.timeline import Controls
 from agentloops.controller.stopping.progress import normalize_args
 from agentloops.controller.task.context import COMPACTORS, ContextPolicy
 from agentloops.controller.task.tasks import Task, make_task

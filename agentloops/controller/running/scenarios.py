@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.controller.controller import Controller
-from agentloops.controller.engine import Controls
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.policy.budgets import BudgetCheck
 from agentloops.controller.policy.error_policy import PolicyLike, Router
@@ -31,6 +30,7 @@ from agentloops.controller.sim.scenario_files import (
     list_controller_scenarios,
     load_controller_scenario,
 )
+from agentloops.controller.sim.timeline import Controls
 from agentloops.controller.stages import Completion, Stages
 from agentloops.controller.stopping.progress import RepeatCheck
 from agentloops.controller.task.context import COMPACTORS

@@ -27,6 +27,7 @@ two useless actions.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,7 +35,6 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, TypeAdapter, ValidationError
 
-from agentloops.controller.task.state import acyclic_chunks
 from agentloops.controller.vocabulary.tools import TRANSIENT, Param
 from agentloops.errors import describe_validation_error
 
@@ -73,12 +73,7 @@ def normalize_args(args: Mapping[str, Any] | None, params: Mapping[str, Param] |
     schema = params or {}
     canonical = {str(key): normalize_value(value, casefold=key in schema and schema[key].normalize == "casefold")
                  for key, value in args.items() if value is not None}
-    return "".join(_CANONICAL(canonical, 0))
-
-
-_CANONICAL = acyclic_chunks(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-"""Canonical JSON text (sorted keys, no spaces), with one encoder for every call (the normalised values are
-new containers, never a cycle)."""
+    return json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,11 +194,6 @@ class ProgressMonitor:
         """Remember the outcome of acting on ``fp``."""
         self.sightings[fp] = Sighting(turn, status, new_observation, why or ("new observation" if new_observation
                                                                              else "no new observation"))
-
-    def end_turn(self, progress: bool) -> int:
-        """Count idle turns (reset by progress); returns the current run of idle turns."""
-        self.idle = 0 if progress else self.idle + 1
-        return self.idle
 
 
 MONITOR_JSON: TypeAdapter[ProgressMonitor] = TypeAdapter(ProgressMonitor)

@@ -34,21 +34,14 @@ class JoinRule(BaseModel):
             raise ValueError("a 'minimum' join needs minimum: the number of successes to wait for")
         return self
 
-    def needed(self, total: int) -> int:
-        """Successes that satisfy the rule for a batch of ``total`` calls."""
+    def needed(self, total: int, still_needed: int | None = None) -> int:
+        """Successes that end the wait for a batch of ``total`` calls: the rule's number, capped by the successes
+        the task ``still_needed`` (a minimum-evidence task that holds one fact waits for one more, not for the
+        batch's full minimum); ``all`` waits for every call whatever the task needs."""
         if self.kind == "all":
             return total
-        if self.kind == "any":
-            return min(1, total)
-        return min(self.minimum or total, total)
-
-    def satisfied(self, succeeded: int, total: int) -> bool:
-        """Enough successes have arrived."""
-        return succeeded >= self.needed(total)
-
-    def impossible(self, succeeded: int, still_running: int, total: int) -> bool:
-        """Even if every running call succeeds, the rule cannot be met."""
-        return succeeded + still_running < self.needed(total)
+        needed = min(1 if self.kind == "any" else self.minimum or total, total)
+        return needed if still_needed is None else min(needed, max(still_needed, 0))
 
     def describe(self) -> str:
         """``all``, ``any`` or ``minimum 2``, plus the timeout."""

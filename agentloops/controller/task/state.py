@@ -15,14 +15,13 @@ state but is not progress; if it moved the fingerprint, a call that fails the
 same way every time would never look repeated.) Once a task has stopped, every
 mutator raises :class:`~agentloops.controller.vocabulary.errors.TaskFinishedError`; late
 and duplicate events are refused earlier, by the ledger in
-:mod:`agentloops.controller.parallel`.
+:mod:`agentloops.controller.vocabulary.ledger`.
 """
 
 from __future__ import annotations
 
 import json
-import json.encoder
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -170,8 +169,6 @@ class TaskState:
         self._tried: dict[tuple[str, str], str] = {}  # (tool, status) → its "already tried" line, first-seen order
         for failure in self.failures:
             self._count_failure(failure["tool"], failure["status"])
-        self._view: tuple[int, str] | None = None
-        self._fixed: tuple[str, tuple[str, ...], str] | None = None
         self._start, self._progress = self.version, False  # the changes of the turn being collected
         self._changes: list[str] = []
         self._unchanged: list[str] = []
@@ -309,35 +306,19 @@ class TaskState:
         """The "already tried" list: tool, status and count, in first-seen order (kept by :meth:`record_failure`)."""
         return list(self._tried.values())
 
-    def for_model(self, budget_left: Mapping[str, float | None] | str | None = None) -> str:
-        """The compact rendering sent to the model each turn (``TASK STATE`` + JSON).
-
-        ``budget_left`` is what remains of each budget (shown but for those off and the context size),
-        or that already written as JSON text (:meth:`~agentloops.controller.policy.budgets.BudgetMeter.shown_left`).
-
-        Every mutator bumps :attr:`version`, so the state's part is encoded once per version and
-        only the budgets (which change every turn) are encoded each time; the goal and the
-        constraints, which never change, are encoded once.
-        """
-        shown = budget_left if budget_left is None or isinstance(budget_left, str) else _numbers(budget_left)
-        tail = "}" if shown is None else f', "budget_left": {shown}}}'
-        view = self._view
-        if view is not None and view[0] == self.version:
-            return view[1] + tail
-        fixed = self._fixed
-        if fixed is None or fixed[0] is not self.goal or fixed[1] is not self.constraints:  # written once per run
-            fixed = self._fixed = (self.goal, self.constraints, "".join(
-                _STATE_JSON({"goal": self.goal, "constraints": list(self.constraints)}, 0))[1:-1])
-        changing = "".join(_STATE_JSON({
+    def for_model(self, budget_left: Mapping[str, float | None] | None = None) -> str:
+        """The compact rendering sent to the model each turn (``TASK STATE`` + JSON); ``budget_left`` is what
+        remains of each budget, shown but for those off and the context size (the largest request, not a quantity
+        spent)."""
+        view: dict[str, Any] = {
+            "version": self.version, "goal": self.goal, "constraints": list(self.constraints),
             "done": {item: f"{fact.summary} [{fact.source}]" for item, fact in self.facts.items()},
-            "open": self.open,  # (a tuple is written as a list)
-            "missing": self.missing_items() if "missing" in self.items.values() else {},
-            "inputs": self.inputs,
+            "open": list(self.open), "missing": self.missing_items(), "inputs": self.inputs,
             "tried": list(self._tried.values()),
-        }, 0))
-        text = f'TASK STATE\n{{"version": {self.version}, {fixed[2]}, {changing[1:-1]}'  # as one dict's JSON writes it
-        self._view = (self.version, text)  # without the budgets (always last) and the closing brace
-        return text + tail
+        }
+        if budget_left is not None:
+            view["budget_left"] = {k: v for k, v in budget_left.items() if v is not None and k != "context_tokens"}
+        return "TASK STATE\n" + json.dumps(view, ensure_ascii=False)
 
     def snapshot(self) -> dict[str, Any]:
         """Everything, JSON-compatible: for stop records (a saved run holds the state itself)."""
@@ -350,36 +331,6 @@ class TaskState:
 
 STATE_JSON: TypeAdapter[TaskState] = TypeAdapter(TaskState)
 """Dumps a :class:`TaskState` as saved runs and stop records hold it, and validates one read back."""
-
-
-def acyclic_chunks(**options: Any) -> Callable[[Any, int], Iterable[str]]:
-    """The C encoder behind ``json.JSONEncoder(**options).encode``, made once, for dicts and lists built here.
-
-    ``encode`` builds its C encoder anew on every call (most of the time a small value takes). Values
-    built here cannot hold a cycle, so with no circular-reference check to keep per call, one C encoder
-    serves every call: ``"".join(chunks(value, 0))`` is ``encode(value)`` for a dict or a list, with no
-    Python function in between. Where the C encoder is missing (another Python), it is ``encode`` itself.
-    """
-    encoder = json.JSONEncoder(check_circular=False, **options)
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - CPython has it
-        return lambda value, _level: (encoder.encode(value),)
-    strings = json.encoder.encode_basestring_ascii if encoder.ensure_ascii else json.encoder.encode_basestring
-    return make(None, encoder.default, strings, None, encoder.key_separator,  # type: ignore[no-any-return]
-                encoder.item_separator, encoder.sort_keys, encoder.skipkeys, encoder.allow_nan)
-
-
-_STATE_JSON = acyclic_chunks(ensure_ascii=False)
-"""``json.dumps(..., ensure_ascii=False)`` of the state block (plain dicts, lists and strings), one encoder for all."""
-
-
-def _numbers(left: Mapping[str, float | None]) -> str:
-    """The budgets left that the model is shown (every one that is on, but the context size), as JSON:
-    ``{"steps": 4, ...}`` exactly as :func:`json.dumps` writes it, without building the dict first."""
-    text = "{" + ", ".join([f'"{k}": {v!r}' for k, v in left.items() if v is not None and k != "context_tokens"]) + "}"
-    if "inf" in text or "nan" in text:  # json spells those apart
-        return "".join(_STATE_JSON({k: v for k, v in left.items() if v is not None and k != "context_tokens"}, 0))
-    return text
 
 
 def assess(items: Mapping[str, str], facts: Mapping[str, Fact], need: int

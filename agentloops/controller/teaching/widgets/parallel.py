@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 
 from agentloops.controller.controller import Controller
-from agentloops.controller.engine import Controls
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.sim.scenario_files import load_controller_scenario
+from agentloops.controller.sim.timeline import Controls
 from agentloops.controller.task.tasks import make_task
 from agentloops.controller.teaching.widgets.panel import (
     _STYLE,
