@@ -131,12 +131,15 @@ def _first_line(handle: Any) -> tuple[int, bytes] | None:
 
 def _lines(path: Path, handle: Any, number: int, raw: bytes) -> Iterator[Item]:
     """Parse each line once the next one is seen, so the last line is known as last (it may be cut off)."""
+    name = str(path)
     pending = (number, raw)
     for later, line in enumerate(handle, start=number + 1):
         if line.strip():
-            yield from _objects(f"{path}:{pending[0]}", decode(f"{path}:{pending[0]}", pending[1], last=False))
+            where = f"{name}:{pending[0]}"
+            yield from _objects(where, decode(where, pending[1], last=False))
             pending = (later, line)
-    yield from _objects(f"{path}:{pending[0]}", decode(f"{path}:{pending[0]}", pending[1], last=True))
+    where = f"{name}:{pending[0]}"
+    yield from _objects(where, decode(where, pending[1], last=True))
 
 
 def _objects(where: str, value: object) -> Iterator[Item]:
