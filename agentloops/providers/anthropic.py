@@ -78,12 +78,12 @@ def adapt(raw: object, where: str = "response") -> Response:
     Raises:
         RawBodyError: a field the adapter needs is missing or has the wrong type.
     """
-    return _read(raw, where, (Mapping,))
+    return _read(raw, where, OBJECT)
 
 
 def adapt_assembled(raw: object, where: str = "response") -> Response:
     """Like :func:`adapt`, for a body assembled from a stream: a tool input may be the JSON text that never closed."""
-    return _read(raw, where, (Mapping, str))
+    return _read(raw, where, (*OBJECT, str))
 
 
 def _read(raw: object, where: str, input_types: tuple[type, ...]) -> Response:
