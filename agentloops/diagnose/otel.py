@@ -90,7 +90,7 @@ class Span:
 
 def _value(raw: object) -> Any:
     """An OTLP ``AnyValue`` as a Python value."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, (dict, Mapping)):  # dict first, here and below: a parsed log's objects skip the ABC
         return None
     for key in ("stringValue", "boolValue", "doubleValue"):
         if key in raw:
@@ -101,7 +101,7 @@ def _value(raw: object) -> Any:
         except (TypeError, ValueError):
             return None
     if "arrayValue" in raw:
-        values = raw["arrayValue"].get("values", []) if isinstance(raw["arrayValue"], Mapping) else []
+        values = raw["arrayValue"].get("values", []) if isinstance(raw["arrayValue"], (dict, Mapping)) else []
         return [_value(v) for v in values] if isinstance(values, list) else None
     return None
 
@@ -123,8 +123,8 @@ def _span(where: str, raw: Mapping[str, Any]) -> Span:
         raise log_error(N_("{where}.traceId: expected the trace id as a hex string; got {kind}"), where=where,
                         kind=type(trace).__name__)
     attributes = {a["key"]: _value(a.get("value")) for a in _list(raw, "attributes", where)
-                  if isinstance(a, Mapping) and isinstance(a.get("key"), str)}
-    status: Mapping[str, Any] = raw["status"] if isinstance(raw.get("status"), Mapping) else {}
+                  if isinstance(a, (dict, Mapping)) and isinstance(a.get("key"), str)}
+    status: Mapping[str, Any] = raw["status"] if isinstance(raw.get("status"), (dict, Mapping)) else {}
     try:
         start = int(raw.get("startTimeUnixNano") or 0)
     except (TypeError, ValueError):
@@ -135,7 +135,7 @@ def _span(where: str, raw: Mapping[str, Any]) -> Span:
 
 
 def _object(value: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+    if not isinstance(value, (dict, Mapping)):
         raise log_error(N_("{where}: expected a JSON object; got {kind}"), where=where, kind=type(value).__name__)
     return value
 
@@ -169,7 +169,7 @@ def _parts(message: object, where: str) -> list[Mapping[str, Any]]:
     parts = _object(message, where).get("parts") or []
     if not isinstance(parts, list):
         raise log_error(N_("{where}.parts: expected a list of parts"), where=where)
-    return [p for p in parts if isinstance(p, Mapping)]
+    return [p for p in parts if isinstance(p, (dict, Mapping))]
 
 
 def _text_of(value: object) -> str:

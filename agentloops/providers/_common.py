@@ -92,7 +92,10 @@ def field(body: Mapping[str, Any], key: str, where: str, expected: str, *, types
 
 def string(body: Mapping[str, Any], key: str, where: str, *, optional: bool = False,
            nullable: bool = False) -> str | None:
-    """Read a string field (see :func:`field`)."""
+    """Read a string field (see :func:`field`); a string, the common case, is returned at once."""
+    value = body.get(key)
+    if isinstance(value, str):
+        return value
     return field(body, key, where, "a string", types=(str,), optional=optional, nullable=nullable)
 
 
@@ -103,9 +106,12 @@ def items(body: Mapping[str, Any], key: str, where: str, expected: str, *, optio
 
 
 def count(body: Mapping[str, Any] | None, key: str, where: str) -> int | None:
-    """Read an optional non-negative token count."""
+    """Read an optional non-negative token count; a count as sent, the common case, is returned at once."""
     if body is None:
         return None
+    value = body.get(key)
+    if type(value) is int and value >= 0:  # not a bool, which is an int to Python
+        return value
     value = field(body, key, where, "a whole number of tokens", types=(int,), optional=True, nullable=True)
     if value is not None and value < 0:
         raise fail(f"{where}.{key}", "a whole number of tokens (0 or more)", value)
