@@ -88,6 +88,12 @@ class Span:
     status_message: str
 
 
+READ = frozenset({"gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.input.messages", "gen_ai.output.messages",
+                  "gen_ai.response.finish_reasons", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
+                  "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.call.result"})
+"""The span attributes the reader uses; the others (a framework's span carries a dozen more) are not converted."""
+
+
 def _value(raw: object) -> Any:
     """An OTLP ``AnyValue`` as a Python value."""
     if not isinstance(raw, (dict, Mapping)):  # dict first, here and below: a parsed log's objects skip the ABC
@@ -122,8 +128,11 @@ def _span(where: str, raw: Mapping[str, Any]) -> Span:
     if not isinstance(trace, str) or not trace:
         raise log_error(N_("{where}.traceId: expected the trace id as a hex string; got {kind}"), where=where,
                         kind=type(trace).__name__)
-    attributes = {a["key"]: _value(a.get("value")) for a in _list(raw, "attributes", where)
-                  if isinstance(a, (dict, Mapping)) and isinstance(a.get("key"), str)}
+    attributes: dict[str, Any] = {}
+    for attribute in _list(raw, "attributes", where):
+        key = attribute.get("key") if isinstance(attribute, (dict, Mapping)) else None
+        if isinstance(key, str) and key in READ:
+            attributes[key] = _value(attribute.get("value"))
     status: Mapping[str, Any] = raw["status"] if isinstance(raw.get("status"), (dict, Mapping)) else {}
     try:
         start = int(raw.get("startTimeUnixNano") or 0)
