@@ -92,9 +92,9 @@ def field(body: Mapping[str, Any], key: str, where: str, expected: str, *, types
 
 def string(body: Mapping[str, Any], key: str, where: str, *, optional: bool = False,
            nullable: bool = False) -> str | None:
-    """Read a string field (see :func:`field`); a string, the common case, is returned at once."""
+    """Read a string field (see :func:`field`); a string, or an optional one absent or null, is returned at once."""
     value = body.get(key)
-    if isinstance(value, str):
+    if isinstance(value, str) or (value is None and optional):
         return value
     return field(body, key, where, "a string", types=(str,), optional=optional, nullable=nullable)
 
