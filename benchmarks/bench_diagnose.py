@@ -27,7 +27,9 @@ Measured in one process, per shape and size:
      rounds (noise only ever adds); the ratio is diagnose / baseline;
   2. peak memory (``tracemalloc``, Python allocations) of diagnose on the two
      largest logs: if diagnose streams, its peak stays flat as the file grows (it
-     holds one run, so it grows with a run's length, never with the file's).
+     holds one run, so it grows with a run's length, never with the file's). tracemalloc
+     counts the tuples CPython keeps for reuse (up to 2,000 freed ones per size, emptied at
+     each full collection) as allocated, so a long log's peak can creep up to that bound.
 
 The issue's target: diagnose at most 3x the baseline on every shape and size.
 
