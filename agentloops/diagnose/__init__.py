@@ -111,7 +111,7 @@ class Reading:
         keys = self.keys
         for where, entry in items:
             self.where = where
-            if any(key in entry for key in keys):
+            if not entry.keys().isdisjoint(keys):  # it has one of the keys
                 yield where, entry
             else:
                 self.skip(where)

@@ -30,7 +30,7 @@ from typing import Literal
 
 from agentloops.criteria import Abort, correct
 from agentloops.diagnose.model import Msg, Run, Turn, canonical_text, results_for
-from agentloops.i18n import N_, _
+from agentloops.i18n import N_, _, language, translate
 from agentloops.response import Response
 
 Kind = Literal["reasked", "abnormal_answer", "premature_answer", "repeated_tool_call", "ping_pong",
@@ -102,7 +102,8 @@ def _sentence(template: str, nested: Mapping[str, str] | None = None, **fields: 
     catalog messages (marked with ``N_``), ``fields`` are values (numbers, names, log lines) that stay as they are."""
     nested = nested or {}
     english = template.format(**fields, **nested)
-    shown = _(template).format(**fields, **{key: _(text) for key, text in nested.items()})
+    lang = language()  # looked up once (it reads the environment)
+    shown = translate(template, lang).format(**fields, **{key: translate(text, lang) for key, text in nested.items()})
     return english, shown
 
 
@@ -146,11 +147,14 @@ def reasks(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
     """
     group: list[Turn] = []
     turns = run.turns
-    explained = _calls_with_results(run, _observations(run) if seen is None else seen)
+    explained: set[int] | None = None  # worked out at the first candidate: most runs have none
     for previous, turn in pairwise(turns):
-        if turn.fresh is False and turn.response.same_as(previous.response) and turn.call not in explained:
-            group.append(turn)
-            continue
+        if turn.fresh is False and turn.response.same_as(previous.response):
+            if explained is None:
+                explained = _calls_with_results(run, _observations(run) if seen is None else seen)
+            if turn.call not in explained:
+                group.append(turn)
+                continue
         yield from _reask_finding(run, group)
         group = []
     yield from _reask_finding(run, group)
@@ -305,14 +309,13 @@ def at_common_cap(run: Run, max_steps: int | None) -> bool:
 def _ended_on(run: Run, turn: Turn, context: str) -> Iterator[Finding]:
     """The finding for an answer taken from ``turn``; ``context`` (a catalog message) says what came next."""
     response = turn.response
-    if response.tool_calls and not is_abnormal(response):
+    decision = correct(response)
+    if response.tool_calls and not isinstance(decision, Abort):
         names = ", ".join(c.name for c in response.tool_calls)
         yield Finding("premature_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
                       *_sentence(N_("call {call} asked for {names}, {context}, and the model never saw the results"),
                                  {"context": context}, call=turn.call, names=names))
-    elif is_abnormal(response):
-        decision = correct(response)
-        assert isinstance(decision, Abort)
+    elif isinstance(decision, Abort):
         template = (N_("call {call} ended abnormally ({code}: {summary}) and {context}")
                     if run.ending.how == "returned" else
                     N_("call {call} ended abnormally ({code}: {summary}) and {context} with no exception logged"))

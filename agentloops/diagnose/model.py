@@ -175,14 +175,19 @@ CACHED = 64
 twice (is it new? is it a repeat?), so a small cache spares most second parses while memory stays bounded."""
 
 
+_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""The encoders of :func:`canonical_json`, built once (``json.dumps`` with options builds one a call)."""
+
+
 def canonical_json(value: object) -> str:
     """``value`` as sorted, compact JSON: two writings of the same value give the same text."""
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _SORTED(value)
     except RecursionError:
         raise TooDeep(Phrase(N_("nested too deeply to be read"))) from None
     except (TypeError, ValueError):  # keys of mixed types cannot be sorted: keep the given order
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return _COMPACT(value)
 
 
 def canonical_text(text: str | None) -> str | None:
@@ -281,11 +286,12 @@ class TurnBuilder:
         fresh: bool | None = None
         if added is not None:
             keys = [self._key(m) for m in added if m.role != "assistant"]
-            fresh = any(k not in self._seen for k in keys)
+            fresh = not self._seen.issuperset(keys)  # one of them is new
             self._seen.update(keys)
-        results = tuple(m for m in added or () if m.role == "tool")
-        user_spoke = bool(self.turns) and any(m.role == "user" for m in added or ())
-        signatures = tuple(canonical_arguments(c.arguments) for c in response.tool_calls)
+        added = added or ()
+        results = tuple([m for m in added if m.role == "tool"])
+        user_spoke = bool(self.turns) and any([m.role == "user" for m in added])
+        signatures = tuple([canonical_arguments(c.arguments) for c in response.tool_calls])
         turn = Turn(len(self.turns) + 1, where, response, fresh, user_spoke, results, tokens, signatures)
         self.turns.append(turn)
         if request is not None and not incremental:

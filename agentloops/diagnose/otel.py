@@ -88,9 +88,15 @@ class Span:
     status_message: str
 
 
+READ = frozenset({"gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.input.messages", "gen_ai.output.messages",
+                  "gen_ai.response.finish_reasons", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
+                  "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.call.result"})
+"""The span attributes the reader uses; the others (a framework's span carries a dozen more) are not converted."""
+
+
 def _value(raw: object) -> Any:
     """An OTLP ``AnyValue`` as a Python value."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, (dict, Mapping)):  # dict first, here and below: a parsed log's objects skip the ABC
         return None
     for key in ("stringValue", "boolValue", "doubleValue"):
         if key in raw:
@@ -101,7 +107,7 @@ def _value(raw: object) -> Any:
         except (TypeError, ValueError):
             return None
     if "arrayValue" in raw:
-        values = raw["arrayValue"].get("values", []) if isinstance(raw["arrayValue"], Mapping) else []
+        values = raw["arrayValue"].get("values", []) if isinstance(raw["arrayValue"], (dict, Mapping)) else []
         return [_value(v) for v in values] if isinstance(values, list) else None
     return None
 
@@ -122,9 +128,12 @@ def _span(where: str, raw: Mapping[str, Any]) -> Span:
     if not isinstance(trace, str) or not trace:
         raise log_error(N_("{where}.traceId: expected the trace id as a hex string; got {kind}"), where=where,
                         kind=type(trace).__name__)
-    attributes = {a["key"]: _value(a.get("value")) for a in _list(raw, "attributes", where)
-                  if isinstance(a, Mapping) and isinstance(a.get("key"), str)}
-    status: Mapping[str, Any] = raw["status"] if isinstance(raw.get("status"), Mapping) else {}
+    attributes: dict[str, Any] = {}
+    for attribute in _list(raw, "attributes", where):
+        key = attribute.get("key") if isinstance(attribute, (dict, Mapping)) else None
+        if isinstance(key, str) and key in READ:
+            attributes[key] = _value(attribute.get("value"))
+    status: Mapping[str, Any] = raw["status"] if isinstance(raw.get("status"), (dict, Mapping)) else {}
     try:
         start = int(raw.get("startTimeUnixNano") or 0)
     except (TypeError, ValueError):
@@ -135,7 +144,7 @@ def _span(where: str, raw: Mapping[str, Any]) -> Span:
 
 
 def _object(value: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+    if not isinstance(value, (dict, Mapping)):
         raise log_error(N_("{where}: expected a JSON object; got {kind}"), where=where, kind=type(value).__name__)
     return value
 
@@ -169,7 +178,7 @@ def _parts(message: object, where: str) -> list[Mapping[str, Any]]:
     parts = _object(message, where).get("parts") or []
     if not isinstance(parts, list):
         raise log_error(N_("{where}.parts: expected a list of parts"), where=where)
-    return [p for p in parts if isinstance(p, Mapping)]
+    return [p for p in parts if isinstance(p, (dict, Mapping))]
 
 
 def _text_of(value: object) -> str:

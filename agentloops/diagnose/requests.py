@@ -27,7 +27,7 @@ Request = tuple[tuple[Msg, ...], bool]
 
 
 def _object(value: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+    if not isinstance(value, (dict, Mapping)):  # dict first, here and below: a parsed log's objects skip the ABC
         raise _refuse(N_("{where}: expected a JSON object; got {kind}"), where=where, kind=_kind(value))
     return value
 
@@ -63,7 +63,7 @@ def _text(content: object, where: str) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [str(p["text"]) for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        parts = [str(p["text"]) for p in content if isinstance(p, (dict, Mapping)) and isinstance(p.get("text"), str)]
         return "".join(parts) if parts else None
     raise _refuse(N_("{where}: expected text or a list of parts; got {kind}"), where=where, kind=_kind(content))
 
@@ -171,7 +171,7 @@ def gemini_content(raw: object, at: str) -> tuple[Msg, ...]:
             response_at = f"{at}.parts[{j}].functionResponse"
             response = _object(entry["functionResponse"], response_at)
             result = response.get("response")
-            is_error = isinstance(result, Mapping) and result.get("error") is not None
+            is_error = isinstance(result, (dict, Mapping)) and result.get("error") is not None
             out.append(Msg("tool", canonical_arguments(result), name=_name(response, "name", response_at),
                            is_error=is_error))
         elif "functionCall" in entry:

@@ -99,12 +99,11 @@ def iter_items(path: str | Path) -> Iterator[Item]:
             raise log_error(N_("{path}: the log is empty"), path=str(path))
         number, raw = first
         items = _document(path) if _opens_a_document(raw) else _lines(path, handle, number, raw)
-        found = False
-        for item in items:
-            found = True
-            yield item
-        if not found:
+        first_item = next(items, None)
+        if first_item is None:
             raise log_error(N_("{where}: the log holds no JSON object (only empty lists)"), where=f"{path}:{number}")
+        yield first_item
+        yield from items
 
 
 def _opens_a_document(raw: bytes) -> bool:
@@ -131,12 +130,19 @@ def _first_line(handle: Any) -> tuple[int, bytes] | None:
 
 def _lines(path: Path, handle: Any, number: int, raw: bytes) -> Iterator[Item]:
     """Parse each line once the next one is seen, so the last line is known as last (it may be cut off)."""
+    name = str(path)
     pending = (number, raw)
     for later, line in enumerate(handle, start=number + 1):
         if line.strip():
-            yield from _objects(f"{path}:{pending[0]}", decode(f"{path}:{pending[0]}", pending[1], last=False))
+            where = f"{name}:{pending[0]}"
+            value = decode(where, pending[1], last=False)
+            if isinstance(value, dict):  # the common case, yielded without a generator of its own
+                yield where, value
+            else:
+                yield from _objects(where, value)
             pending = (later, line)
-    yield from _objects(f"{path}:{pending[0]}", decode(f"{path}:{pending[0]}", pending[1], last=True))
+    where = f"{name}:{pending[0]}"
+    yield from _objects(where, decode(where, pending[1], last=True))
 
 
 def _objects(where: str, value: object) -> Iterator[Item]:

@@ -92,8 +92,9 @@ class UnknownFormatError(UsageError, ValueError):
     """A provider format name that is not one of :data:`FORMATS`."""
 
 
+@cache
 def module(format: str) -> ModuleType:
-    """The adapter module of ``format`` (imported on first use)."""
+    """The adapter module of ``format`` (imported on first use; kept, as a log reader asks once a line)."""
     if format not in _MODULES:
         raise UnknownFormatError(f"unknown provider format {format!r}; expected one of: {', '.join(FORMATS)}")
     return importlib.import_module(f"agentloops.providers.{_MODULES[format]}")

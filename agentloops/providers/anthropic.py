@@ -47,6 +47,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentloops.providers._common import (
+    OBJECT,
     StreamBroken,
     build,
     count,
@@ -77,12 +78,12 @@ def adapt(raw: object, where: str = "response") -> Response:
     Raises:
         RawBodyError: a field the adapter needs is missing or has the wrong type.
     """
-    return _read(raw, where, (Mapping,))
+    return _read(raw, where, OBJECT)
 
 
 def adapt_assembled(raw: object, where: str = "response") -> Response:
     """Like :func:`adapt`, for a body assembled from a stream: a tool input may be the JSON text that never closed."""
-    return _read(raw, where, (Mapping, str))
+    return _read(raw, where, (*OBJECT, str))
 
 
 def _read(raw: object, where: str, input_types: tuple[type, ...]) -> Response:
@@ -106,7 +107,7 @@ def _read(raw: object, where: str, input_types: tuple[type, ...]) -> Response:
             calls.append(tool_call(block_at, call_id=block.get("id"), name=block.get("name"),
                                    arguments=tool_input, arguments_field="input"))
 
-    usage_body = field(body, "usage", where, "a usage object", types=(Mapping,), optional=True)
+    usage_body = field(body, "usage", where, "a usage object", types=OBJECT, optional=True)
     usage_at = f"{where}.usage"
     prompt_parts = [count(usage_body, key, usage_at)
                     for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
@@ -165,7 +166,7 @@ def assemble_stream(events: Sequence[Mapping[str, Any]], where: str) -> dict[str
             delta = need_object(event.get("delta"), f"{at}.delta")
             message["stop_reason"] = string(delta, "stop_reason", f"{at}.delta", optional=True) or \
                 message["stop_reason"]
-            usage = field(event, "usage", at, "a usage object", types=(Mapping,), optional=True)
+            usage = field(event, "usage", at, "a usage object", types=OBJECT, optional=True)
             if usage is not None:
                 message["usage"] = {**(message.get("usage") or {}), **usage}
     body = _partial(message, blocks, json_text)

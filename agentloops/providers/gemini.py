@@ -60,6 +60,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentloops.providers._common import (
+    OBJECT,
     StreamBroken,
     build,
     count,
@@ -103,7 +104,7 @@ def adapt(raw: object, where: str = "response") -> Response:
     texts: list[str] = []
     thoughts: list[str] = []
     calls: list[ToolCall] = []
-    content = field(candidate, "content", candidate_at, "a content object", types=(Mapping,), optional=True)
+    content = field(candidate, "content", candidate_at, "a content object", types=OBJECT, optional=True)
     if content is not None:
         content_at = f"{candidate_at}.content"
         for j, part_raw in enumerate(items(content, "parts", content_at, "a list of parts", optional=True)):
@@ -144,7 +145,7 @@ def assemble_stream(chunks: Sequence[Mapping[str, Any]], where: str) -> dict[str
         if not candidates:
             continue
         candidate = need_object(candidates[0], f"{at}.candidates[0]")
-        content = field(candidate, "content", f"{at}.candidates[0]", "a content object", types=(Mapping,),
+        content = field(candidate, "content", f"{at}.candidates[0]", "a content object", types=OBJECT,
                         optional=True) or {}
         new = items(content, "parts", f"{at}.candidates[0].content", "a list of parts", optional=True)
         if finish is not None and new:
@@ -182,7 +183,7 @@ def stream_body(body: Mapping[str, Any], rng: random.Random | None = None) -> li
 
 def _blocked(body: Mapping[str, Any], where: str, usage: Any) -> Response:
     feedback = field(body, "promptFeedback", where, "a promptFeedback object when there are no candidates",
-                     types=(Mapping,), optional=True)
+                     types=OBJECT, optional=True)
     block = string(feedback, "blockReason", f"{where}.promptFeedback", optional=True) if feedback else None
     if block is None:
         raise fail(f"{where}.candidates", "at least one candidate, or promptFeedback.blockReason saying why not")
@@ -193,13 +194,13 @@ def _blocked(body: Mapping[str, Any], where: str, usage: Any) -> Response:
 def _function_call(raw: object, where: str, index: int) -> ToolCall:
     call = need_object(raw, where)
     call_id = string(call, "id", where, optional=True) or f"gemini_call_{index + 1}"
-    args = field(call, "args", where, "an args object", types=(Mapping,), optional=True)
+    args = field(call, "args", where, "an args object", types=OBJECT, optional=True)
     return tool_call(where, call_id=call_id, name=call.get("name"), arguments=args if args is not None else {},
                      arguments_field="args")
 
 
 def _usage(body: Mapping[str, Any], where: str) -> Any:
-    meta = field(body, "usageMetadata", where, "a usageMetadata object", types=(Mapping,), optional=True)
+    meta = field(body, "usageMetadata", where, "a usageMetadata object", types=OBJECT, optional=True)
     at = f"{where}.usageMetadata"
     candidates = count(meta, "candidatesTokenCount", at)
     thoughts = count(meta, "thoughtsTokenCount", at)

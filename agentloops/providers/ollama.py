@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentloops.providers._common import (
+    OBJECT,
     StreamBroken,
     build,
     count,
@@ -78,7 +79,7 @@ def adapt(raw: object, where: str = "response") -> Response:
     if done is not True:
         raise fail(f"{where}.done", "true (a non-streaming body is finished)", done)
     message_at = f"{where}.message"
-    message = need_object(field(body, "message", where, "the assistant message", types=(Mapping,)), message_at)
+    message = need_object(field(body, "message", where, "the assistant message", types=OBJECT), message_at)
     content = string(message, "content", message_at, optional=True)
     thinking = string(message, "thinking", message_at, optional=True)
     calls: list[ToolCall] = []
@@ -122,7 +123,7 @@ def assemble_stream(lines: Sequence[Mapping[str, Any]], where: str) -> dict[str,
         line = need_object(raw, at)
         if final is not None:
             raise StreamBroken(f"line {i} arrived after the line with done: true")
-        piece = field(line, "message", at, "the assistant message piece", types=(Mapping,), optional=True) or {}
+        piece = field(line, "message", at, "the assistant message piece", types=OBJECT, optional=True) or {}
         for key in ("content", "thinking"):
             text = string(piece, key, f"{at}.message", optional=True)
             if text is not None:

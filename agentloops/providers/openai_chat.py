@@ -61,6 +61,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentloops.providers._common import (
+    OBJECT,
     StreamBroken,
     build,
     count,
@@ -99,7 +100,7 @@ def adapt(raw: object, where: str = "response") -> Response:
     finish = string(choice, "finish_reason", choice_at)
     assert finish is not None
     message_at = f"{choice_at}.message"
-    message = need_object(field(choice, "message", choice_at, "the assistant message", types=(Mapping,)), message_at)
+    message = need_object(field(choice, "message", choice_at, "the assistant message", types=OBJECT), message_at)
     content = string(message, "content", message_at, optional=True)
     refusal = string(message, "refusal", message_at, optional=True)
     reasoning = (string(message, "reasoning_content", message_at, optional=True)
@@ -107,7 +108,7 @@ def adapt(raw: object, where: str = "response") -> Response:
 
     calls = [_tool_call(call, f"{message_at}.tool_calls[{j}]", j)
              for j, call in enumerate(items(message, "tool_calls", message_at, "a list of tool calls", optional=True))]
-    legacy = field(message, "function_call", message_at, "a function call object", types=(Mapping,), optional=True)
+    legacy = field(message, "function_call", message_at, "a function call object", types=OBJECT, optional=True)
     if legacy is not None:
         legacy_at = f"{message_at}.function_call"
         calls.append(tool_call(legacy_at, call_id="function_call", name=legacy.get("name"),
@@ -116,7 +117,7 @@ def adapt(raw: object, where: str = "response") -> Response:
     reason = normalise(FORMAT, FIELD, finish)
     if refusal and reason == "stop":
         reason = "refusal"
-    usage_body = field(body, "usage", where, "a usage object", types=(Mapping,), optional=True)
+    usage_body = field(body, "usage", where, "a usage object", types=OBJECT, optional=True)
     usage = make_usage(count(usage_body, "prompt_tokens", f"{where}.usage"),
                        count(usage_body, "completion_tokens", f"{where}.usage"))
     return build(where, content=content, calls=calls, finish=reason, raw=finish, usage=usage, reasoning=reasoning)
@@ -145,14 +146,14 @@ def assemble_stream(chunks: Sequence[Mapping[str, Any]], where: str) -> dict[str
     for i, raw in enumerate(chunks):
         at = f"{where}[{i}]"
         chunk = need_object(raw, at)
-        usage = field(chunk, "usage", at, "a usage object", types=(Mapping,), optional=True)
+        usage = field(chunk, "usage", at, "a usage object", types=OBJECT, optional=True)
         if usage is not None:
             body["usage"] = dict(usage)
         choices = items(chunk, "choices", at, "a list of choices", optional=True)
         if not choices:
             continue
         choice = need_object(choices[0], f"{at}.choices[0]")
-        delta = field(choice, "delta", f"{at}.choices[0]", "a delta object", types=(Mapping,), optional=True) or {}
+        delta = field(choice, "delta", f"{at}.choices[0]", "a delta object", types=OBJECT, optional=True) or {}
         if finish is not None and _carries_output(delta):
             raise StreamBroken(f"chunk {i} carries output after finish_reason {finish!r}")
         _add_delta(message, calls, delta, f"{at}.choices[0].delta", i)
@@ -177,7 +178,7 @@ def _add_delta(message: dict[str, Any], calls: dict[int, dict[str, Any]], delta:
         text = string(delta, key, at, optional=True)
         if text is not None:
             message[key] = (message.get(key) or "") + text
-    legacy = field(delta, "function_call", at, "a function call piece", types=(Mapping,), optional=True)
+    legacy = field(delta, "function_call", at, "a function call piece", types=OBJECT, optional=True)
     if legacy is not None:
         held = message.setdefault("function_call", {"arguments": ""})
         held["name"] = legacy.get("name") or held.get("name")

@@ -55,6 +55,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentloops.providers._common import (
+    OBJECT,
     StreamBroken,
     build,
     count,
@@ -114,7 +115,7 @@ def adapt(raw: object, where: str = "response") -> Response:
                                    id_field="call_id", arguments_field="input"))
 
     finish, raw_value = _status(body, status, where, refused)
-    usage_body = field(body, "usage", where, "a usage object", types=(Mapping,), optional=True)
+    usage_body = field(body, "usage", where, "a usage object", types=OBJECT, optional=True)
     usage = make_usage(count(usage_body, "input_tokens", f"{where}.usage"),
                        count(usage_body, "output_tokens", f"{where}.usage"))
     return build(where, content=join_text(texts), calls=calls, finish=finish, raw=raw_value, usage=usage)
@@ -125,13 +126,13 @@ def _status(body: Mapping[str, object], status: str, where: str, refused: bool) 
     if status == "completed" and refused:
         return "refusal", status
     if status == "incomplete":
-        details = field(body, "incomplete_details", where, "an object with the reason", types=(Mapping,),
+        details = field(body, "incomplete_details", where, "an object with the reason", types=OBJECT,
                         optional=True)
         reason = string(details, "reason", f"{where}.incomplete_details", optional=True) if details else None
         raw = status if reason is None else f"{status}:{reason}"
         return normalise(FORMAT, REASON_FIELD, ABSENT if reason is None else reason), raw
     if status == "failed":
-        error = field(body, "error", where, "an error object", types=(Mapping,), optional=True)
+        error = field(body, "error", where, "an error object", types=OBJECT, optional=True)
         code = string(error, "code", f"{where}.error", optional=True) if error else None
         return normalise(FORMAT, FIELD, status), f"{status}:{code}" if code else status
     return normalise(FORMAT, FIELD, status), status

@@ -48,7 +48,7 @@ DONE = "[DONE]"
 
 def is_stream(raw: object) -> bool:
     """True when ``raw`` is a streamed response: ``{"stream": [...]}`` and nothing else."""
-    return isinstance(raw, Mapping) and set(raw) == {STREAM_KEY}
+    return isinstance(raw, Mapping) and len(raw) == 1 and STREAM_KEY in raw
 
 
 def payloads(raw: object, where: str) -> tuple[list[Any], str | None]:
