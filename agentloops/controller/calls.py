@@ -59,6 +59,7 @@ from agentloops.controller.stopping.progress import Fingerprint, Repeat
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.state import Fact
 from agentloops.controller.tools import ToolResult
+from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
@@ -121,7 +122,8 @@ def admit(run: Run, t: Turn, use: Use, *, in_batch: bool, reserved: Mapping[str,
     if policy.on_retries_exhausted == "stop":  # ... with the shared retry budget spent: stop, or give the item up
         return _refuse(t, use, "stop", "blocked", "stop:budget_exhausted", budget_stop(run, "retries", 1))
     if use.item is not None:
-        run.state.mark_missing(use.item, "retry budget spent: the same call failed before and no retries are left",
+        run.state.mark_missing(use.item, Phrase(N_("retry budget spent: the same call failed before and no retries "
+                                                     "are left")),
                                code="budget:retries")
     return _refuse(t, use, "skip", "blocked", "degrade", None)
 
@@ -313,7 +315,8 @@ def _apply(run: Run, t: Turn, use: Use, result: ToolResult, decision: Route | St
             if isinstance(decision, AcceptNotFound) or summary is None:
                 made = fact_of(run, item_name, result)
                 value, summary = made if isinstance(made, tuple) else ([], "none found")
-            source = f"{result.source or tool} via {tool} ({call_id.rsplit('-', 1)[-1]})"
+            source = Phrase(N_("{backend} via {tool} ({call})"), backend=result.source or tool, tool=tool,
+                            call=call_id.rsplit('-', 1)[-1])
             state.add_fact(Fact(item_name, value, summary, source, run.turn, ref))
             t.observation = summary
         else:
@@ -330,7 +333,8 @@ def _apply(run: Run, t: Turn, use: Use, result: ToolResult, decision: Route | St
         t.decision = f"continue: {decision.reason}"
     elif isinstance(decision, Degrade):
         if item is not None:
-            state.mark_missing(item, f"{decision.code}: {decision.reason}", code=decision.code)
+            state.mark_missing(item, Phrase(N_("{code}: {reason}"), code=decision.code, reason=decision.reason),
+                               code=decision.code)
         t.decision = f"continue: {item or tool} given up ({decision.code})"
     elif isinstance(decision, AskUser):
         state.set_waiting(decision.parameter, decision.question)

@@ -48,6 +48,7 @@ from agentloops.controller.task.answers import contradiction
 from agentloops.controller.task.context import CompactionEvent, check_compaction, memory_from_state
 from agentloops.controller.tools import ASK_USER
 from agentloops.criteria import Abort, correct
+from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import Response, ToolCall
 
@@ -237,7 +238,7 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
         t.observation = "completion condition not met"
         t.decision = "continue: premature claim rejected, the model was told what is missing"
         return None
-    extra = tuple((item, "the model declared success without it") for item in open_items)
+    extra = tuple((item, Phrase(N_("the model declared success without it"))) for item in open_items)
     if not state.facts:  # nothing obtained: the model lacked a detail, or did not know what to do
         unasked = next(((name, param.ask_user) for spec in run.toolbox.tools.values()
                         for name, param in spec.params.items() if param.ask_user and name not in state.inputs), None)
@@ -245,8 +246,8 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
             state.set_waiting(*unasked)
             return make_stop(run, "waiting_for_user", "missing_parameter", "the model stopped without asking for "
                              "a detail only the user can give", question=unasked[1])
-        return make_stop(run, "handed_off", "no_next_step", "the model stopped without obtaining anything or "
-                         "asking; a person decides the next step", missing=extra, answer=response.content)
+        return make_stop(run, "handed_off", "no_next_step", Phrase(N_("the model stopped without obtaining anything "
+                         "or asking; a person decides the next step")), missing=extra, answer=response.content)
     return make_stop(run, "partially_completed", "premature_claim",
                      f"the model claimed success {run.claims_rejected + 1}× while {', '.join(open_items)} stayed "
                      "open", missing=extra, answer=response.content)

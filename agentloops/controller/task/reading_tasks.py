@@ -13,6 +13,7 @@ from agentloops.controller.parallel import JoinRule
 from agentloops.controller.policy.budgets import Budget, Limit
 from agentloops.controller.task.task_types import DocumentParams, RecallParams, ResearchParams, TaskType
 from agentloops.controller.tools import ToolResult
+from agentloops.i18n import N_, Phrase
 
 
 class DocumentTask(TaskType):
@@ -21,7 +22,7 @@ class DocumentTask(TaskType):
     name = "document_lookup"
     title = "read a document's publication date"
     title_zh = "读取资料的发布日期"
-    condition = "the requested metadata field of the named document, from the archive"
+    condition = N_("the requested metadata field of the named document, from the archive")
     tools = ("read_metadata",)
     budget = Budget(
         steps=Limit(value=3, basis="1 lookup + 1 answer + 1 spare"),
@@ -59,7 +60,7 @@ class DocumentTask(TaskType):
     def fact(self, item: str, result: ToolResult, p: DocumentParams) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if p.field not in data:
-            return f"no {p.field} field"
+            return Phrase(N_("no {field} field"), field=p.field)
         return {p.field: data[p.field]}, f"{data.get('title', p.document_id)} {p.field} {data[p.field]}"
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
@@ -77,7 +78,7 @@ class RecallTask(TaskType):
     name = "recall_check"
     title = "is there a recall notice for a product?"
     title_zh = "查询产品召回"
-    condition = "a search of the recall registry for the product; an empty result is an answer ('none found')"
+    condition = N_("a search of the recall registry for the product; an empty result is an answer ('none found')")
     tools = ("search_recalls",)
     budget = Budget(
         steps=Limit(value=3, basis="1 search + 1 answer + 1 spare"),
@@ -113,8 +114,9 @@ class RecallTask(TaskType):
     def fact(self, item: str, result: ToolResult, p: RecallParams) -> Any:
         notices = result.data if isinstance(result.data, list) else []
         if result.status == "empty" or not notices:
-            return [], "no recall notice found"
-        return notices, f"{len(notices)} recall notice(s): " + ", ".join(n.get("notice", "?") for n in notices)
+            return [], Phrase(N_("no recall notice found"))
+        return notices, Phrase(N_("{n} recall notice(s): {notices}"), n=len(notices),
+                               notices=", ".join(n.get("notice", "?") for n in notices))
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
         return "; ".join(facts.values()) + "."
@@ -131,7 +133,7 @@ class ResearchTask(TaskType):
     name = "research"
     title = "summarise a topic from several sources"
     title_zh = "多资料调研"
-    condition = ("at least {minimum} of the listed sources read, each fact pointing to its source (the minimum "
+    condition = N_("at least {minimum} of the listed sources read, each fact pointing to its source (the minimum "
                  "evidence set)")
     tools = ("fetch",)
     budget = Budget(
@@ -175,7 +177,7 @@ if tool == "fetch" and args.get("source_id") in p.sources else None)
     def fact(self, item: str, result: ToolResult, p: ResearchParams) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if "title" not in data or "published" not in data:
-            return "title or publication year missing"
+            return Phrase(N_("title or publication year missing"))
         return {"title": data["title"], "published": data["published"]}, f"“{data['title']}” ({data['published']})"
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:

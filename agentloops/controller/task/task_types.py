@@ -17,6 +17,7 @@ from agentloops.controller.parallel import JoinRule
 from agentloops.controller.policy.budgets import Budget, Limit
 from agentloops.controller.task.world import ORDERS, WEATHER
 from agentloops.controller.tools import ToolResult
+from agentloops.i18n import N_, Phrase
 
 
 class _Params(BaseModel):
@@ -184,7 +185,7 @@ class WeatherTask(TaskType):
     name = "weather_compare"
     title = "compare the weather of two cities"
     title_zh = "比较两座城市的天气"
-    condition = "a weather fact (temperature and conditions) with a source for every city"
+    condition = N_("a weather fact (temperature and conditions) with a source for every city")
     tools = ("get_weather", "weather_backup")
     budget = WEATHER_BUDGET
     allows_not_found = False
@@ -217,17 +218,17 @@ class WeatherTask(TaskType):
         data = result.data if isinstance(result.data, dict) else {}
         city = item.split(":", 1)[1]
         if str(data.get("city", "")).casefold() != city.casefold():
-            return f"the data is for {data.get('city')!r}, not {city}"
+            return Phrase(N_("the data is for {other!r}, not {city}"), other=data.get("city"), city=city)
         if "temp_c" in data:
             temp = data["temp_c"]
         elif "temp_f" in data:  # the backup reports °F: re-validate and convert before using it
             temp = round((float(data["temp_f"]) - 32) * 5 / 9)
         else:
-            return "no temperature field in the data"
+            return Phrase(N_("no temperature field in the data"))
         sky = data.get("conditions", data.get("sky"))
         if not isinstance(temp, (int, float)) or not sky:
-            return "temperature or conditions missing"
-        return {"temp_c": temp, "conditions": sky}, f"{temp}°C, {sky}"
+            return Phrase(N_("temperature or conditions missing"))
+        return {"temp_c": temp, "conditions": sky}, Phrase(N_("{temp}°C, {sky}"), temp=temp, sky=Phrase(str(sky)))
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
         parts = [f"{item.split(':', 1)[1]}: {summary}" for item, summary in facts.items()]
@@ -245,7 +246,7 @@ class OrderTask(TaskType):
     name = "order_status"
     title = "where is my order?"
     title_zh = "查询订单状态"
-    condition = "the order's status and delivery date, from the orders database, for the order the user named"
+    condition = N_("the order's status and delivery date, from the orders database, for the order the user named")
     tools = ("lookup_order",)
     budget = Budget(
         steps=Limit(value=4, basis="1 lookup + 1 answer; +1 repaired call, +1 spare. Waiting for the user uses no "
@@ -282,9 +283,10 @@ class OrderTask(TaskType):
     def fact(self, item: str, result: ToolResult, p: OrderParams) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if "status" not in data or "eta" not in data:
-            return "status or eta missing"
-        return {"status": data["status"], "eta": data["eta"]}, f"order {data.get('order_id')}: {data['status']}, " \
-                                                              f"arriving {data['eta']}"
+            return Phrase(N_("status or eta missing"))
+        return {"status": data["status"], "eta": data["eta"]}, Phrase(
+            N_("order {order_id}: {status}, arriving {eta}"), order_id=data.get("order_id"),
+            status=Phrase(str(data["status"])), eta=data["eta"])
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
         return "Your order: " + "; ".join(facts.values()) + "."
@@ -304,7 +306,7 @@ class RefundTask(TaskType):
     name = "refund"
     title = "refund part of an order"
     title_zh = "订单退款"
-    condition = "a refund confirmation from the payments service for the named order"
+    condition = N_("a refund confirmation from the payments service for the named order")
     tools = ("issue_refund", "db_write")
     budget = Budget(
         steps=Limit(value=3, basis="a write: 1 call + 1 answer + 1 spare. A write should reach a person early "
@@ -346,10 +348,11 @@ class RefundTask(TaskType):
     def fact(self, item: str, result: ToolResult, p: RefundParams) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if "refund_id" in data:
-            return data, f"refund {data['refund_id']} of {data['amount']}"
+            return data, Phrase(N_("refund {refund_id} of {amount}"), refund_id=data["refund_id"],
+                                amount=data["amount"])
         if data.get("written"):
-            return data, f"refund row written directly: {data['row']}"
-        return "no refund confirmation in the data"
+            return data, Phrase(N_("refund row written directly: {row}"), row=data["row"])
+        return Phrase(N_("no refund confirmation in the data"))
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
         return "Refund done: " + "; ".join(facts.values()) + "."

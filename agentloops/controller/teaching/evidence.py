@@ -38,6 +38,7 @@ from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.stopping.status import STATUS_DEFINITIONS, status_table
 from agentloops.controller.task.tasks import TASK_TYPES, Task, completion_table, make_task
 from agentloops.controller.teaching.experiments import UNCAPPED_FACTOR, Measured, measure_uncapped, uncapped
+from agentloops.i18n import N_, Phrase
 
 HAPPY_PATHS: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
     "weather_compare": ({}, {}, {}),
@@ -210,22 +211,23 @@ def budget_basis(task: str | None = None, *, measure: int = 0, seed: int = 0) ->
             for budget in BUDGET_NAMES:
                 limit = getattr(TASK_TYPES[name].budget, budget)
                 rows.append((name, budget, str(limit), f"{happy.usage[budget]:g}", limit.basis))
-        return Table.build("Budgets per task type, with their basis", ["task", "budget", "limit", "happy path uses",
-                                                                        "basis"], rows,
-                           note="Happy path: a fault-free run that succeeds (evidence.happy_path).")
+        return Table.build(N_("Budgets per task type, with their basis"),
+                           [N_("task"), N_("budget"), N_("limit"), N_("happy path uses"), N_("basis")], rows,
+                           note=N_("Happy path: a fault-free run that succeeds (evidence.happy_path)."))
     for name in names:
         for d in derive_limits(name, measure, seed):
             rows.append((name, d.budget, "off" if d.configured is None else f"{d.configured:g}", f"{d.shortest:g}",
                          f"{d.median:g}", f"{d.p95:g}", f"{d.max_all:g}",
                          "not recovered" if d.one_failure is None else f"{d.one_failure:g}", f"{d.limit:g}",
                          d.cut_ok, d.cut_failing, d.tail, d.rule))
-    headers = ["task", "budget", "configured", "shortest", "median", "p95", "max (all runs)", "one failure adds",
-               "derived", "normal runs cut", "failing runs cut", "long tail (why)", "rule"]
+    headers = [N_("task"), N_("budget"), N_("configured"), N_("shortest"), N_("median"), "p95", N_("max (all runs)"),
+               N_("one failure adds"), N_("derived"), N_("normal runs cut"), N_("failing runs cut"),
+               N_("long tail (why)"), N_("rule")]
     note = (f"Measured: {measure} random cases per task type (seeds {seed}…{seed + measure - 1}), every budget "
             f"lifted ×{UNCAPPED_FACTOR:g}. shortest, median, p95: over the runs that succeeded; one failure: "
             "one timeout on the happy path (research: one failed join). Check the derived limits on fresh seeds "
             "with limit_check().")
-    return Table.build("Budgets per task type, derived from the uncapped distribution", headers, rows, note=note)
+    return Table.build(N_("Budgets per task type, derived from the uncapped distribution"), headers, rows, note=note)
 
 
 def limit_check(measure: int = 200, seed: int = 0, fresh_seed: int = 10_000, task: str | None = None) -> Table:
@@ -238,9 +240,12 @@ def limit_check(measure: int = 200, seed: int = 0, fresh_seed: int = 10_000, tas
             over = [r for r in fresh if r.used(d.budget) > d.limit + 1e-6]
             rows.append((name, d.budget, f"{d.limit:g}", sum(r.succeeded for r in fresh),
                          sum(r.succeeded for r in over), sum(not r.succeeded for r in over)))
-    return Table.build(f"Derived limits on {measure} fresh runs per task type (seeds {fresh_seed}…)",
-                       ["task", "budget", "derived", "fresh normal runs", "normal runs cut", "failing runs cut"], rows,
-                       note=f"Limits derived from seeds {seed}…{seed + measure - 1}; checked on other seeds.")
+    title = Phrase(N_("Derived limits on {measure} fresh runs per task type (seeds {seed}…)"), measure=measure,
+                   seed=fresh_seed)
+    return Table.build(title, [N_("task"), N_("budget"), N_("derived"), N_("fresh normal runs"), N_("normal runs cut"),
+                               N_("failing runs cut")], rows,
+                       note=Phrase(N_("Limits derived from seeds {first}…{last}; checked on other seeds."), first=seed,
+                                   last=seed + measure - 1))
 
 
 def stop_statuses() -> Table:
@@ -254,7 +259,7 @@ def stop_statuses() -> Table:
             shown[scenario.resume.expect.status].append(f"{scenario.name} (after resume)")
     base = status_table()
     rows = [(*row, ", ".join(shown[row[0]]) or "-") for row in base.rows]
-    return Table.build(base.title, [*list(base.headers), "scenarios"], rows, note=base.note)
+    return Table.build(base.title, [*list(base.headers), N_("scenarios")], rows, note=base.note)
 
 
 def repeated_call_trace(scenario: str = "weather-reask") -> Table:
@@ -275,9 +280,11 @@ def repeated_call_trace(scenario: str = "weather-reask") -> Table:
             fp = "-" if not recorded else f"({recorded[0]}, {recorded[1]}, v{recorded[2]})"
             rows.append((turn.turn, action["label"], fp, f"v{turn.state_version}→v{turn.state_version_after}",
                          clip(turn.observation, 30), turn.delta_text(), turn.decision))
-    return Table.build(f"Repeated-call trace: {scenario} ({run.trace_id})",
-                       ["turn", "action", "fingerprint", "state", "observation", "state delta (or why unchanged)",
-                        "decision"], rows, note=f"stop: {run.status} ({run.code}): {run.stop.reason}")
+    title = Phrase(N_("Repeated-call trace: {scenario} ({trace_id})"), scenario=scenario, trace_id=run.trace_id)
+    return Table.build(title, [N_("turn"), N_("action"), N_("fingerprint"), N_("state"), N_("observation"),
+                               N_("state delta (or why unchanged)"), N_("decision")], rows,
+                       note=Phrase(N_("stop: {status} ({code}): {reason}"), status=run.status, code=run.code,
+                                   reason=run.stop.reason))
 
 
 _PROBES: tuple[tuple[str, str, dict[str, Any], tuple[Fault, ...], dict[str, Any]], ...] = (
@@ -327,8 +334,9 @@ def error_routing(policy: PolicyLike | None = None) -> Table:
         routes = " → ".join(f"{a['route']}" for a in acted)
         rows.append((fault, task_type, statuses, routes, f"{run.status} ({run.code})",
                      int(run.usage["retries"]), clip(" → ".join(run.actions), 80)))
-    return Table.build(f"Error routing, run for real under policy {chosen.name!r}",
-                       ["fault", "task", "tool statuses", "routes", "stop", "retries", "actions"], rows,
+    return Table.build(Phrase(N_("Error routing, run for real under policy {policy!r}"), policy=chosen.name),
+                       [N_("fault"), N_("task"), N_("tool statuses"), N_("routes"), N_("stop"), N_("retries"),
+                        N_("actions")], rows,
                        note=chosen.description)
 
 
@@ -354,4 +362,5 @@ def evidence_index() -> Table:
     """The six pieces of evidence and how to produce each."""
     rows = [(i, name, how.split("|")[0].strip(), how.split("|")[1].strip())
             for i, (name, how) in enumerate(EVIDENCE.items(), start=1)]
-    return Table.build("The six pieces of evidence", ["#", "evidence", "Python (agentloops.controller)", "CLI"], rows)
+    return Table.build(N_("The six pieces of evidence"),
+                       ["#", N_("evidence"), N_("Python (agentloops.controller)"), N_("CLI")], rows)
