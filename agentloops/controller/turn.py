@@ -220,9 +220,12 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
                          answer=response.content)
     if assessed == "complete":
         reason, answer = f"{task.condition}: holds over state v{state.version}", response.content
+        written = task.type.answer({f.item: f.summary for f in state.facts.values()}, {})
+        if answer == written:  # the same text, kept as the phrase a learner reads in their own language
+            answer = written
         problem = contradiction(answer, state.facts.values(), task.prompt)
         if problem is not None:  # never hand a contradicting text to the user as a verified success
-            answer = task.type.answer({f.item: f.summary for f in state.facts.values()}, {})
+            answer = written
             reason += f"; {problem}, so the answer was written from the verified facts instead"
             t.observation = f"answer replaced: {problem}"
         return make_stop(run, "succeeded", "completion_condition_met", reason, answer=answer)

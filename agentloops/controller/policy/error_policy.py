@@ -261,7 +261,8 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
         if ctx.repairs_used < policy.invalid_argument_repairs:
             return Repair("invalid arguments: the model may repair them")
         return StopRun("failed_unrecoverable", "invalid_arguments_repeated",
-                       f"invalid arguments again after {ctx.repairs_used} repair(s): {result.error}")
+                       Phrase(N_("invalid arguments again after {n} repair(s): {error}"), n=ctx.repairs_used,
+                              error=result.error))
     if status == "missing_parameter":
         if policy.missing_parameter == "ask_user":
             question = result.question or "Could you give the missing detail?"

@@ -13,7 +13,7 @@ from agentloops.controller.parallel import JoinRule
 from agentloops.controller.policy.budgets import Budget, Limit
 from agentloops.controller.task.task_types import DocumentParams, RecallParams, ResearchParams, TaskType
 from agentloops.controller.tools import ToolResult
-from agentloops.i18n import N_, Phrase
+from agentloops.i18n import N_, Phrase, joined
 
 
 class DocumentTask(TaskType):
@@ -62,10 +62,6 @@ class DocumentTask(TaskType):
         if p.field not in data:
             return Phrase(N_("no {field} field"), field=p.field)
         return {p.field: data[p.field]}, f"{data.get('title', p.document_id)} {p.field} {data[p.field]}"
-
-    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        return "; ".join(facts.values()) + "."
-
 
 DOCUMENT_TASK = DocumentTask()
 
@@ -117,10 +113,6 @@ class RecallTask(TaskType):
             return [], Phrase(N_("no recall notice found"))
         return notices, Phrase(N_("{n} recall notice(s): {notices}"), n=len(notices),
                                notices=", ".join(n.get("notice", "?") for n in notices))
-
-    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        return "; ".join(facts.values()) + "."
-
 
 RECALL_TASK = RecallTask()
 
@@ -178,10 +170,11 @@ if tool == "fetch" and args.get("source_id") in p.sources else None)
         data = result.data if isinstance(result.data, dict) else {}
         if "title" not in data or "published" not in data:
             return Phrase(N_("title or publication year missing"))
-        return {"title": data["title"], "published": data["published"]}, f"“{data['title']}” ({data['published']})"
+        summary = Phrase(N_("“{title}” ({year})"), title=Phrase(str(data["title"])), year=data["published"])
+        return {"title": data["title"], "published": data["published"]}, summary
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        return "Summary from " + "; ".join(facts.values()) + "."
+        return Phrase(N_("Summary from {facts}."), facts=joined(list(facts.values()), "; "))
 
     def join(self, p: ResearchParams) -> JoinRule:
         return JoinRule(kind="minimum", minimum=p.minimum, timeout_s=p.join_timeout_s)

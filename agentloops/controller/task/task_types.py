@@ -17,7 +17,7 @@ from agentloops.controller.parallel import JoinRule
 from agentloops.controller.policy.budgets import Budget, Limit
 from agentloops.controller.task.world import ORDERS, WEATHER
 from agentloops.controller.tools import ToolResult
-from agentloops.i18n import N_, Phrase
+from agentloops.i18n import N_, Phrase, joined
 
 
 class _Params(BaseModel):
@@ -137,8 +137,8 @@ class TaskType:
         raise NotImplementedError
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        """The final answer, written from the verified fact summaries."""
-        return "; ".join(facts.values()) + "."
+        """The final answer, written from the verified fact summaries (a phrase: shown in the learner's language)."""
+        return Phrase(N_("{facts}."), facts=joined(list(facts.values()), "; "))
 
     def rules(self, tool: str, args: Mapping[str, Any], p: Any) -> str | None:
         """A rule the call breaks, if any (→ ``against_policy``)."""
@@ -231,8 +231,8 @@ class WeatherTask(TaskType):
         return {"temp_c": temp, "conditions": sky}, Phrase(N_("{temp}°C, {sky}"), temp=temp, sky=Phrase(str(sky)))
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        parts = [f"{item.split(':', 1)[1]}: {summary}" for item, summary in facts.items()]
-        return "Weather compared — " + "; ".join(parts) + "."
+        parts = [Phrase(N_("{city}: {summary}"), city=item.split(":", 1)[1], summary=s) for item, s in facts.items()]
+        return Phrase(N_("Weather compared — {facts}."), facts=joined(parts, "; "))
 
 
 WEATHER_TASK = WeatherTask()
@@ -289,7 +289,7 @@ class OrderTask(TaskType):
             status=Phrase(str(data["status"])), eta=data["eta"])
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        return "Your order: " + "; ".join(facts.values()) + "."
+        return Phrase(N_("Your order: {facts}."), facts=joined(list(facts.values()), "; "))
 
     def inputs(self, p: OrderParams) -> dict[str, str]:
         return {"order_id": p.order_id} if p.order_id else {}
@@ -355,7 +355,7 @@ class RefundTask(TaskType):
         return Phrase(N_("no refund confirmation in the data"))
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        return "Refund done: " + "; ".join(facts.values()) + "."
+        return Phrase(N_("Refund done: {facts}."), facts=joined(list(facts.values()), "; "))
 
     def rules(self, tool: str, args: Mapping[str, Any], p: RefundParams) -> str | None:
         if tool != "issue_refund":

@@ -46,14 +46,14 @@ _PARAGRAPH = (
 SOURCES: dict[str, dict[str, Any]] = {
     sid: {"source_id": sid, "title": title, "published": year, "text": (_PARAGRAPH.format(title=title) * 6).strip()}
     for sid, title, year in (
-        ("s1", "Stopping conditions for ReAct agents", 2024),
-        ("s2", "Budgets and fuses in production agents", 2023),
-        ("s3", "Tracing tool-calling loops", 2024),
-        ("s4", "Parallel tool calls and late results", 2024),
-        ("s5", "Compaction without amnesia", 2023),
-        ("s6", "Error routing for tool failures", 2024),
-        ("s7", "Human handoff in agent systems", 2023),
-        ("s8", "Replay-based regression tests", 2024),
+        ("s1", N_("Stopping conditions for ReAct agents"), 2024),
+        ("s2", N_("Budgets and fuses in production agents"), 2023),
+        ("s3", N_("Tracing tool-calling loops"), 2024),
+        ("s4", N_("Parallel tool calls and late results"), 2024),
+        ("s5", N_("Compaction without amnesia"), 2023),
+        ("s6", N_("Error routing for tool failures"), 2024),
+        ("s7", N_("Human handoff in agent systems"), 2023),
+        ("s8", N_("Replay-based regression tests"), 2024),
     )
 }
 """Research sources with long texts (about 400 tokens each), to exercise out-of-context storage."""

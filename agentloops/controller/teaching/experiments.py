@@ -42,7 +42,7 @@ from agentloops.controller.task.state import Fact
 from agentloops.controller.task.tasks import TASK_TYPES, WEATHER_CITIES, Task, make_task
 from agentloops.controller.tools import ASK_USER, ToolResult
 from agentloops.errors import RunError
-from agentloops.i18n import N_, Phrase, _
+from agentloops.i18n import N_, Phrase
 from agentloops.loop import run_loop
 
 if TYPE_CHECKING:
@@ -216,8 +216,8 @@ class LoopComparison:
         ctl = Counter(r["ctl_status"] for r in self.rows)
         cap_only, controller = Phrase(N_("cap-only")), Phrase(N_("controller"))
         rows = [(cap_only, k, v) for k, v in cap.most_common()] + [(controller, k, v) for k, v in ctl.most_common()]
-        title = _("How {n} random runs ended (cap {cap} vs controller, policy {policy})").format(
-            n=len(self.rows), cap=self.cap, policy=self.policy)
+        title = Phrase(N_("How {n} random runs ended (cap {cap} vs controller, policy {policy})"), n=len(self.rows),
+                       cap=self.cap, policy=self.policy)
         return Table.build(title, [N_("loop"), N_("ended as"), N_("runs")], rows)  # data: records() reads them
 
     def summary(self) -> dict[str, float]:
