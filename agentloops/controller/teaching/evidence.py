@@ -347,12 +347,15 @@ def fault_regression(before: PolicyLike = "naive", after: PolicyLike = "default"
 
 
 EVIDENCE: dict[str, str] = {
-    "completion conditions per task": "completion_conditions()  |  agentloops controller conditions",
-    "budget configuration with its basis": "budget_basis(measure=200)  |  agentloops controller budgets --measure 200",
-    "stop status definitions": "stop_statuses()  |  agentloops controller statuses",
-    "a repeated-call trace showing why state did not change": "repeated_call_trace()  |  agentloops controller repeat",
-    "routing of empty / timeout / permission / argument errors": "error_routing()  |  agentloops controller routing",
-    "fault-injection regression with before/after differences": "fault_regression()  |  agentloops controller "
+    N_("completion conditions per task"): "completion_conditions()  |  agentloops controller conditions",
+    N_("budget configuration with its basis"):
+        "budget_basis(measure=200)  |  agentloops controller budgets --measure 200",
+    N_("stop status definitions"): "stop_statuses()  |  agentloops controller statuses",
+    N_("a repeated-call trace showing why state did not change"):
+        "repeated_call_trace()  |  agentloops controller repeat",
+    N_("routing of empty / timeout / permission / argument errors"):
+        "error_routing()  |  agentloops controller routing",
+    N_("fault-injection regression with before/after differences"): "fault_regression()  |  agentloops controller "
                                                                   "regression --before naive --after default",
 }
 """Each piece of evidence and the one call (Python | CLI) that produces it."""
@@ -360,7 +363,7 @@ EVIDENCE: dict[str, str] = {
 
 def evidence_index() -> Table:
     """The six pieces of evidence and how to produce each."""
-    rows = [(i, name, how.split("|")[0].strip(), how.split("|")[1].strip())
+    rows = [(i, Phrase(name), how.split("|")[0].strip(), how.split("|")[1].strip())
             for i, (name, how) in enumerate(EVIDENCE.items(), start=1)]
     return Table.build(N_("The six pieces of evidence"),
                        ["#", N_("evidence"), N_("Python (agentloops.controller)"), N_("CLI")], rows)
