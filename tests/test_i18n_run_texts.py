@@ -53,14 +53,14 @@ the stub world, stop statuses, criteria, outcomes, error codes, tool statuses, s
 and verdicts, policies, routes, API fields and values (``STOP`` is Gemini's), the completion stage's answers, a
 compaction's ``used``, types; and proper nouns."""
 _SPLIT = re.compile(r"[\s，。：；、（）「」《》“”‘’！？—…,;!?\"`|]+")
-_QUOTED = re.compile(r"'[^'\s]*'")
-"""A value as ``repr`` writes it (``'default'``, ``'B'``): code."""
+_QUOTED = re.compile(r"'[^'\s]*'|`[^`]*`")
+"""A value as ``repr`` writes it (``'default'``, ``'B'``) or code in backticks: code."""
 
 
 def latin_words(text: str) -> list[str]:
     """The Latin-letter words of ``text`` that are not code, values or :data:`NAMES`."""
     return [t for t in _SPLIT.split(_QUOTED.sub(" ", text))
-            if re.search(r"[A-Za-z]", t) and not CODE.search(t) and t.strip("'") not in NAMES]
+            if re.search(r"[A-Za-z]{2}", t) and not CODE.search(t) and t.strip("'") not in NAMES]  # a letter: a label
 
 
 @pytest.fixture(autouse=True)
@@ -151,6 +151,7 @@ def _tables() -> dict[str, Table]:
     return {
         "status": ctl.status_table(), "completion": ctl.completion_table(), "routing": ctl.routing_table(),
         "scenarios": ctl.scenario_table(), "budgets": evidence.budget_basis(), "evidence": evidence.evidence_index(),
+        "derived": evidence.budget_basis("weather_compare", measure=6), "checked": evidence.limit_check(6, task="order_status"),
         "repeated": evidence.repeated_call_trace(), "statuses": evidence.stop_statuses(), "loops": ctl.compare_loops(12, seed=0).counts(),
     }
 

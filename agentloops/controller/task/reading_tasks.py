@@ -25,14 +25,15 @@ class DocumentTask(TaskType):
     condition = N_("the requested metadata field of the named document, from the archive")
     tools = ("read_metadata",)
     budget = Budget(
-        steps=Limit(value=3, basis="1 lookup + 1 answer + 1 spare"),
-        wall_time_s=Limit(value=20, basis="a 0.3 s lookup and 2 model calls, with room for one timeout"),
-        model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
-        tool_calls=Limit(value=3, basis="1 lookup + 2 retries"),
-        tokens=Limit(value=3000, basis="3 short requests of ≈300 tokens plus replies, ×3"),
-        context_tokens=Limit(value=1000, basis="a one-lookup conversation stays near 300 tokens; 1 k catches "
-                                                        "repeats piling up"),
-        retries=Limit(value=2, basis="two transient failures of a read-only lookup"),
+        steps=Limit(value=3, basis=N_("1 lookup + 1 answer + 1 spare")),
+        wall_time_s=Limit(value=20, basis=N_("a 0.3 s lookup and 2 model calls, with room for one timeout")),
+        model_calls=Limit(value=3, basis=N_("one per turn, so equal to steps: nothing else in this "
+                                           "task calls the model")),
+        tool_calls=Limit(value=3, basis=N_("1 lookup + 2 retries")),
+        tokens=Limit(value=3000, basis=N_("3 short requests of ≈300 tokens plus replies, ×3")),
+        context_tokens=Limit(value=1000, basis=N_("a one-lookup conversation stays near 300 tokens; 1 k catches "
+                                                        "repeats piling up")),
+        retries=Limit(value=2, basis=N_("two transient failures of a read-only lookup")),
     )
     allows_not_found = False
     params = DocumentParams
@@ -77,14 +78,15 @@ class RecallTask(TaskType):
     condition = N_("a search of the recall registry for the product; an empty result is an answer ('none found')")
     tools = ("search_recalls",)
     budget = Budget(
-        steps=Limit(value=3, basis="1 search + 1 answer + 1 spare"),
-        wall_time_s=Limit(value=20, basis="a 0.5 s search and 2 model calls, with room for one timeout"),
-        model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
-        tool_calls=Limit(value=3, basis="1 search + 2 retries"),
-        tokens=Limit(value=3000, basis="3 short requests of ≈300 tokens plus replies, ×3"),
-        context_tokens=Limit(value=1000, basis="a one-search conversation stays near 300 tokens; 1 k catches "
-                                                        "repeats piling up"),
-        retries=Limit(value=2, basis="two transient failures of a read-only search"),
+        steps=Limit(value=3, basis=N_("1 search + 1 answer + 1 spare")),
+        wall_time_s=Limit(value=20, basis=N_("a 0.5 s search and 2 model calls, with room for one timeout")),
+        model_calls=Limit(value=3, basis=N_("one per turn, so equal to steps: nothing else in this "
+                                           "task calls the model")),
+        tool_calls=Limit(value=3, basis=N_("1 search + 2 retries")),
+        tokens=Limit(value=3000, basis=N_("3 short requests of ≈300 tokens plus replies, ×3")),
+        context_tokens=Limit(value=1000, basis=N_("a one-search conversation stays near 300 tokens; 1 k catches "
+                                                        "repeats piling up")),
+        retries=Limit(value=2, basis=N_("two transient failures of a read-only search")),
     )
     allows_not_found = True
     params = RecallParams
@@ -129,16 +131,17 @@ class ResearchTask(TaskType):
                  "evidence set)")
     tools = ("fetch",)
     budget = Budget(
-        steps=Limit(value=4, basis="1 turn of parallel fetches + 1 answer; +1 turn to re-fetch after a failed "
-                                   "join, +1 spare"),
-        wall_time_s=Limit(value=40, basis="the join waits at most 10 s; two fetch turns + 4 model calls ≈ 25 s"),
-        model_calls=Limit(value=4, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
-        tool_calls=Limit(value=8, basis="two rounds of 4 parallel fetches"),
-        tokens=Limit(value=8000, basis="source texts stay out of the context (references + summaries), so "
-                                       "requests stay ≈ 1 k tokens"),
-        context_tokens=Limit(value=3000, basis="with out-of-context storage a request never carries a full "
-                                               "source; 3 k catches a loop that pastes them in"),
-        retries=Limit(value=2, basis="one re-fetch per failed source, two at most"),
+        steps=Limit(value=4, basis=N_("1 turn of parallel fetches + 1 answer; +1 turn to re-fetch after a failed "
+                                   "join, +1 spare")),
+        wall_time_s=Limit(value=40, basis=N_("the join waits at most 10 s; two fetch turns + 4 model calls ≈ 25 s")),
+        model_calls=Limit(value=4, basis=N_("one per turn, so equal to steps: nothing else in this "
+                                           "task calls the model")),
+        tool_calls=Limit(value=8, basis=N_("two rounds of 4 parallel fetches")),
+        tokens=Limit(value=8000, basis=N_("source texts stay out of the context (references + summaries), so "
+                                       "requests stay ≈ 1 k tokens")),
+        context_tokens=Limit(value=3000, basis=N_("with out-of-context storage a request never carries a full "
+                                               "source; 3 k catches a loop that pastes them in")),
+        retries=Limit(value=2, basis=N_("one re-fetch per failed source, two at most")),
         output_reserve=600,
     )
     allows_not_found = False

@@ -161,22 +161,22 @@ class TaskType:
 
 
 WEATHER_BUDGET = Budget(
-    steps=Limit(value=6, basis="happy path is 3 turns (city A, city B, answer); +1 for a rejected early claim or "
+    steps=Limit(value=6, basis=N_("happy path is 3 turns (city A, city B, answer); +1 for a rejected early claim or "
                              "an argument repair, +1 for a model-driven retry, +1 spare. A two-lookup task that "
-                             "needs more than 6 turns is not converging."),
-    wall_time_s=Limit(value=60, basis="above the limit derived from uncapped runs (`agentloops controller "
+                             "needs more than 6 turns is not converging.")),
+    wall_time_s=Limit(value=60, basis=N_("above the limit derived from uncapped runs (`agentloops controller "
                                       "budgets --measure N`: the 95th percentile of successful runs plus one "
                                       "recoverable timeout), with headroom for slower real tools; longer than a "
-                                      "chat user should wait for two numbers."),
-    model_calls=Limit(value=6, basis="one per turn; nothing else calls the model in this task type"),
-    tool_calls=Limit(value=8, basis="2 lookups + 3 retries + 1 repaired call + 2 spare"),
-    tokens=Limit(value=6000, basis="requests start at ≈240 tokens (system, prompt, state) and grow ≈70 per turn, "
-                                   "≈2.5 k over 6 turns with short replies; ×2 for long error observations"),
-    context_tokens=Limit(value=1500, basis="the happy path's largest request is ≈380 tokens and a 6-turn run's ≈600; "
-                                           "1.5 k leaves room for error observations, and more means repeats are "
-                                           "piling up"),
-    retries=Limit(value=3, basis="one transient failure per city (2) + one fallback switch (1); past that the "
-                                 "service is down and more attempts only add load"),
+                                      "chat user should wait for two numbers.")),
+    model_calls=Limit(value=6, basis=N_("one per turn; nothing else calls the model in this task type")),
+    tool_calls=Limit(value=8, basis=N_("2 lookups + 3 retries + 1 repaired call + 2 spare")),
+    tokens=Limit(value=6000, basis=N_("requests start at ≈240 tokens (system, prompt, state) and grow ≈70 per turn, "
+                                   "≈2.5 k over 6 turns with short replies; ×2 for long error observations")),
+    context_tokens=Limit(value=1500, basis=N_("the happy path's largest request is ≈380 tokens and a 6-turn run's "
+                                              "≈600; 1.5 k leaves room for error observations, and more means repeats "
+                                              "are piling up")),
+    retries=Limit(value=3, basis=N_("one transient failure per city (2) + one fallback switch (1); past that the "
+                                 "service is down and more attempts only add load")),
 )
 
 class WeatherTask(TaskType):
@@ -249,15 +249,16 @@ class OrderTask(TaskType):
     condition = N_("the order's status and delivery date, from the orders database, for the order the user named")
     tools = ("lookup_order",)
     budget = Budget(
-        steps=Limit(value=4, basis="1 lookup + 1 answer; +1 repaired call, +1 spare. Waiting for the user uses no "
-                                   "steps: the loop is not running."),
-        wall_time_s=Limit(value=30, basis="≈2 model calls × 1 s + a 0.3 s lookup; 30 s covers two timeouts and "
-                                          "back-off"),
-        model_calls=Limit(value=4, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
-        tool_calls=Limit(value=4, basis="1 lookup + 2 retries + 1 repaired call"),
-        tokens=Limit(value=4000, basis="4 requests of ≤ 600 tokens + replies, ×1.5"),
-        context_tokens=Limit(value=1200, basis="a single-lookup conversation stays far below 1 k tokens"),
-        retries=Limit(value=2, basis="two transient failures of one read-only lookup; then tell the user"),
+        steps=Limit(value=4, basis=N_("1 lookup + 1 answer; +1 repaired call, +1 spare. Waiting for the user uses no "
+                                   "steps: the loop is not running.")),
+        wall_time_s=Limit(value=30, basis=N_("≈2 model calls × 1 s + a 0.3 s lookup; 30 s covers two timeouts and "
+                                          "back-off")),
+        model_calls=Limit(value=4, basis=N_("one per turn, so equal to steps: nothing else in this "
+                                           "task calls the model")),
+        tool_calls=Limit(value=4, basis=N_("1 lookup + 2 retries + 1 repaired call")),
+        tokens=Limit(value=4000, basis=N_("4 requests of ≤ 600 tokens + replies, ×1.5")),
+        context_tokens=Limit(value=1200, basis=N_("a single-lookup conversation stays far below 1 k tokens")),
+        retries=Limit(value=2, basis=N_("two transient failures of one read-only lookup; then tell the user")),
     )
     allows_not_found = False
     params = OrderParams
@@ -309,15 +310,16 @@ class RefundTask(TaskType):
     condition = N_("a refund confirmation from the payments service for the named order")
     tools = ("issue_refund", "db_write")
     budget = Budget(
-        steps=Limit(value=3, basis="a write: 1 call + 1 answer + 1 spare. A write should reach a person early "
-                                   "rather than be attempted again"),
-        wall_time_s=Limit(value=20, basis="one 0.8 s write and 2 model calls; nothing here should wait long"),
-        model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
-        tool_calls=Limit(value=2, basis="the write, and at most one more call"),
-        tokens=Limit(value=3000, basis="3 short requests of ≈300 tokens plus replies, ×3"),
-        context_tokens=Limit(value=1000, basis="a one-action conversation stays near 300 tokens; 1 k catches "
-                                               "repeats piling up"),
-        retries=Limit(value=0, basis="a refund has side effects: never retried automatically"),
+        steps=Limit(value=3, basis=N_("a write: 1 call + 1 answer + 1 spare. A write should reach a person early "
+                                   "rather than be attempted again")),
+        wall_time_s=Limit(value=20, basis=N_("one 0.8 s write and 2 model calls; nothing here should wait long")),
+        model_calls=Limit(value=3, basis=N_("one per turn, so equal to steps: nothing else in this "
+                                           "task calls the model")),
+        tool_calls=Limit(value=2, basis=N_("the write, and at most one more call")),
+        tokens=Limit(value=3000, basis=N_("3 short requests of ≈300 tokens plus replies, ×3")),
+        context_tokens=Limit(value=1000, basis=N_("a one-action conversation stays near 300 tokens; 1 k catches "
+                                               "repeats piling up")),
+        retries=Limit(value=0, basis=N_("a refund has side effects: never retried automatically")),
     )
     allows_not_found = False
     params = RefundParams

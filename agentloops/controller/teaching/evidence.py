@@ -162,12 +162,13 @@ def derive_limit(task: str, budget: BudgetName, runs: Sequence[Measured], one_fa
     p95 = nearest_rank(ok, 0.95)
     unit = ROUNDING[budget]
     if configured == 0:
-        limit, rule = 0.0, "kept at 0: a policy (side effects), not a size"
+        limit, rule = 0.0, Phrase(N_("kept at 0: a policy (side effects), not a size"))
     else:
         extra = one_failure or 0.0
         limit = math.ceil(round((p95 + extra) / unit, 6)) * unit
-        why = "one failure adds" if one_failure is not None else "one failure is not recovered, adds"
-        rule = f"p95 of successful runs {p95:g} + {why} {extra:g} → {limit:g}"
+        why = Phrase(N_("one failure adds") if one_failure is not None else N_("one failure is not recovered, adds"))
+        rule = Phrase(N_("p95 of successful runs {p95:g} + {why} {extra:g} → {limit:g}"), p95=p95, why=why,
+                      extra=extra, limit=limit)
     over = [r for r in runs if r.used(budget) > limit + 1e-6]
     tail = ", ".join(f"{code} ×{n}" for code, n in Counter(r.code for r in over).most_common(2)) or "-"
     return DerivedLimit(task, budget, configured, min(ok), statistics.median(ok), p95, max(ok),
@@ -210,15 +211,15 @@ def budget_basis(task: str | None = None, *, measure: int = 0, seed: int = 0) ->
             happy = happy_path(name)
             for budget in BUDGET_NAMES:
                 limit = getattr(TASK_TYPES[name].budget, budget)
-                rows.append((name, budget, str(limit), f"{happy.usage[budget]:g}", limit.basis))
+                rows.append((name, budget, str(limit), f"{happy.usage[budget]:g}", Phrase(limit.basis)))
         return Table.build(N_("Budgets per task type, with their basis"),
                            [N_("task"), N_("budget"), N_("limit"), N_("happy path uses"), N_("basis")], rows,
                            note=N_("Happy path: a fault-free run that succeeds (evidence.happy_path)."))
     for name in names:
         for d in derive_limits(name, measure, seed):
-            rows.append((name, d.budget, "off" if d.configured is None else f"{d.configured:g}", f"{d.shortest:g}",
-                         f"{d.median:g}", f"{d.p95:g}", f"{d.max_all:g}",
-                         "not recovered" if d.one_failure is None else f"{d.one_failure:g}", f"{d.limit:g}",
+            rows.append((name, d.budget, Phrase(N_("off")) if d.configured is None else f"{d.configured:g}",
+                         f"{d.shortest:g}", f"{d.median:g}", f"{d.p95:g}", f"{d.max_all:g}",
+                         Phrase(N_("not recovered")) if d.one_failure is None else f"{d.one_failure:g}", f"{d.limit:g}",
                          d.cut_ok, d.cut_failing, d.tail, d.rule))
     headers = [N_("task"), N_("budget"), N_("configured"), N_("shortest"), N_("median"), "p95", N_("max (all runs)"),
                N_("one failure adds"), N_("derived"), N_("normal runs cut"), N_("failing runs cut"),
