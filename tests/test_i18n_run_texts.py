@@ -151,8 +151,9 @@ def _tables() -> dict[str, Table]:
     return {
         "status": ctl.status_table(), "completion": ctl.completion_table(), "routing": ctl.routing_table(),
         "scenarios": ctl.scenario_table(), "budgets": evidence.budget_basis(), "evidence": evidence.evidence_index(),
-        "derived": evidence.budget_basis("weather_compare", measure=6), "checked": evidence.limit_check(6, task="order_status"),
-        "repeated": evidence.repeated_call_trace(), "statuses": evidence.stop_statuses(), "loops": ctl.compare_loops(12, seed=0).counts(),
+        "derived": evidence.budget_basis("weather_compare", measure=6),
+        "checked": evidence.limit_check(6, task="order_status"), "repeated": evidence.repeated_call_trace(),
+        "statuses": evidence.stop_statuses(), "loops": ctl.compare_loops(12, seed=0).counts(),
     }
 
 
