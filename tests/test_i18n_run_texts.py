@@ -177,6 +177,18 @@ def test_a_tables_title_headers_and_labels_are_chinese_and_its_data_english() ->
         assert table.shown() == table and str(table).startswith(table.title), name
 
 
+def test_a_runs_turn_table_has_chinese_headers() -> None:
+    run = ctl.run_scenario("weather-normal")
+    english = str(run)
+    set_language("zh")
+    header = str(run).splitlines()[1]
+    assert latin_words(header) == [] and translate("pending goal", "zh") in header, header
+    assert f"<th style='text-align:left'>{translate('decision', 'zh')}</th>" in run._repr_html_()
+    set_language("en")
+    assert str(run) == english and english.splitlines()[1].split() == [
+        "turn", "state", "pending", "goal", "action", "tool", "status", "state", "delta", "decision"]
+
+
 # --------------------------------------------------------------------------- the budget explorer's table
 
 
