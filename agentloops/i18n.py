@@ -26,7 +26,7 @@ from __future__ import annotations
 import gettext
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -180,8 +180,15 @@ class Phrase(str):
 
 
 def shown(text: str) -> str:
-    """``text`` as a learner reads it: a :class:`Phrase` in the language in use, any other text unchanged."""
-    return text.shown() if isinstance(text, Phrase) else text
+    """``text`` as a learner reads it: a :class:`Phrase` in the language in use; any other text through the
+    catalog (a message marked with :func:`N_` elsewhere — a scenario's words, a reason read back from a saved
+    run — comes back translated; text no catalog has comes back unchanged)."""
+    return text.shown() if isinstance(text, Phrase) else _(text)
+
+
+def joined(parts: Sequence[str], separator: str = ", ") -> Phrase:
+    """``parts`` joined by ``separator``, as one phrase: each part that is a phrase is shown in turn."""
+    return Phrase(separator.join(f"{{p{i}}}" for i in range(len(parts))), **{f"p{i}": p for i, p in enumerate(parts)})
 
 
 def N_(message: str) -> str:

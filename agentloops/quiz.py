@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentloops.i18n import N_, _
+from agentloops.i18n import N_, _, shown
 
 Status = Literal["correct", "incorrect", "not attempted"]
 
@@ -147,8 +147,9 @@ class Question:
     def solution(self) -> Note:
         """The answer, with its explanation."""
         expected = self.expected()
-        explanation = self.explanations.get(str(expected), "")
-        return Note(_("Solution"), self.solution_text or f"{expected!r}. {explanation}".strip())
+        explanation = next((v for k, v in self.explanations.items() if _norm(k) == _norm(expected)), "")
+        said = shown(expected) if isinstance(expected, str) else expected
+        return Note(_("Solution"), self.solution_text or f"{said!r}. {explanation}".strip())
 
     def _next_hint(self) -> str:
         if not self.hints:
@@ -168,4 +169,6 @@ class Question:
 
 
 def _norm(value: Any) -> str:
-    return str(value).strip().lower()
+    """How an answer is compared: text as the learner reads it (a scenario's words in their language, see
+    :func:`~agentloops.i18n.shown`), trimmed, case-insensitively."""
+    return str(shown(value) if isinstance(value, str) else value).strip().lower()

@@ -20,7 +20,7 @@ from agentloops.criteria import Continue, Decision, Finish
 from agentloops.errors import ErrorCode
 from agentloops.i18n import N_, Phrase, _, language, ngettext, shown
 from agentloops.messages import Message
-from agentloops.response import ABNORMAL_FINISH, Response, show_content
+from agentloops.response import ABNORMAL_FINISH, Response, quote_content, show_content
 from agentloops.tables import text_table
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class Round(NamedTuple):
             len(self.request),
             self.added,
             self.context_tokens,
-            show_content(response.content),
+            quote_content(response.content),
             ", ".join(c.name for c in response.tool_calls),
             response.finish_reason,
             ", ".join(self.tools_run),
@@ -115,9 +115,10 @@ class Round(NamedTuple):
         return dict(zip(ROW_KEYS, values, strict=True))
 
     def shown_row(self) -> dict[str, Any]:
-        """:meth:`to_row` as a learner reads it: the reason and what was new in the language in use."""
+        """:meth:`to_row` as a learner reads it: the content, the reason and what was new in the language in use."""
         row = self.to_row()
-        return {**row, "why": shown(row["why"]), "new_since_last_call": shown(row["new_since_last_call"])}
+        return {**row, "content": show_content(self.response.content), "why": shown(row["why"]),
+                "new_since_last_call": shown(row["new_since_last_call"])}
 
 
 _OWN_REPLY = Phrase(N_("its own last reply"))

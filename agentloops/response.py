@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentloops.i18n import shown
 from agentloops.stops import ABNORMAL, FinishReason
 
 ABNORMAL_FINISH: frozenset[str] = ABNORMAL | {"pause"}
@@ -206,7 +207,13 @@ def text_tool_call(content: str | None) -> str | None:
 
 
 def show_content(content: str | None, width: int = 60) -> str:
-    """Render content so that ``None`` and ``""`` look different."""
+    """Render content for a learner, so that ``None`` and ``""`` look different; a shipped scenario's text in the
+    learner's language (:data:`agentloops.scenario.SCENARIO_SAYS`)."""
+    return quote_content(shown(content) if content else content, width)
+
+
+def quote_content(content: str | None, width: int = 60) -> str:
+    """Render content as data (rows written to JSON): ``null``, ``""`` or the text quoted, as it is."""
     if content is None:
         return "null"
     return json.dumps(shorten(content, width), ensure_ascii=False)

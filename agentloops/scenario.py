@@ -24,11 +24,38 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
 from agentloops.errors import ScenarioError, ScenarioNotFound, UsageError, describe_validation_error
+from agentloops.i18n import N_
 from agentloops.jsonfile import one_line, parse_json, quoted, read_text, shown_path
 from agentloops.resources import data_dir
 from agentloops.response import Response
 
 DEFAULT_PROMPT = "How many lines does notes.txt have?"
+
+SCENARIO_SAYS: tuple[str, ...] = (
+    N_("How many lines does notes.txt have?"),
+    N_("Meeting notes, 3 Nov\n- ship the loop fix\n- add a cap test\n(42 lines in total)"),
+    N_("42"),
+    N_("notes.txt"),
+    N_("notes.txt has 42 lines."),
+    N_("notes.txt has"),
+    N_("Let me open the file first."),
+    N_("I'll read the file."),
+    N_("I'll check the project notes conventions first."),
+    N_("The notes list two actions: ship the loop fix and"),
+    N_("Say hello."),
+    N_("Hello! How can I help?"),
+    N_("Summarise report.txt, all ten pages."),
+    N_("(one page of report.txt)"),
+    N_("The report argues for raising, not returning, at the cap."),
+)
+"""What the shipped scenarios say — user prompts, model texts, tool results — marked for the catalog.
+
+A scenario file stays as it is, in English: runs, traces and token counts use its text, which is data
+(replays compare it byte for byte). A learner reads it in their language: wherever a text is shown
+(:func:`~agentloops.response.show_content`, :func:`~agentloops.i18n.shown`), the catalog gives its
+translation, like any other message. ``tests/test_i18n_run_texts.py`` checks that every text a shipped
+scenario says is listed here and translated, so a new scenario file cannot slip through in English.
+"""
 
 ScenarioFormat = Literal["agentloops", "openai-chat", "openai-responses", "anthropic", "gemini", "ollama"]
 """The shape of a scenario's ``responses``: the package's own (``agentloops``) or a provider's raw bodies."""

@@ -26,6 +26,7 @@ from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.context import summarize
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
 from agentloops.controller.vocabulary.tools import ToolResult, ToolSpec, action_label, validate
+from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
@@ -119,15 +120,17 @@ def precheck(run: Run, spec: ToolSpec | None, tool: str, args: dict[str, Any]) -
         return rejection
     task = run.task
     if run.policy.permission_gate == "uniform" and spec.capability and spec.capability not in task.granted:
-        return ToolResult("permission_denied", error=f"{tool} needs the {spec.capability} permission, which this "
-                                                     "caller does not have", ran=False, source="permission gate")
+        denied = Phrase(N_("{tool} needs the {capability} permission, which this caller does not have"), tool=tool,
+                        capability=spec.capability)
+        return ToolResult("permission_denied", error=denied, ran=False, source="permission gate")
     rule = task.type.rules(tool, args, task.params)
     if rule is not None:
         return make_stop(run, "failed_unrecoverable", "against_policy", rule, tool=tool,
                          pending_action=action_label(tool, args))
     if spec.risk == "high" and run.policy.high_risk == "handoff":
         return make_stop(run, "handed_off", "high_risk_action",
-                         f"{tool} is a high-risk action with side effects; a person must approve it",
+                         Phrase(N_("{tool} is a high-risk action with side effects; a person must approve it"),
+                                tool=tool),
                          tool=tool, pending_action=action_label(tool, args))
     return None
 
@@ -146,8 +149,8 @@ def reask_user(run: Run, spec: ToolSpec | None, args: dict[str, Any], rejection:
             all(normalize_value(str(given)) != normalize_value(str(value)) for given in run.state.inputs.values()):
         return None  # not a value the user supplied (an input in state): the model made it up
     words = name.replace("_", " ")
-    ask = spec.params[name].ask_user or f"Could you send the correct {words}?"
-    question = f"{value!r} does not look like a valid {words}. {ask}"
+    ask = Phrase(spec.params[name].ask_user or N_("Could you send the correct {words}?"), words=words)
+    question = Phrase(N_("{value!r} does not look like a valid {words}. {ask}"), value=value, words=words, ask=ask)
     run.state.set_waiting(name, question)
     return make_stop(run, "waiting_for_user", "invalid_user_input",
                      f"the {words} the user gave ({value!r}) is not valid for {spec.name}; only the user "
@@ -250,7 +253,8 @@ def decide(run: Run, use: Use, result: ToolResult, tries: int, tried: frozenset[
         refused = precheck(run, toolbox.tools.get(decision.tool), decision.tool, use.args)
         if refused is not None:
             why = refused.reason if isinstance(refused, Stop) else (refused.error or refused.status)
-            decision = Degrade(result.status, f"fallback {decision.tool} refused before it ran: {why}")
+            decision = Degrade(result.status, Phrase(N_("fallback {tool} refused before it ran: {why}"),
+                                                     tool=decision.tool, why=why))
     return decision
 
 

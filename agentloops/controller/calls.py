@@ -60,6 +60,7 @@ from agentloops.controller.task.state import Fact
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
 from agentloops.controller.vocabulary.render import clip
 from agentloops.controller.vocabulary.tools import ToolResult
+from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
@@ -144,7 +145,7 @@ def _admit_retry(run: Run, t: Turn, use: Use, reserved: Mapping[str, int]) -> Ro
         return None
     if policy.on_retries_exhausted == "stop":  # ... with the shared retry budget spent: stop, or give the item up
         return _refuse(run, t, use, "blocked", "stop:budget_exhausted", budget_stop(run, "retries", 1))
-    why = "retry budget spent: the same call failed before and no retries are left"
+    why = Phrase(N_("retry budget spent: the same call failed before and no retries are left"))
     if use.item is not None:
         run.state.mark_missing(use.item, why, code="budget:retries")
     return _refuse(run, t, use, "blocked", "degrade",
@@ -325,7 +326,8 @@ def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop 
             if isinstance(decision, AcceptNotFound) or summary is None:
                 made = fact_of(run, item_name, result)
                 value, summary = made if isinstance(made, tuple) else ([], "none found")
-            source = f"{result.source or tool} via {tool} ({call_id.rsplit('-', 1)[-1]})"
+            source = Phrase(N_("{backend} via {tool} ({call})"), backend=result.source or tool, tool=tool,
+                            call=call_id.rsplit('-', 1)[-1])
             state.add_fact(Fact(item_name, value, summary, source, run.turn, ref))
             t.observation = summary
         else:
@@ -342,7 +344,8 @@ def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop 
         t.decision = f"continue: {decision.reason}"
     elif isinstance(decision, Degrade):
         if item is not None:
-            state.mark_missing(item, f"{decision.code}: {decision.reason}", code=decision.code)
+            state.mark_missing(item, Phrase(N_("{code}: {reason}"), code=decision.code, reason=decision.reason),
+                               code=decision.code)
         t.decision = f"continue: {item or tool} given up ({decision.code})"
     elif isinstance(decision, AskUser):
         state.set_waiting(decision.parameter, decision.question)

@@ -42,6 +42,7 @@ from agentloops.controller.task.tasks import Task
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.ledger import Arrival, Ledger
 from agentloops.controller.vocabulary.tools import RESULT_JSON, TRANSIENT, Toolbox, ToolResult, ToolSpec
+from agentloops.i18n import N_, Phrase, joined
 from agentloops.messages import Message
 from agentloops.response import Response
 from agentloops.stubs import Model
@@ -348,11 +349,12 @@ def stop_unobtainable(run: Run, answer: str | None = None) -> Stop:
     state = run.state
     missing = state.missing_items()
     codes = [code for code in state.missing_codes().values() if code is not None]
-    described = "; ".join(f"{k} ({v})" for k, v in missing.items())
+    described = joined([Phrase(N_("{item} ({why})"), item=k, why=v) for k, v in missing.items()], "; ")
     if state.facts:
         return make_stop(run, "partially_completed", "items_unobtainable",
-                         f"{len(missing)} item(s) cannot be obtained: {described}", answer=answer)
-    reason = f"nothing could be obtained: {described}"
+                         Phrase(N_("{n} item(s) cannot be obtained: {described}"), n=len(missing),
+                                described=described), answer=answer)
+    reason = Phrase(N_("nothing could be obtained: {described}"), described=described)
     spent = [code for code in codes if code in TRANSIENT or code == "budget:retries"]
     if codes and len(codes) == len(missing) and len(spent) == len(codes):  # gave up on transient failures
         return make_stop(run, "budget_exhausted", "budget:retries", reason, budget="retries")

@@ -48,6 +48,7 @@ from agentloops.controller.task.context import CompactionEvent, check_compaction
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER
 from agentloops.controller.vocabulary.tools import ASK_USER
 from agentloops.criteria import Abort, correct
+from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import Response, ToolCall
 
@@ -206,9 +207,12 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
                          answer=response.content)
     if assessed == "complete":
         reason, answer = f"{task.condition}: holds over state v{state.version}", response.content
+        written = task.type.answer({f.item: f.summary for f in state.facts.values()}, {})
+        if answer == written:  # the same text, kept as the phrase a learner reads in their own language
+            answer = written
         problem = contradiction(answer, state.facts.values(), task.prompt)
         if problem is not None:  # never hand a contradicting text to the user as a verified success
-            answer = task.type.answer({f.item: f.summary for f in state.facts.values()}, {})
+            answer = written
             reason += f"; {problem}, so the answer was written from the verified facts instead"
             t.observation = f"answer replaced: {problem}"
         return make_stop(run, "succeeded", "completion_condition_met", reason, answer=answer)
@@ -224,7 +228,7 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
         t.observation = "completion condition not met"
         t.decision = "continue: premature claim rejected, the model was told what is missing"
         return None
-    extra = tuple((item, "the model declared success without it") for item in open_items)
+    extra = tuple((item, Phrase(N_("the model declared success without it"))) for item in open_items)
     if not state.facts:  # nothing obtained: the model lacked a detail, or did not know what to do
         unasked = next(((name, param.ask_user) for spec in run.toolbox.tools.values()
                         for name, param in spec.params.items() if param.ask_user and name not in state.inputs), None)
@@ -232,8 +236,8 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
             state.set_waiting(*unasked)
             return make_stop(run, "waiting_for_user", "missing_parameter", "the model stopped without asking for "
                              "a detail only the user can give", question=unasked[1])
-        return make_stop(run, "handed_off", "no_next_step", "the model stopped without obtaining anything or "
-                         "asking; a person decides the next step", missing=extra, answer=response.content)
+        return make_stop(run, "handed_off", "no_next_step", Phrase(N_("the model stopped without obtaining anything "
+                         "or asking; a person decides the next step")), missing=extra, answer=response.content)
     return make_stop(run, "partially_completed", "premature_claim",
                      f"the model claimed success {run.claims_rejected + 1}× while {', '.join(open_items)} stayed "
                      "open", missing=extra, answer=response.content)

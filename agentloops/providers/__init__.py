@@ -62,7 +62,7 @@ from typing import Any, Literal
 import agentloops.stops as stops
 from agentloops.criteria import Abort, Continue, Decision, Finish, correct
 from agentloops.errors import UsageError
-from agentloops.i18n import _
+from agentloops.i18n import N_, Phrase, _, shown
 from agentloops.providers import streaming
 from agentloops.providers._common import RawBodyError
 from agentloops.providers.examples import example_for
@@ -163,7 +163,7 @@ class StopRow:
     def cells(self) -> list[str]:
         """The row as table cells (the source is left to the docstrings: it would double the width)."""
         return [self.format, f"{self.field} = {self.value}", self.finish_reason, self.kind.replace("_", " "),
-                self.without_tools, self.with_tools, _(self.meaning)]
+                shown(self.without_tools), shown(self.with_tools), _(self.meaning)]
 
 
 STOP_TABLE_HEADERS: tuple[str, ...] = (
@@ -173,11 +173,11 @@ STOP_TABLE_HEADERS: tuple[str, ...] = (
 def describe(decision: Decision, with_tools: bool) -> str:
     """A decision in the table's words: finished, go on (with tools / call again), abnormal (code)."""
     if isinstance(decision, Abort):
-        return f"abnormal ({decision.code})"
+        return Phrase(N_("abnormal ({code})"), code=decision.code)
     if isinstance(decision, Finish):
-        return "finished (the fields disagree)" if decision.fields_disagree else "finished"
+        return Phrase(N_("finished (the fields disagree)") if decision.fields_disagree else N_("finished"))
     assert isinstance(decision, Continue)
-    return "go on with tools" if with_tools else "go on (call again, no tools)"
+    return Phrase(N_("go on with tools") if with_tools else N_("go on (call again, no tools)"))
 
 
 def decide(response: Response) -> Decision:
@@ -192,7 +192,8 @@ def _rows(formats: tuple[str, ...]) -> tuple[StopRow, ...]:
         for value in stop_values(name):
             plain = adapt(name, example_for(name, value))
             calling = adapt(name, example_for(name, value, with_tool_call=True))
-            with_tools = describe(decide(calling), True) if calling.tool_calls else "(no round to carry a call)"
+            with_tools = describe(decide(calling), True) if calling.tool_calls else \
+                Phrase(N_("(no round to carry a call)"))
             rows.append(StopRow(name, value.field, value.value, plain.finish_reason, stops.kind_of(plain.finish_reason),
                                 describe(decide(plain), False), with_tools, value.meaning, value.source))
     return tuple(rows)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentloops.controller.persistence.run_state import RunState
 from agentloops.controller.persistence.saved import portable_trace_path
-from agentloops.controller.persistence.trace import Trace, TurnRecord, parse_lines
+from agentloops.controller.persistence.trace import TURN_HEADERS, Trace, TurnRecord, parse_lines
 from agentloops.controller.policy.error_policy import (
     ErrorPolicy,
 )
@@ -27,7 +27,7 @@ from agentloops.controller.vocabulary.render import html_table
 from agentloops.controller.vocabulary.tools import (
     Toolbox,
 )
-from agentloops.i18n import _
+from agentloops.i18n import N_, _
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -224,8 +224,8 @@ class ControllerRun:
         rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", t.pending_goal, t.action, t.tool_status,
                  t.delta_text(), t.context_tokens, t.decision] for t in self.turns]
         changed = [t.state_version_after != t.state_version for t in self.turns]
-        table = html_table(self.headline(), ["turn", "state", "pending goal", "action", "tool status", "state delta",
-                                             "context tokens", "decision"], rows, highlight=changed)
+        headers = [*TURN_HEADERS[:-1], N_("context tokens"), TURN_HEADERS[-1]]
+        table = html_table(self.headline(), [_(h) for h in headers], rows, highlight=changed)
         return f"<div>{table}{self.stop._repr_html_()}</div>" + "".join(
             f"<div><small>{html.escape(f'{e.call_id} {e.verdict} at {e.at_s:g} s: {e.note}')}</small></div>"
             for e in self.events)

@@ -43,6 +43,7 @@ from agentloops.controller.task.state import DELTA_JSON
 from agentloops.controller.vocabulary.errors import TraceError
 from agentloops.controller.vocabulary.render import clip, html_table
 from agentloops.errors import describe_validation_error
+from agentloops.i18n import N_, _
 from agentloops.jsonfile import CUT_TAIL, iter_json_lines
 from agentloops.response import Response
 from agentloops.tables import text_table
@@ -54,6 +55,11 @@ TRACE_SCHEMA = 1
 
 _KINDS = ("start", "turn", "event", "resume", "stop")
 """Every line kind, in the order a trace meets them."""
+
+
+TURN_HEADERS: tuple[str, ...] = (N_("turn"), N_("state"), N_("pending goal"), N_("action"), N_("tool status"),
+                                 N_("state delta"), N_("decision"))
+"""A trace's turn table columns (English here; shown through ``_()``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +238,7 @@ class Trace:
         """The turns as a text table: version, goal, action, status, state delta, decision."""
         rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", clip(t.pending_goal, 22), clip(t.action, 40),
                  clip(t.tool_status, 26), clip(t.delta_text(), 60), clip(t.decision, 44)] for t in self.turns]
-        return text_table(["turn", "state", "pending goal", "action", "tool status", "state delta", "decision"], rows)
+        return text_table([_(h) for h in TURN_HEADERS], rows)
 
     def __str__(self) -> str:
         head = f"trace {self.trace_id} ({self.start.label}, task {self.start.task.get('type')}, " \
@@ -248,8 +254,7 @@ class Trace:
         changed = [t.state_version_after != t.state_version for t in self.turns]
         note = (f"stop: {self.stop['status']} ({self.stop['code']}): {self.stop['reason']}" if self.stop
                 else "no stop line: the run did not finish")
-        return html_table(f"trace {self.trace_id}", ["turn", "state", "pending goal", "action", "tool status",
-                                                     "state delta", "decision"], rows, note, highlight=changed)
+        return html_table(f"trace {self.trace_id}", [_(h) for h in TURN_HEADERS], rows, note, highlight=changed)
 
 
 def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, truncated_tail: bool = False,

@@ -59,6 +59,7 @@ from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import Table
 from agentloops.controller.vocabulary.tools import TOOL_STATUSES, ToolResult, ToolSpec
 from agentloops.errors import describe_validation_error
+from agentloops.i18n import N_, Phrase
 
 
 class ErrorPolicy(BaseModel):
@@ -256,8 +257,9 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
         return _model_or_user(policy, result, ctx)
     if status in ("timeout", "rate_limited") and spec.side_effects and not policy.retry_side_effects:
         return StopRun("handed_off", "unknown_outcome_side_effect",  # first: handing it back invites a repeat
-                       f"{spec.name} changes the world and ended in {status}: whether it took effect is unknown, "
-                       "so a person must check before anything is repeated")
+                       Phrase(N_("{tool} changes the world and ended in {status}: whether it took effect is "
+                                 "unknown, so a person must check before anything is repeated"), tool=spec.name,
+                              status=status))
     if status in ("timeout", "rate_limited", "permanent_error") and result.retryable:
         return _transient(policy, result, ctx, can_retry)
     if status == "permission_denied":
@@ -277,7 +279,8 @@ def _model_or_user(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -
         if ctx.repairs_used < policy.invalid_argument_repairs:
             return Repair("invalid arguments: the model may repair them")
         return StopRun("failed_unrecoverable", "invalid_arguments_repeated",
-                       f"invalid arguments again after {ctx.repairs_used} repair(s): {result.error}")
+                       Phrase(N_("invalid arguments again after {n} repair(s): {error}"), n=ctx.repairs_used,
+                              error=result.error))
     if result.status == "missing_parameter":
         if policy.missing_parameter == "ask_user":
             question = result.question or "Could you give the missing detail?"
@@ -296,9 +299,10 @@ def _denied(policy: ErrorPolicy, result: ToolResult) -> Route:
     """A permission denial: stop, or ask for authorization — never a way around it through another tool."""
     if policy.permission_denied == "stop":
         return StopRun("failed_unrecoverable", "permission_denied",
-                       f"{result.error}; no other tool may be used to get around it")
+                       Phrase(N_("{error}; no other tool may be used to get around it"), error=result.error))
     if policy.permission_denied == "request_authorization":
-        return StopRun("handed_off", "authorization_required", f"{result.error}; sent for authorization")
+        return StopRun("handed_off", "authorization_required",
+                       Phrase(N_("{error}; sent for authorization"), error=result.error))
     return ReturnToModel("permission denied handed back to the model")
 
 
@@ -309,12 +313,12 @@ def _empty(policy: ErrorPolicy, ctx: RouteContext, can_retry: bool) -> Route:
             return AcceptNotFound()
         if can_retry and (fallback := _usable_fallback(policy, ctx)) is not None:
             return Fallback(fallback.name, "empty here; an independent source may have it")
-        return Degrade("empty", "empty result, and this task does not accept 'not found'")
+        return Degrade("empty", Phrase(N_("empty result, and this task does not accept 'not found'")))
     if policy.empty == "return_to_model":
         return ReturnToModel("empty result handed back to the model")
     if can_retry:  # the naive policy retries an empty result as if it were transient
         return Retry(policy.backoff(ctx.attempts_on_tool), "empty treated as a transient failure")
-    return Degrade("empty", "empty result; retries spent")
+    return Degrade("empty", Phrase(N_("empty result; retries spent")))
 
 
 def _transient(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext, can_retry: bool) -> Route:
@@ -326,13 +330,13 @@ def _transient(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext, can_r
         if policy.on_retries_exhausted == "stop":
             return StopRun("budget_exhausted", "budget:retries", f"retry budget spent; last error: {result.error}",
                            budget="retries")
-        return Degrade(status, f"gave up after the retry budget was spent ({status})")
+        return Degrade(status, Phrase(N_("gave up after the retry budget was spent ({status})"), status=status))
     if ctx.attempts_on_tool >= policy.attempts_per_tool:
         if (fallback := _usable_fallback(policy, ctx)) is not None:
             return Fallback(fallback.name, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}); switching")
         if ctx.retries_left is None:  # no shared budget is on: the tool's own attempts are the only bound
-            return Degrade(status, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}) and no retry budget "
-                                   "allows more attempts")
+            return Degrade(status, Phrase(N_("{tool} failed {n}× ({status}) and no retry budget allows more "
+                                             "attempts"), tool=spec.name, n=ctx.attempts_on_tool, status=status))
     backoff = policy.backoff(ctx.attempts_on_tool)  # the tool's own retry_after_s, when it gives one, is a floor
     delay = backoff if result.retry_after_s is None else max(backoff, result.retry_after_s)
     return Retry(delay, f"{status} is transient and {spec.name} has no side effects"
@@ -350,9 +354,11 @@ def routing_table(policy: PolicyLike | None = None) -> Table:
     for situation, result, ctx in _routing_cases(chosen):
         decision = route(chosen, result, ctx)
         detail = getattr(decision, "reason", "")
-        rows.append((result.status, "yes" if result.retryable else "no", situation, route_name(decision), detail))
-    return Table.build(f"Error routing under policy {chosen.name!r}",
-                       ["status", "retryable", "situation", "route", "why"], rows, note=chosen.description)
+        retryable = Phrase(N_("yes") if result.retryable else N_("no"))
+        rows.append((result.status, retryable, situation, route_name(decision), detail))
+    return Table.build(Phrase(N_("Error routing under policy {policy!r}"), policy=chosen.name),
+                       [N_("status"), N_("retryable"), N_("situation"), N_("route"), N_("why")], rows,
+                       note=chosen.description)
 
 
 def _routing_cases(chosen: ErrorPolicy) -> list[tuple[str, ToolResult, RouteContext]]:

@@ -40,7 +40,7 @@ from agentloops.controller.task.context import COMPACTORS, ContextPolicy
 from agentloops.controller.task.tasks import Task, make_task
 from agentloops.controller.vocabulary.render import Table, clip, html_table
 from agentloops.controller.vocabulary.tools import RESULT_JSON, ToolResult, ToolSpec
-from agentloops.i18n import _
+from agentloops.i18n import N_, Phrase, _
 from agentloops.response import Response
 from agentloops.stubs import Model, ScriptedModel
 from agentloops.tables import text_table
@@ -342,9 +342,11 @@ class Regression:
         changed = sum(1 for r in self.replays if not r.diff.same)
         served = sum(r.served for r in self.replays)
         live = sum(r.diff.unrecorded for r in self.replays)
-        return Table.build(f"Regression: recorded under {self.before!r}, replayed under {self.after!r}",
-                           ["scenario", f"stop ({self.before})", f"stop ({self.after})", "actions",
-                            "first divergence", "expected"], rows,
+        title = Phrase(N_("Regression: recorded under {before!r}, replayed under {after!r}"), before=self.before,
+                       after=self.after)
+        return Table.build(title,
+                           [N_("scenario"), f"stop ({self.before})", f"stop ({self.after})", N_("actions"),
+                            N_("first divergence"), N_("expected")], rows,
                            note=f"{changed} of {len(self.replays)} trajectories changed (actions, stop or state "
                                 f"deltas). {served} tool result(s) were served from the recordings; {live} call(s) "
                                 "were not in them and ran on the live stubs.")

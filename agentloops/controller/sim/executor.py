@@ -23,6 +23,7 @@ from agentloops.controller.vocabulary.tools import (
     ToolSpec,
     validate,
 )
+from agentloops.i18n import N_, Phrase
 
 _STILL_RUNS = frozenset({"slow", "duplicate", "format_change"})
 """Fault kinds after which the tool still runs (slower, delivered twice, reshaped); every other kind replaces it."""
@@ -48,10 +49,12 @@ def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector 
     latency = (fault.latency_s or spec.timeout_s) if fault is not None and kind == "slow" else spec.latency_s
     deliveries, source = 2 if kind == "duplicate" else 1, spec.source
     if latency > spec.timeout_s:  # slower than its timeout: the caller gives up at the timeout
-        return ToolResult("timeout", error=f"{spec.name} gave no answer within {spec.timeout_s:g} s", source=source,
+        return ToolResult("timeout", error=Phrase(N_("{tool} gave no answer within {seconds:g} s"), tool=spec.name,
+                                                   seconds=spec.timeout_s), source=source,
                           retryable=True, latency_s=spec.timeout_s, hint="transient: the same call may succeed later")
     if spec.checks_permission and spec.capability and spec.capability not in granted:
-        return ToolResult("permission_denied", error=f"{spec.name}: the caller lacks {spec.capability}",
+        return ToolResult("permission_denied", error=Phrase(N_("{tool}: the caller lacks {capability}"), tool=spec.name,
+                                                             capability=spec.capability),
                           source=source, latency_s=latency)
     try:
         data = spec.handler(args)

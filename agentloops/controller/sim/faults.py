@@ -51,6 +51,7 @@ from pydantic import (
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.tools import ToolResult, ToolSpec
 from agentloops.errors import describe_validation_error
+from agentloops.i18n import N_, Phrase
 
 FaultKind = Literal[
     "timeout", "rate_limited", "empty", "reject_arguments", "missing_parameter", "permission_denied",
@@ -168,32 +169,35 @@ def _kind_result(fault: Fault, spec: ToolSpec) -> ToolResult:
     name = spec.name
     text = fault.message
     if fault.kind == "timeout":
-        return ToolResult("timeout", error=text or f"{name} gave no answer within {spec.timeout_s:g} s",
+        return ToolResult("timeout", error=text or Phrase(N_("{tool} gave no answer within {seconds:g} s"), tool=name,
+                                                        seconds=spec.timeout_s),
                           source=spec.source, retryable=True, latency_s=spec.timeout_s,
                           hint="transient: the same call may succeed later")
     if fault.kind == "rate_limited":
-        return ToolResult("rate_limited", error=text or f"{name}: too many requests, slow down",
+        return ToolResult("rate_limited", error=text or Phrase(N_("{tool}: too many requests, slow down"), tool=name),
                           source=spec.source, retryable=True, latency_s=0.1,
                           hint="transient: retry after a pause")
     if fault.kind == "empty":
         return ToolResult("empty", data=[], source=spec.source, latency_s=spec.latency_s,
                           hint="nothing matched; decide whether 'not found' answers the task")
     if fault.kind == "reject_arguments":
-        return ToolResult("invalid_arguments", error=text or f"{name}: the service rejected the arguments",
+        return ToolResult("invalid_arguments", error=text or Phrase(N_("{tool}: the service rejected the arguments"),
+                                                                  tool=name),
                           source=spec.source, latency_s=spec.latency_s, hint="fix the arguments and call again")
     if fault.kind == "missing_parameter":
-        return ToolResult("missing_parameter", error=text or f"{name}: the request is ambiguous",
+        return ToolResult("missing_parameter", error=text or Phrase(N_("{tool}: the request is ambiguous"), tool=name),
                           source=spec.source, latency_s=spec.latency_s,
-                          question=text or "Which one do you mean? Please give the exact identifier.",
+                          question=text or N_("Which one do you mean? Please give the exact identifier."),
                           parameter=next(iter(spec.params), "value"))
     if fault.kind == "permission_denied":
-        return ToolResult("permission_denied", error=text or f"{name}: permission denied",
+        return ToolResult("permission_denied", error=text or Phrase(N_("{tool}: permission denied"), tool=name),
                           source=spec.source, latency_s=spec.latency_s)
     if fault.kind == "not_found":
-        return ToolResult("not_found", error=text or f"{name}: no such resource",
+        return ToolResult("not_found", error=text or Phrase(N_("{tool}: no such resource"), tool=name),
                           source=spec.source, latency_s=spec.latency_s)
     if fault.kind == "permanent_error":
-        return ToolResult("permanent_error", error=text or f"{name}: the service failed (HTTP 503, maintenance)",
+        failed = Phrase(N_("{tool}: the service failed (HTTP 503, maintenance)"), tool=name)
+        return ToolResult("permanent_error", error=text or failed,
                           source=spec.source, latency_s=spec.latency_s,
                           hint="do not retry the same call; the failure is on the tool's side")
     raise ValueError(f"fault kind {fault.kind!r} does not replace the result")  # pragma: no cover

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from agentloops.controller.policy.budgets import BUDGET_LABELS
 from agentloops.controller.task.state import FACT_JSON, Fact
 from agentloops.controller.vocabulary.render import Table
-from agentloops.i18n import N_, _
+from agentloops.i18n import N_, Phrase, _, shown
 
 StopStatus = Literal[
     "succeeded", "partially_completed", "waiting_for_user", "failed_unrecoverable", "system_failure",
@@ -86,42 +86,44 @@ class StatusDefinition:
 
 STATUS_DEFINITIONS: dict[StopStatus, StatusDefinition] = {d.status: d for d in (
     StatusDefinition("succeeded", "succeeded", "成功",
-                     "the model signals it is done AND the task's completion condition holds over state",
-                     "the answer with its sources", "facts with sources, budgets used", False),
+                     N_("the model signals it is done AND the task's completion condition holds over state"),
+                     N_("the answer with its sources"), N_("facts with sources, budgets used"), False),
     StatusDefinition("partially_completed", "partially completed", "部分完成",
-                     "some items are verified, others cannot be obtained (given up with a reason, or the model "
-                     "stopped without them)",
-                     "verified facts, each missing item with its reason, what to do about each",
-                     "facts, missing items with reasons, last error", False),
+                     N_("some items are verified, others cannot be obtained (given up with a reason, or the model "
+                     "stopped without them)"),
+                     N_("verified facts, each missing item with its reason, what to do about each"),
+                     N_("facts, missing items with reasons, last error"), False),
     StatusDefinition("waiting_for_user", "waiting for user", "等待用户",
-                     "a value only the user can supply is missing or ambiguous",
-                     "the one smallest question; what is done so far",
-                     "saved state to resume from (once), the question", True),
+                     N_("a value only the user can supply is missing or ambiguous"),
+                     N_("the one smallest question; what is done so far"),
+                     N_("saved state to resume from (once), the question"), True),
     StatusDefinition("failed_unrecoverable", "failed, unrecoverable", "不可恢复的失败",
-                     "permission denied, resource not found, an action against policy, or repeated invalid arguments",
-                     "why in plain words, and who or what can unblock it", "tool, error class, last state", False),
+                     N_("permission denied, resource not found, an action against policy, or repeated invalid "
+                        "arguments"),
+                     N_("why in plain words, and who or what can unblock it"), N_("tool, error class, last state"),
+                     False),
     StatusDefinition("system_failure", "system failure", "系统故障",
-                     "the model provider, the model or the infrastructure failed (an outage, a cut-off or "
-                     "malformed reply): nothing about the request was wrong",
-                     "that the service failed, what is done so far, and to try again later",
-                     "the error class, the turn, budgets used, the last state", False),
+                     N_("the model provider, the model or the infrastructure failed (an outage, a cut-off or "
+                     "malformed reply): nothing about the request was wrong"),
+                     N_("that the service failed, what is done so far, and to try again later"),
+                     N_("the error class, the turn, budgets used, the last state"), False),
     StatusDefinition("budget_exhausted", "budget exhausted", "预算耗尽",
-                     "one of the seven budgets would be exceeded by the next step",
-                     "which budget ran out, what is done and missing, try later or raise the budget",
-                     "which budget, usage of all budgets, last error", False),
+                     N_("one of the seven budgets would be exceeded by the next step"),
+                     N_("which budget ran out, what is done and missing, try later or raise the budget"),
+                     N_("which budget, usage of all budgets, last error"), False),
     StatusDefinition("no_progress", "no progress", "无进展",
-                     "the same action fingerprint with no new observation, or several turns without progress",
-                     "that the agent was repeating itself, and what detail could help",
-                     "the repeated fingerprint and why the state did not change", False),
+                     N_("the same action fingerprint with no new observation, or several turns without progress"),
+                     N_("that the agent was repeating itself, and what detail could help"),
+                     N_("the repeated fingerprint and why the state did not change"), False),
     StatusDefinition("cancelled", "cancelled", "已取消",
-                     "the user (or an operator) cancelled; running calls are cancelled, late results ignored",
-                     "what was done before cancelling", "cancel time, cancelled calls", False),
+                     N_("the user (or an operator) cancelled; running calls are cancelled, late results ignored"),
+                     N_("what was done before cancelling"), N_("cancel time, cancelled calls"), False),
     StatusDefinition("handed_off", "handed off to a human", "转人工",
-                     "a high-risk action, a side effect with an unknown outcome, authorization needed, "
-                     "or too many failures in a row",
-                     "that a person takes over, and the pending action",
-                     "the pending action, reason, and the saved state handed to the person (it is not resumed by "
-                     "the controller)", False),
+                     N_("a high-risk action, a side effect with an unknown outcome, authorization needed, "
+                     "or too many failures in a row"),
+                     N_("that a person takes over, and the pending action"),
+                     N_("the pending action, reason, and the saved state handed to the person (it is not resumed by "
+                     "the controller)"), False),
 )}
 
 NEXT_STEPS: dict[StopCode, str] = {
@@ -258,11 +260,12 @@ class Stop:
         return STATUS_DEFINITIONS[self.status]
 
     def _done_lines(self) -> list[str]:
-        return [_("  ✓ {item}: {summary} (source: {source})").format(item=shown_item(f.item), summary=f.summary,
-                                                                     source=f.source) for f in self.facts]
+        return [_("  ✓ {item}: {summary} (source: {source})").format(
+            item=shown_item(f.item), summary=shown(f.summary), source=shown(f.source)) for f in self.facts]
 
     def _missing_lines(self) -> list[str]:
-        lines = [f"  ✗ {shown_item(item)}: {reason}" for item, reason in self.missing]
+        lines = [_("  ✗ {item}: {reason}").format(item=shown_item(item), reason=shown(reason))
+                 for item, reason in self.missing]
         lines += [_("  … {item}: not done yet").format(item=shown_item(item)) for item in self.open_items]
         return lines
 
@@ -272,17 +275,17 @@ class Stop:
         s = self.status
         lines: list[str]
         if s == "succeeded":
-            lines = [self.answer or _("Done."), _("Sources:")] + [f"  {shown_item(f.item)}: {f.source}"
-                                                                  for f in self.facts]
+            lines = [shown(self.answer or "") or _("Done."), _("Sources:")] + [
+                f"  {shown_item(f.item)}: {shown(f.source)}" for f in self.facts]
             return "\n".join(lines)
         if s == "waiting_for_user":
-            lines = [_("I need one detail to continue: {question}").format(question=self.question)]
+            lines = [_("I need one detail to continue: {question}").format(question=shown(self.question or ""))]
             if self.facts:
                 lines += [_("Done so far:"), *self._done_lines()]
             lines.append(_("Reply with it and I will continue from where I stopped; nothing is lost."))
             return "\n".join(lines)
         plain = PLAIN_WHY.get(self.code)
-        why = _(plain) if plain is not None else self.reason
+        why = _(plain) if plain is not None else shown(self.reason)
         heads = {
             "partially_completed": _("I could only partly finish this."),
             "failed_unrecoverable": _("I stopped and cannot finish this automatically: {why}").format(why=why),
@@ -292,7 +295,7 @@ class Stop:
                 budget=_budget_label(self.budget)),
             "no_progress": _("I stopped because I was repeating a step that brought nothing new."),
             "cancelled": _("Cancelled as you asked. Nothing else will run; results that arrive later are ignored."),
-            "handed_off": _("A person will take this over: {reason}").format(reason=self.reason),
+            "handed_off": _("A person will take this over: {reason}").format(reason=shown(self.reason)),
         }
         lines = [heads[s]]
         if s == "no_progress" and self.verified:
@@ -304,7 +307,7 @@ class Stop:
         if missing:
             lines += [_("Missing:"), *missing]
         if self.pending_action:
-            lines.append(_("Waiting for a person to review: {action}").format(action=self.pending_action))
+            lines.append(_("Waiting for a person to review: {action}").format(action=shown(self.pending_action)))
         lines.append(_("What you can do: {step}.").format(step=next_step(self.code)))
         return "\n".join(lines)
 
@@ -351,7 +354,8 @@ class Stop:
 
 def status_table() -> Table:
     """The nine stop statuses and their definitions (evidence: stop status definitions)."""
-    rows = [(d.status, f"{d.label} ({d.label_zh})", d.when, d.user_gets, d.system_keeps,
-             "yes" if d.resumable else "no") for d in STATUS_DEFINITIONS.values()]
-    return Table.build("Stop statuses", ["status", "name", "when", "the user gets", "the system keeps", "resumable"],
-                       rows, note="Each stop renders twice: Stop.user_message() and Stop.system_record().")
+    rows = [(d.status, f"{d.label} ({d.label_zh})", Phrase(d.when), Phrase(d.user_gets), Phrase(d.system_keeps),
+             Phrase(N_("yes") if d.resumable else N_("no"))) for d in STATUS_DEFINITIONS.values()]
+    return Table.build(N_("Stop statuses"), [N_("status"), N_("name"), N_("when"), N_("the user gets"),
+                                             N_("the system keeps"), N_("resumable")],
+                       rows, note=N_("Each stop renders twice: Stop.user_message() and Stop.system_record()."))

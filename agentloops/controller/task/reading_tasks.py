@@ -13,6 +13,7 @@ from agentloops.controller.policy.budgets import Budget, Limit
 from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.task.task_types import DocumentParams, RecallParams, ResearchParams, TaskType
 from agentloops.controller.vocabulary.tools import ToolResult
+from agentloops.i18n import N_, Phrase, joined
 
 
 class DocumentTask(TaskType):
@@ -21,17 +22,18 @@ class DocumentTask(TaskType):
     name = "document_lookup"
     title = "read a document's publication date"
     title_zh = "读取资料的发布日期"
-    condition = "the requested metadata field of the named document, from the archive"
+    condition = N_("the requested metadata field of the named document, from the archive")
     tools = ("read_metadata",)
     budget = Budget(
-        steps=Limit(value=3, basis="1 lookup + 1 answer + 1 spare"),
-        wall_time_s=Limit(value=20, basis="a 0.3 s lookup and 2 model calls, with room for one timeout"),
-        model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
-        tool_calls=Limit(value=3, basis="1 lookup + 2 retries"),
-        tokens=Limit(value=3000, basis="3 short requests of ≈300 tokens plus replies, ×3"),
-        context_tokens=Limit(value=1000, basis="a one-lookup conversation stays near 300 tokens; 1 k catches "
-                                                        "repeats piling up"),
-        retries=Limit(value=2, basis="two transient failures of a read-only lookup"),
+        steps=Limit(value=3, basis=N_("1 lookup + 1 answer + 1 spare")),
+        wall_time_s=Limit(value=20, basis=N_("a 0.3 s lookup and 2 model calls, with room for one timeout")),
+        model_calls=Limit(value=3, basis=N_("one per turn, so equal to steps: nothing else in this "
+                                           "task calls the model")),
+        tool_calls=Limit(value=3, basis=N_("1 lookup + 2 retries")),
+        tokens=Limit(value=3000, basis=N_("3 short requests of ≈300 tokens plus replies, ×3")),
+        context_tokens=Limit(value=1000, basis=N_("a one-lookup conversation stays near 300 tokens; 1 k catches "
+                                                        "repeats piling up")),
+        retries=Limit(value=2, basis=N_("two transient failures of a read-only lookup")),
     )
     allows_not_found = False
     params = DocumentParams
@@ -59,12 +61,8 @@ class DocumentTask(TaskType):
     def fact(self, item: str, result: ToolResult, p: DocumentParams) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if p.field not in data:
-            return f"no {p.field} field"
+            return Phrase(N_("no {field} field"), field=p.field)
         return {p.field: data[p.field]}, f"{data.get('title', p.document_id)} {p.field} {data[p.field]}"
-
-    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        return "; ".join(facts.values()) + "."
-
 
 DOCUMENT_TASK = DocumentTask()
 
@@ -77,17 +75,18 @@ class RecallTask(TaskType):
     name = "recall_check"
     title = "is there a recall notice for a product?"
     title_zh = "查询产品召回"
-    condition = "a search of the recall registry for the product; an empty result is an answer ('none found')"
+    condition = N_("a search of the recall registry for the product; an empty result is an answer ('none found')")
     tools = ("search_recalls",)
     budget = Budget(
-        steps=Limit(value=3, basis="1 search + 1 answer + 1 spare"),
-        wall_time_s=Limit(value=20, basis="a 0.5 s search and 2 model calls, with room for one timeout"),
-        model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
-        tool_calls=Limit(value=3, basis="1 search + 2 retries"),
-        tokens=Limit(value=3000, basis="3 short requests of ≈300 tokens plus replies, ×3"),
-        context_tokens=Limit(value=1000, basis="a one-search conversation stays near 300 tokens; 1 k catches "
-                                                        "repeats piling up"),
-        retries=Limit(value=2, basis="two transient failures of a read-only search"),
+        steps=Limit(value=3, basis=N_("1 search + 1 answer + 1 spare")),
+        wall_time_s=Limit(value=20, basis=N_("a 0.5 s search and 2 model calls, with room for one timeout")),
+        model_calls=Limit(value=3, basis=N_("one per turn, so equal to steps: nothing else in this "
+                                           "task calls the model")),
+        tool_calls=Limit(value=3, basis=N_("1 search + 2 retries")),
+        tokens=Limit(value=3000, basis=N_("3 short requests of ≈300 tokens plus replies, ×3")),
+        context_tokens=Limit(value=1000, basis=N_("a one-search conversation stays near 300 tokens; 1 k catches "
+                                                        "repeats piling up")),
+        retries=Limit(value=2, basis=N_("two transient failures of a read-only search")),
     )
     allows_not_found = True
     params = RecallParams
@@ -113,12 +112,9 @@ class RecallTask(TaskType):
     def fact(self, item: str, result: ToolResult, p: RecallParams) -> Any:
         notices = result.data if isinstance(result.data, list) else []
         if result.status == "empty" or not notices:
-            return [], "no recall notice found"
-        return notices, f"{len(notices)} recall notice(s): " + ", ".join(n.get("notice", "?") for n in notices)
-
-    def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        return "; ".join(facts.values()) + "."
-
+            return [], Phrase(N_("no recall notice found"))
+        return notices, Phrase(N_("{n} recall notice(s): {notices}"), n=len(notices),
+                               notices=", ".join(n.get("notice", "?") for n in notices))
 
 RECALL_TASK = RecallTask()
 
@@ -131,20 +127,21 @@ class ResearchTask(TaskType):
     name = "research"
     title = "summarise a topic from several sources"
     title_zh = "多资料调研"
-    condition = ("at least {minimum} of the listed sources read, each fact pointing to its source (the minimum "
+    condition = N_("at least {minimum} of the listed sources read, each fact pointing to its source (the minimum "
                  "evidence set)")
     tools = ("fetch",)
     budget = Budget(
-        steps=Limit(value=4, basis="1 turn of parallel fetches + 1 answer; +1 turn to re-fetch after a failed "
-                                   "join, +1 spare"),
-        wall_time_s=Limit(value=40, basis="the join waits at most 10 s; two fetch turns + 4 model calls ≈ 25 s"),
-        model_calls=Limit(value=4, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
-        tool_calls=Limit(value=8, basis="two rounds of 4 parallel fetches"),
-        tokens=Limit(value=8000, basis="source texts stay out of the context (references + summaries), so "
-                                       "requests stay ≈ 1 k tokens"),
-        context_tokens=Limit(value=3000, basis="with out-of-context storage a request never carries a full "
-                                               "source; 3 k catches a loop that pastes them in"),
-        retries=Limit(value=2, basis="one re-fetch per failed source, two at most"),
+        steps=Limit(value=4, basis=N_("1 turn of parallel fetches + 1 answer; +1 turn to re-fetch after a failed "
+                                   "join, +1 spare")),
+        wall_time_s=Limit(value=40, basis=N_("the join waits at most 10 s; two fetch turns + 4 model calls ≈ 25 s")),
+        model_calls=Limit(value=4, basis=N_("one per turn, so equal to steps: nothing else in this "
+                                           "task calls the model")),
+        tool_calls=Limit(value=8, basis=N_("two rounds of 4 parallel fetches")),
+        tokens=Limit(value=8000, basis=N_("source texts stay out of the context (references + summaries), so "
+                                       "requests stay ≈ 1 k tokens")),
+        context_tokens=Limit(value=3000, basis=N_("with out-of-context storage a request never carries a full "
+                                               "source; 3 k catches a loop that pastes them in")),
+        retries=Limit(value=2, basis=N_("one re-fetch per failed source, two at most")),
         output_reserve=600,
     )
     allows_not_found = False
@@ -175,11 +172,12 @@ if tool == "fetch" and args.get("source_id") in p.sources else None)
     def fact(self, item: str, result: ToolResult, p: ResearchParams) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if "title" not in data or "published" not in data:
-            return "title or publication year missing"
-        return {"title": data["title"], "published": data["published"]}, f"“{data['title']}” ({data['published']})"
+            return Phrase(N_("title or publication year missing"))
+        summary = Phrase(N_("“{title}” ({year})"), title=Phrase(str(data["title"])), year=data["published"])
+        return {"title": data["title"], "published": data["published"]}, summary
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        return "Summary from " + "; ".join(facts.values()) + "."
+        return Phrase(N_("Summary from {facts}."), facts=joined(list(facts.values()), "; "))
 
     def join(self, p: ResearchParams) -> JoinRule:
         return JoinRule(kind="minimum", minimum=p.minimum, timeout_s=p.join_timeout_s)

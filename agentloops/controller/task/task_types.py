@@ -17,6 +17,7 @@ from agentloops.controller.policy.budgets import Budget, Limit
 from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.task.world import ORDERS, WEATHER
 from agentloops.controller.vocabulary.tools import ToolResult
+from agentloops.i18n import N_, Phrase, joined
 
 
 class _Params(BaseModel):
@@ -136,8 +137,8 @@ class TaskType:
         raise NotImplementedError
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        """The final answer, written from the verified fact summaries."""
-        return "; ".join(facts.values()) + "."
+        """The final answer, written from the verified fact summaries (a phrase: shown in the learner's language)."""
+        return Phrase(N_("{facts}."), facts=joined(list(facts.values()), "; "))
 
     def rules(self, tool: str, args: Mapping[str, Any], p: Any) -> str | None:
         """A rule the call breaks, if any (→ ``against_policy``)."""
@@ -160,22 +161,22 @@ class TaskType:
 
 
 WEATHER_BUDGET = Budget(
-    steps=Limit(value=6, basis="happy path is 3 turns (city A, city B, answer); +1 for a rejected early claim or "
+    steps=Limit(value=6, basis=N_("happy path is 3 turns (city A, city B, answer); +1 for a rejected early claim or "
                              "an argument repair, +1 for a model-driven retry, +1 spare. A two-lookup task that "
-                             "needs more than 6 turns is not converging."),
-    wall_time_s=Limit(value=60, basis="above the limit derived from uncapped runs (`agentloops controller "
+                             "needs more than 6 turns is not converging.")),
+    wall_time_s=Limit(value=60, basis=N_("above the limit derived from uncapped runs (`agentloops controller "
                                       "budgets --measure N`: the 95th percentile of successful runs plus one "
                                       "recoverable timeout), with headroom for slower real tools; longer than a "
-                                      "chat user should wait for two numbers."),
-    model_calls=Limit(value=6, basis="one per turn; nothing else calls the model in this task type"),
-    tool_calls=Limit(value=8, basis="2 lookups + 3 retries + 1 repaired call + 2 spare"),
-    tokens=Limit(value=6000, basis="requests start at ≈240 tokens (system, prompt, state) and grow ≈70 per turn, "
-                                   "≈2.5 k over 6 turns with short replies; ×2 for long error observations"),
-    context_tokens=Limit(value=1500, basis="the happy path's largest request is ≈380 tokens and a 6-turn run's ≈600; "
-                                           "1.5 k leaves room for error observations, and more means repeats are "
-                                           "piling up"),
-    retries=Limit(value=3, basis="one transient failure per city (2) + one fallback switch (1); past that the "
-                                 "service is down and more attempts only add load"),
+                                      "chat user should wait for two numbers.")),
+    model_calls=Limit(value=6, basis=N_("one per turn; nothing else calls the model in this task type")),
+    tool_calls=Limit(value=8, basis=N_("2 lookups + 3 retries + 1 repaired call + 2 spare")),
+    tokens=Limit(value=6000, basis=N_("requests start at ≈240 tokens (system, prompt, state) and grow ≈70 per turn, "
+                                   "≈2.5 k over 6 turns with short replies; ×2 for long error observations")),
+    context_tokens=Limit(value=1500, basis=N_("the happy path's largest request is ≈380 tokens and a 6-turn run's "
+                                              "≈600; 1.5 k leaves room for error observations, and more means repeats "
+                                              "are piling up")),
+    retries=Limit(value=3, basis=N_("one transient failure per city (2) + one fallback switch (1); past that the "
+                                 "service is down and more attempts only add load")),
 )
 
 class WeatherTask(TaskType):
@@ -184,7 +185,7 @@ class WeatherTask(TaskType):
     name = "weather_compare"
     title = "compare the weather of two cities"
     title_zh = "比较两座城市的天气"
-    condition = "a weather fact (temperature and conditions) with a source for every city"
+    condition = N_("a weather fact (temperature and conditions) with a source for every city")
     tools = ("get_weather", "weather_backup")
     budget = WEATHER_BUDGET
     allows_not_found = False
@@ -217,21 +218,21 @@ class WeatherTask(TaskType):
         data = result.data if isinstance(result.data, dict) else {}
         city = item.split(":", 1)[1]
         if str(data.get("city", "")).casefold() != city.casefold():
-            return f"the data is for {data.get('city')!r}, not {city}"
+            return Phrase(N_("the data is for {other!r}, not {city}"), other=data.get("city"), city=city)
         if "temp_c" in data:
             temp = data["temp_c"]
         elif "temp_f" in data:  # the backup reports °F: re-validate and convert before using it
             temp = round((float(data["temp_f"]) - 32) * 5 / 9)
         else:
-            return "no temperature field in the data"
+            return Phrase(N_("no temperature field in the data"))
         sky = data.get("conditions", data.get("sky"))
         if not isinstance(temp, (int, float)) or not sky:
-            return "temperature or conditions missing"
-        return {"temp_c": temp, "conditions": sky}, f"{temp}°C, {sky}"
+            return Phrase(N_("temperature or conditions missing"))
+        return {"temp_c": temp, "conditions": sky}, Phrase(N_("{temp}°C, {sky}"), temp=temp, sky=Phrase(str(sky)))
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        parts = [f"{item.split(':', 1)[1]}: {summary}" for item, summary in facts.items()]
-        return "Weather compared — " + "; ".join(parts) + "."
+        parts = [Phrase(N_("{city}: {summary}"), city=item.split(":", 1)[1], summary=s) for item, s in facts.items()]
+        return Phrase(N_("Weather compared — {facts}."), facts=joined(parts, "; "))
 
 
 WEATHER_TASK = WeatherTask()
@@ -245,18 +246,19 @@ class OrderTask(TaskType):
     name = "order_status"
     title = "where is my order?"
     title_zh = "查询订单状态"
-    condition = "the order's status and delivery date, from the orders database, for the order the user named"
+    condition = N_("the order's status and delivery date, from the orders database, for the order the user named")
     tools = ("lookup_order",)
     budget = Budget(
-        steps=Limit(value=4, basis="1 lookup + 1 answer; +1 repaired call, +1 spare. Waiting for the user uses no "
-                                   "steps: the loop is not running."),
-        wall_time_s=Limit(value=30, basis="≈2 model calls × 1 s + a 0.3 s lookup; 30 s covers two timeouts and "
-                                          "back-off"),
-        model_calls=Limit(value=4, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
-        tool_calls=Limit(value=4, basis="1 lookup + 2 retries + 1 repaired call"),
-        tokens=Limit(value=4000, basis="4 requests of ≤ 600 tokens + replies, ×1.5"),
-        context_tokens=Limit(value=1200, basis="a single-lookup conversation stays far below 1 k tokens"),
-        retries=Limit(value=2, basis="two transient failures of one read-only lookup; then tell the user"),
+        steps=Limit(value=4, basis=N_("1 lookup + 1 answer; +1 repaired call, +1 spare. Waiting for the user uses no "
+                                   "steps: the loop is not running.")),
+        wall_time_s=Limit(value=30, basis=N_("≈2 model calls × 1 s + a 0.3 s lookup; 30 s covers two timeouts and "
+                                          "back-off")),
+        model_calls=Limit(value=4, basis=N_("one per turn, so equal to steps: nothing else in this "
+                                           "task calls the model")),
+        tool_calls=Limit(value=4, basis=N_("1 lookup + 2 retries + 1 repaired call")),
+        tokens=Limit(value=4000, basis=N_("4 requests of ≤ 600 tokens + replies, ×1.5")),
+        context_tokens=Limit(value=1200, basis=N_("a single-lookup conversation stays far below 1 k tokens")),
+        retries=Limit(value=2, basis=N_("two transient failures of one read-only lookup; then tell the user")),
     )
     allows_not_found = False
     params = OrderParams
@@ -282,12 +284,13 @@ class OrderTask(TaskType):
     def fact(self, item: str, result: ToolResult, p: OrderParams) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if "status" not in data or "eta" not in data:
-            return "status or eta missing"
-        return {"status": data["status"], "eta": data["eta"]}, f"order {data.get('order_id')}: {data['status']}, " \
-                                                              f"arriving {data['eta']}"
+            return Phrase(N_("status or eta missing"))
+        return {"status": data["status"], "eta": data["eta"]}, Phrase(
+            N_("order {order_id}: {status}, arriving {eta}"), order_id=data.get("order_id"),
+            status=Phrase(str(data["status"])), eta=data["eta"])
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        return "Your order: " + "; ".join(facts.values()) + "."
+        return Phrase(N_("Your order: {facts}."), facts=joined(list(facts.values()), "; "))
 
     def inputs(self, p: OrderParams) -> dict[str, str]:
         return {"order_id": p.order_id} if p.order_id else {}
@@ -304,18 +307,19 @@ class RefundTask(TaskType):
     name = "refund"
     title = "refund part of an order"
     title_zh = "订单退款"
-    condition = "a refund confirmation from the payments service for the named order"
+    condition = N_("a refund confirmation from the payments service for the named order")
     tools = ("issue_refund", "db_write")
     budget = Budget(
-        steps=Limit(value=3, basis="a write: 1 call + 1 answer + 1 spare. A write should reach a person early "
-                                   "rather than be attempted again"),
-        wall_time_s=Limit(value=20, basis="one 0.8 s write and 2 model calls; nothing here should wait long"),
-        model_calls=Limit(value=3, basis="one per turn, so equal to steps: nothing else in this task calls the model"),
-        tool_calls=Limit(value=2, basis="the write, and at most one more call"),
-        tokens=Limit(value=3000, basis="3 short requests of ≈300 tokens plus replies, ×3"),
-        context_tokens=Limit(value=1000, basis="a one-action conversation stays near 300 tokens; 1 k catches "
-                                               "repeats piling up"),
-        retries=Limit(value=0, basis="a refund has side effects: never retried automatically"),
+        steps=Limit(value=3, basis=N_("a write: 1 call + 1 answer + 1 spare. A write should reach a person early "
+                                   "rather than be attempted again")),
+        wall_time_s=Limit(value=20, basis=N_("one 0.8 s write and 2 model calls; nothing here should wait long")),
+        model_calls=Limit(value=3, basis=N_("one per turn, so equal to steps: nothing else in this "
+                                           "task calls the model")),
+        tool_calls=Limit(value=2, basis=N_("the write, and at most one more call")),
+        tokens=Limit(value=3000, basis=N_("3 short requests of ≈300 tokens plus replies, ×3")),
+        context_tokens=Limit(value=1000, basis=N_("a one-action conversation stays near 300 tokens; 1 k catches "
+                                               "repeats piling up")),
+        retries=Limit(value=0, basis=N_("a refund has side effects: never retried automatically")),
     )
     allows_not_found = False
     params = RefundParams
@@ -346,13 +350,14 @@ class RefundTask(TaskType):
     def fact(self, item: str, result: ToolResult, p: RefundParams) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if "refund_id" in data:
-            return data, f"refund {data['refund_id']} of {data['amount']}"
+            return data, Phrase(N_("refund {refund_id} of {amount}"), refund_id=data["refund_id"],
+                                amount=data["amount"])
         if data.get("written"):
-            return data, f"refund row written directly: {data['row']}"
-        return "no refund confirmation in the data"
+            return data, Phrase(N_("refund row written directly: {row}"), row=data["row"])
+        return Phrase(N_("no refund confirmation in the data"))
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
-        return "Refund done: " + "; ".join(facts.values()) + "."
+        return Phrase(N_("Refund done: {facts}."), facts=joined(list(facts.values()), "; "))
 
     def rules(self, tool: str, args: Mapping[str, Any], p: RefundParams) -> str | None:
         if tool != "issue_refund":

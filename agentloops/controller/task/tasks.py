@@ -52,6 +52,7 @@ from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import Table
 from agentloops.controller.vocabulary.tools import Toolbox
 from agentloops.errors import describe_validation_error
+from agentloops.i18n import N_, Phrase
 
 __all__ = [
     "DOCUMENT_TASK", "ORDER_TASK", "RECALL_TASK", "REFUND_TASK", "RESEARCH_TASK", "TASK_TYPES", "WEATHER_BUDGET",
@@ -197,10 +198,12 @@ def completion_table() -> Table:
     rows = []
     for kind in TASK_TYPES.values():
         task = make_task(kind)
-        rows.append((kind.name, f"{kind.title} ({kind.title_zh})", task.condition,
-                     f"{task.need} of {len(task.items)}: {', '.join(task.items)}",
-                     "yes" if kind.allows_not_found else "no", task.join.describe()))
-    return Table.build("Business completion conditions", ["task", "title", "done when", "items needed (defaults)",
-                                                          "'not found' is an answer", "parallel join"], rows,
-                       note="A reply without tool calls is a signal; success also needs Task.assess(state) == "
-                            "'complete'.")
+        rows.append((kind.name, f"{kind.title} ({kind.title_zh})", Phrase(kind.condition, **task.params.model_dump()),
+                     Phrase(N_("{need} of {total}: {items}"), need=task.need, total=len(task.items),
+                            items=", ".join(task.items)),
+                     Phrase(N_("yes") if kind.allows_not_found else N_("no")), task.join.describe()))
+    return Table.build(N_("Business completion conditions"),
+                       [N_("task"), N_("title"), N_("done when"), N_("items needed (defaults)"),
+                        N_("'not found' is an answer"), N_("parallel join")], rows,
+                       note=N_("A reply without tool calls is a signal; success also needs Task.assess(state) == "
+                               "'complete'."))

@@ -11,22 +11,23 @@ from __future__ import annotations
 from typing import Any
 
 from agentloops.controller.vocabulary.tools import Param, ToolFailure, ToolSpec
+from agentloops.i18n import N_, Phrase
 
 WEATHER: dict[str, dict[str, Any]] = {
-    "Shanghai": {"temp_c": 24, "conditions": "sunny"},
-    "Beijing": {"temp_c": 18, "conditions": "cloudy"},
-    "Guangzhou": {"temp_c": 29, "conditions": "showers"},
-    "Shenzhen": {"temp_c": 28, "conditions": "humid"},
-    "Chengdu": {"temp_c": 21, "conditions": "overcast"},
-    "Hangzhou": {"temp_c": 23, "conditions": "light rain"},
-    "Wuhan": {"temp_c": 26, "conditions": "sunny"},
-    "Xi'an": {"temp_c": 17, "conditions": "windy"},
+    "Shanghai": {"temp_c": 24, "conditions": N_("sunny")},
+    "Beijing": {"temp_c": 18, "conditions": N_("cloudy")},
+    "Guangzhou": {"temp_c": 29, "conditions": N_("showers")},
+    "Shenzhen": {"temp_c": 28, "conditions": N_("humid")},
+    "Chengdu": {"temp_c": 21, "conditions": N_("overcast")},
+    "Hangzhou": {"temp_c": 23, "conditions": N_("light rain")},
+    "Wuhan": {"temp_c": 26, "conditions": N_("sunny")},
+    "Xi'an": {"temp_c": 17, "conditions": N_("windy")},
 }
 """Today's weather per city (°C)."""
 
 ORDERS: dict[str, dict[str, Any]] = {
-    "A-1042": {"status": "shipped", "eta": "2024-06-03", "total": 59.0},
-    "B-2001": {"status": "processing", "eta": "2024-06-07", "total": 120.0},
+    "A-1042": {"status": N_("shipped"), "eta": "2024-06-03", "total": 59.0},
+    "B-2001": {"status": N_("processing"), "eta": "2024-06-07", "total": 120.0},
 }
 DOCUMENTS: dict[str, dict[str, Any]] = {
     "A": {"title": "Loop design notes", "published": "2024-03-01", "version": "1.2"},
@@ -45,14 +46,14 @@ _PARAGRAPH = (
 SOURCES: dict[str, dict[str, Any]] = {
     sid: {"source_id": sid, "title": title, "published": year, "text": (_PARAGRAPH.format(title=title) * 6).strip()}
     for sid, title, year in (
-        ("s1", "Stopping conditions for ReAct agents", 2024),
-        ("s2", "Budgets and fuses in production agents", 2023),
-        ("s3", "Tracing tool-calling loops", 2024),
-        ("s4", "Parallel tool calls and late results", 2024),
-        ("s5", "Compaction without amnesia", 2023),
-        ("s6", "Error routing for tool failures", 2024),
-        ("s7", "Human handoff in agent systems", 2023),
-        ("s8", "Replay-based regression tests", 2024),
+        ("s1", N_("Stopping conditions for ReAct agents"), 2024),
+        ("s2", N_("Budgets and fuses in production agents"), 2023),
+        ("s3", N_("Tracing tool-calling loops"), 2024),
+        ("s4", N_("Parallel tool calls and late results"), 2024),
+        ("s5", N_("Compaction without amnesia"), 2023),
+        ("s6", N_("Error routing for tool failures"), 2024),
+        ("s7", N_("Human handoff in agent systems"), 2023),
+        ("s8", N_("Replay-based regression tests"), 2024),
     )
 }
 """Research sources with long texts (about 400 tokens each), to exercise out-of-context storage."""
@@ -73,13 +74,13 @@ def _city(name: str) -> str:
     for city in WEATHER:
         if city.casefold() == name.strip().casefold():
             return city
-    raise ToolFailure("not_found", f"no weather station for {name!r}")
+    raise ToolFailure("not_found", Phrase(N_("no weather station for {name!r}"), name=name))
 
 
 def _lookup_order(args: dict[str, Any]) -> Any:
     order = ORDERS.get(args["order_id"])
     if order is None:
-        raise ToolFailure("not_found", f"no order {args['order_id']}")
+        raise ToolFailure("not_found", Phrase(N_("no order {order_id}"), order_id=args["order_id"]))
     return {"order_id": args["order_id"], "status": order["status"], "eta": order["eta"]}
 
 
@@ -94,7 +95,8 @@ def _db_write(args: dict[str, Any]) -> Any:
 def _read_metadata(args: dict[str, Any]) -> Any:
     document = DOCUMENTS.get(args["document_id"])
     if document is None:
-        raise ToolFailure("not_found", f"no document {args['document_id']!r} in the archive")
+        raise ToolFailure("not_found", Phrase(N_("no document {document_id!r} in the archive"),
+                                              document_id=args["document_id"]))
     return {"document_id": args["document_id"], **document}
 
 
@@ -105,7 +107,7 @@ def _search_recalls(args: dict[str, Any]) -> Any:
 def _fetch(args: dict[str, Any]) -> Any:
     source = SOURCES.get(args["source_id"])
     if source is None:
-        raise ToolFailure("not_found", f"no source {args['source_id']!r}")
+        raise ToolFailure("not_found", Phrase(N_("no source {source_id!r}"), source_id=args["source_id"]))
     return dict(source)
 
 
@@ -120,7 +122,8 @@ TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (
              output_fields=("city", "temp_f", "sky")),
     ToolSpec("lookup_order", "status and delivery date of one order",
              {"order_id": Param("string", pattern=r"[A-Z]-\d{4}",
-                                ask_user="Which order do you mean? Please send its order id (it looks like A-1042).")},
+                                ask_user=N_("Which order do you mean? Please send its order id "
+                                            "(it looks like A-1042)."))},
              _lookup_order, latency_s=0.3, backend="orders-db", source="orders-db",
              output_fields=("order_id", "status", "eta")),
     ToolSpec("issue_refund", "refund an amount on an order",

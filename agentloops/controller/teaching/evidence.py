@@ -38,6 +38,7 @@ from agentloops.controller.task.tasks import TASK_TYPES, Task, completion_table,
 from agentloops.controller.teaching.experiments import UNCAPPED_FACTOR, Measured, measure_uncapped, uncapped
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import Table, clip
+from agentloops.i18n import N_, Phrase
 
 HAPPY_PATHS: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
     "weather_compare": ({}, {}, {}),
@@ -161,12 +162,13 @@ def derive_limit(task: str, budget: BudgetName, runs: Sequence[Measured], one_fa
     p95 = nearest_rank(ok, 0.95)
     unit = ROUNDING[budget]
     if configured == 0:
-        limit, rule = 0.0, "kept at 0: a policy (side effects), not a size"
+        limit, rule = 0.0, Phrase(N_("kept at 0: a policy (side effects), not a size"))
     else:
         extra = one_failure or 0.0
         limit = math.ceil(round((p95 + extra) / unit, 6)) * unit
-        why = "one failure adds" if one_failure is not None else "one failure is not recovered, adds"
-        rule = f"p95 of successful runs {p95:g} + {why} {extra:g} → {limit:g}"
+        why = Phrase(N_("one failure adds") if one_failure is not None else N_("one failure is not recovered, adds"))
+        rule = Phrase(N_("p95 of successful runs {p95:g} + {why} {extra:g} → {limit:g}"), p95=p95, why=why,
+                      extra=extra, limit=limit)
     over = [r for r in runs if r.used(budget) > limit + 1e-6]
     tail = ", ".join(f"{code} ×{n}" for code, n in Counter(r.code for r in over).most_common(2)) or "-"
     return DerivedLimit(task, budget, configured, min(ok), statistics.median(ok), p95, max(ok),
@@ -209,23 +211,24 @@ def budget_basis(task: str | None = None, *, measure: int = 0, seed: int = 0) ->
             happy = happy_path(name)
             for budget in BUDGET_NAMES:
                 limit = getattr(TASK_TYPES[name].budget, budget)
-                rows.append((name, budget, str(limit), f"{happy.usage[budget]:g}", limit.basis))
-        return Table.build("Budgets per task type, with their basis", ["task", "budget", "limit", "happy path uses",
-                                                                        "basis"], rows,
-                           note="Happy path: a fault-free run that succeeds (evidence.happy_path).")
+                rows.append((name, budget, str(limit), f"{happy.usage[budget]:g}", Phrase(limit.basis)))
+        return Table.build(N_("Budgets per task type, with their basis"),
+                           [N_("task"), N_("budget"), N_("limit"), N_("happy path uses"), N_("basis")], rows,
+                           note=N_("Happy path: a fault-free run that succeeds (evidence.happy_path)."))
     for name in names:
         for d in derive_limits(name, measure, seed):
-            rows.append((name, d.budget, "off" if d.configured is None else f"{d.configured:g}", f"{d.shortest:g}",
-                         f"{d.median:g}", f"{d.p95:g}", f"{d.max_all:g}",
-                         "not recovered" if d.one_failure is None else f"{d.one_failure:g}", f"{d.limit:g}",
+            rows.append((name, d.budget, Phrase(N_("off")) if d.configured is None else f"{d.configured:g}",
+                         f"{d.shortest:g}", f"{d.median:g}", f"{d.p95:g}", f"{d.max_all:g}",
+                         Phrase(N_("not recovered")) if d.one_failure is None else f"{d.one_failure:g}", f"{d.limit:g}",
                          d.cut_ok, d.cut_failing, d.tail, d.rule))
-    headers = ["task", "budget", "configured", "shortest", "median", "p95", "max (all runs)", "one failure adds",
-               "derived", "normal runs cut", "failing runs cut", "long tail (why)", "rule"]
+    headers = [N_("task"), N_("budget"), N_("configured"), N_("shortest"), N_("median"), "p95", N_("max (all runs)"),
+               N_("one failure adds"), N_("derived"), N_("normal runs cut"), N_("failing runs cut"),
+               N_("long tail (why)"), N_("rule")]
     note = (f"Measured: {measure} random cases per task type (seeds {seed}…{seed + measure - 1}), every budget "
             f"lifted ×{UNCAPPED_FACTOR:g}. shortest, median, p95: over the runs that succeeded; one failure: "
             "one timeout on the happy path (research: one failed join). Check the derived limits on fresh seeds "
             "with limit_check().")
-    return Table.build("Budgets per task type, derived from the uncapped distribution", headers, rows, note=note)
+    return Table.build(N_("Budgets per task type, derived from the uncapped distribution"), headers, rows, note=note)
 
 
 def limit_check(measure: int = 200, seed: int = 0, fresh_seed: int = 10_000, task: str | None = None) -> Table:
@@ -238,9 +241,12 @@ def limit_check(measure: int = 200, seed: int = 0, fresh_seed: int = 10_000, tas
             over = [r for r in fresh if r.used(d.budget) > d.limit + 1e-6]
             rows.append((name, d.budget, f"{d.limit:g}", sum(r.succeeded for r in fresh),
                          sum(r.succeeded for r in over), sum(not r.succeeded for r in over)))
-    return Table.build(f"Derived limits on {measure} fresh runs per task type (seeds {fresh_seed}…)",
-                       ["task", "budget", "derived", "fresh normal runs", "normal runs cut", "failing runs cut"], rows,
-                       note=f"Limits derived from seeds {seed}…{seed + measure - 1}; checked on other seeds.")
+    title = Phrase(N_("Derived limits on {measure} fresh runs per task type (seeds {seed}…)"), measure=measure,
+                   seed=fresh_seed)
+    return Table.build(title, [N_("task"), N_("budget"), N_("derived"), N_("fresh normal runs"), N_("normal runs cut"),
+                               N_("failing runs cut")], rows,
+                       note=Phrase(N_("Limits derived from seeds {first}…{last}; checked on other seeds."), first=seed,
+                                   last=seed + measure - 1))
 
 
 def stop_statuses() -> Table:
@@ -254,7 +260,7 @@ def stop_statuses() -> Table:
             shown[scenario.resume.expect.status].append(f"{scenario.name} (after resume)")
     base = status_table()
     rows = [(*row, ", ".join(shown[row[0]]) or "-") for row in base.rows]
-    return Table.build(base.title, [*list(base.headers), "scenarios"], rows, note=base.note)
+    return Table.build(base.title, [*list(base.headers), N_("scenarios")], rows, note=base.note)
 
 
 def repeated_call_trace(scenario: str = "weather-reask") -> Table:
@@ -275,9 +281,11 @@ def repeated_call_trace(scenario: str = "weather-reask") -> Table:
             fp = "-" if not recorded else f"({recorded[0]}, {recorded[1]}, v{recorded[2]})"
             rows.append((turn.turn, action["label"], fp, f"v{turn.state_version}→v{turn.state_version_after}",
                          clip(turn.observation, 30), turn.delta_text(), turn.decision))
-    return Table.build(f"Repeated-call trace: {scenario} ({run.trace_id})",
-                       ["turn", "action", "fingerprint", "state", "observation", "state delta (or why unchanged)",
-                        "decision"], rows, note=f"stop: {run.status} ({run.code}): {run.stop.reason}")
+    title = Phrase(N_("Repeated-call trace: {scenario} ({trace_id})"), scenario=scenario, trace_id=run.trace_id)
+    return Table.build(title, [N_("turn"), N_("action"), N_("fingerprint"), N_("state"), N_("observation"),
+                               N_("state delta (or why unchanged)"), N_("decision")], rows,
+                       note=Phrase(N_("stop: {status} ({code}): {reason}"), status=run.status, code=run.code,
+                                   reason=run.stop.reason))
 
 
 _PROBES: tuple[tuple[str, str, dict[str, Any], tuple[Fault, ...], dict[str, Any]], ...] = (
@@ -327,8 +335,9 @@ def error_routing(policy: PolicyLike | None = None) -> Table:
         routes = " → ".join(f"{a['route']}" for a in acted)
         rows.append((fault, task_type, statuses, routes, f"{run.status} ({run.code})",
                      int(run.usage["retries"]), clip(" → ".join(run.actions), 80)))
-    return Table.build(f"Error routing, run for real under policy {chosen.name!r}",
-                       ["fault", "task", "tool statuses", "routes", "stop", "retries", "actions"], rows,
+    return Table.build(Phrase(N_("Error routing, run for real under policy {policy!r}"), policy=chosen.name),
+                       [N_("fault"), N_("task"), N_("tool statuses"), N_("routes"), N_("stop"), N_("retries"),
+                        N_("actions")], rows,
                        note=chosen.description)
 
 
@@ -339,12 +348,15 @@ def fault_regression(before: PolicyLike = "naive", after: PolicyLike = "default"
 
 
 EVIDENCE: dict[str, str] = {
-    "completion conditions per task": "completion_conditions()  |  agentloops controller conditions",
-    "budget configuration with its basis": "budget_basis(measure=200)  |  agentloops controller budgets --measure 200",
-    "stop status definitions": "stop_statuses()  |  agentloops controller statuses",
-    "a repeated-call trace showing why state did not change": "repeated_call_trace()  |  agentloops controller repeat",
-    "routing of empty / timeout / permission / argument errors": "error_routing()  |  agentloops controller routing",
-    "fault-injection regression with before/after differences": "fault_regression()  |  agentloops controller "
+    N_("completion conditions per task"): "completion_conditions()  |  agentloops controller conditions",
+    N_("budget configuration with its basis"):
+        "budget_basis(measure=200)  |  agentloops controller budgets --measure 200",
+    N_("stop status definitions"): "stop_statuses()  |  agentloops controller statuses",
+    N_("a repeated-call trace showing why state did not change"):
+        "repeated_call_trace()  |  agentloops controller repeat",
+    N_("routing of empty / timeout / permission / argument errors"):
+        "error_routing()  |  agentloops controller routing",
+    N_("fault-injection regression with before/after differences"): "fault_regression()  |  agentloops controller "
                                                                   "regression --before naive --after default",
 }
 """Each piece of evidence and the one call (Python | CLI) that produces it."""
@@ -352,6 +364,7 @@ EVIDENCE: dict[str, str] = {
 
 def evidence_index() -> Table:
     """The six pieces of evidence and how to produce each."""
-    rows = [(i, name, how.split("|")[0].strip(), how.split("|")[1].strip())
+    rows = [(i, Phrase(name), how.split("|")[0].strip(), how.split("|")[1].strip())
             for i, (name, how) in enumerate(EVIDENCE.items(), start=1)]
-    return Table.build("The six pieces of evidence", ["#", "evidence", "Python (agentloops.controller)", "CLI"], rows)
+    return Table.build(N_("The six pieces of evidence"),
+                       ["#", N_("evidence"), N_("Python (agentloops.controller)"), N_("CLI")], rows)

@@ -42,7 +42,7 @@ from agentloops.controller.task.tasks import TASK_TYPES, WEATHER_CITIES, Task, m
 from agentloops.controller.vocabulary.render import Table
 from agentloops.controller.vocabulary.tools import ASK_USER, ToolResult
 from agentloops.errors import RunError
-from agentloops.i18n import _
+from agentloops.i18n import N_, Phrase
 from agentloops.loop import run_loop
 
 if TYPE_CHECKING:
@@ -184,8 +184,8 @@ def random_runs(n: int, seed: int = 0, *, policy: PolicyLike | None = None, **ov
 
 CAP_OUTCOME_STATUS: dict[str, str] = {
     "answered_verified": "succeeded",
-    "answered_unverified": "false success",
-    "hit_cap": "hit the cap",
+    "answered_unverified": Phrase(N_("false success")),
+    "hit_cap": Phrase(N_("hit the cap")),
 }
 
 
@@ -214,10 +214,11 @@ class LoopComparison:
         """How each arm ended, counted."""
         cap = Counter(CAP_OUTCOME_STATUS.get(r["cap_outcome"], r["cap_outcome"]) for r in self.rows)
         ctl = Counter(r["ctl_status"] for r in self.rows)
-        rows = [("cap-only", k, v) for k, v in cap.most_common()] + [("controller", k, v) for k, v in ctl.most_common()]
-        title = _("How {n} random runs ended (cap {cap} vs controller, policy {policy})").format(
-            n=len(self.rows), cap=self.cap, policy=self.policy)
-        return Table.build(title, ["loop", "ended as", "runs"], rows)  # the headers are data: records() reads them
+        cap_only, controller = Phrase(N_("cap-only")), Phrase(N_("controller"))
+        rows = [(cap_only, k, v) for k, v in cap.most_common()] + [(controller, k, v) for k, v in ctl.most_common()]
+        title = Phrase(N_("How {n} random runs ended (cap {cap} vs controller, policy {policy})"), n=len(self.rows),
+                       cap=self.cap, policy=self.policy)
+        return Table.build(title, [N_("loop"), N_("ended as"), N_("runs")], rows)  # data: records() reads them
 
     def summary(self) -> dict[str, float]:
         """Headline figures (computed, for notebooks to quote)."""

@@ -2,6 +2,11 @@
 
 Every "evidence" function returns a :class:`Table`, so the same object prints in
 a CI log, renders in a notebook and turns into pandas or Markdown on request.
+
+A table holds English data (``records()``, ``column()`` and ``to_frame()`` read the English headers, and
+``--json`` writes them); it is *shown* in the learner's language: the title, the headers (marked with ``N_``
+where the table is built) and every cell that is a :class:`~agentloops.i18n.Phrase` are translated as they
+are printed or rendered.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentloops.i18n import Phrase, _, shown
 from agentloops.tables import markdown_table, text_table
 
 if TYPE_CHECKING:
@@ -53,17 +59,25 @@ class Table:
 
         return pd.DataFrame(list(self.rows), columns=list(self.headers))
 
+    def shown(self) -> Table:
+        """The table as a learner reads it: title, headers, notes and phrase cells in the language in use."""
+        rows = tuple(tuple(shown(v) if isinstance(v, Phrase) else v for v in row) for row in self.rows)
+        return Table(shown(self.title), tuple(_(h) for h in self.headers), rows, shown(self.note))
+
     def to_markdown(self) -> str:
         """A Markdown table with the title in bold above it."""
-        text = f"**{self.title}**\n\n{markdown_table(self.headers, self.rows)}"
-        return text + (f"\n\n{self.note}" if self.note else "")
+        t = self.shown()
+        text = f"**{t.title}**\n\n{markdown_table(t.headers, t.rows)}"
+        return text + (f"\n\n{t.note}" if t.note else "")
 
     def __str__(self) -> str:
-        text = f"{self.title}\n{text_table(self.headers, self.rows)}"
-        return text + (f"\n{self.note}" if self.note else "")
+        t = self.shown()
+        text = f"{t.title}\n{text_table(t.headers, t.rows)}"
+        return text + (f"\n{t.note}" if t.note else "")
 
     def _repr_html_(self) -> str:
-        return html_table(self.title, self.headers, self.rows, self.note)
+        t = self.shown()
+        return html_table(t.title, t.headers, t.rows, t.note)
 
 
 def html_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], note: str = "",

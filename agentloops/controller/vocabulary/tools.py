@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, TypeAdapter
 
 from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.i18n import N_, Phrase
 
 ToolStatus = Literal[
     "ok", "empty", "invalid_arguments", "missing_parameter", "timeout", "rate_limited",
@@ -263,29 +264,32 @@ def validate(spec: ToolSpec, args: Mapping[str, Any]) -> ToolResult | None:
     (for the model), not into ``error``: errors can reach a user, regexes should not.
     """
     def reject(reason: str, key: str | None = None, hint: str = "") -> ToolResult:
-        return ToolResult("invalid_arguments", error=f"{spec.name}: {reason}", ran=False, parameter=key,
+        return ToolResult("invalid_arguments", error=Phrase(N_("{tool}: {reason}"), tool=spec.name, reason=reason),
+                          ran=False, parameter=key,
                           hint=hint or "fix the arguments and call again")
 
     for key in args:
         if key not in spec.params:
             expected = ", ".join(spec.params) or "no arguments"
-            return reject(f"unexpected argument {key!r} (expected: {expected})")
+            return reject(Phrase(N_("unexpected argument {key!r} (expected: {expected})"), key=key, expected=expected))
     for key, param in spec.params.items():
         value = args.get(key)
         if value is None or (isinstance(value, str) and not value.strip()):
             if not param.required:
                 continue
             if param.ask_user:
-                return ToolResult("missing_parameter", error=f"{spec.name} needs {key}, which only the user can give",
-                                  ran=False, question=param.ask_user, parameter=key)
-            return reject(f"missing required argument {key!r}", key)
+                needs = Phrase(N_("{tool} needs {key}, which only the user can give"), tool=spec.name, key=key)
+                return ToolResult("missing_parameter", error=needs, ran=False, question=param.ask_user, parameter=key)
+            return reject(Phrase(N_("missing required argument {key!r}"), key=key), key)
         types = _PY_TYPES[param.type]
         if (isinstance(value, bool) and param.type != "boolean") or not isinstance(value, types):
-            return reject(f"{key} must be a {param.type}; got {type(value).__name__} {value!r}", key)
+            return reject(Phrase(N_("{key} must be a {type}; got {kind} {value!r}"), key=key, type=param.type,
+                                 kind=type(value).__name__, value=value), key)
         if param.enum is not None and value not in param.enum:
-            return reject(f"{key} must be one of {list(param.enum)}; got {value!r}", key)
+            return reject(Phrase(N_("{key} must be one of {allowed}; got {value!r}"), key=key, allowed=list(param.enum),
+                                 value=value), key)
         if param.pattern is not None and not re.fullmatch(param.pattern, str(value)):
-            return reject(f"{key} does not look right ({value!r})", key,
+            return reject(Phrase(N_("{key} does not look right ({value!r})"), key=key, value=value), key,
                           hint=f"{key} must match the pattern {param.pattern}; fix the arguments and call again")
     return None
 
