@@ -60,7 +60,6 @@ def play(run: Run) -> Stop | None:
     goal = f"waiting for {state.waiting_for['input']}" if state.waiting_for else \
         state.open[0] if state.open and assessment(run) != "complete" else "final answer"
     t = Turn(run.turn, state.version, goal)
-    state.begin_turn()
     if run.inbox:  # results still on their way from an earlier turn
         deliver_due(run)
     stop = turn(run, t)

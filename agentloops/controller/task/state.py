@@ -176,13 +176,10 @@ class TaskState:
         return self.progress_count
 
     # -- turn bookkeeping ---------------------------------------------------------------
-    def begin_turn(self) -> None:
-        """Start collecting the changes of one turn (what changed between two turns, a resumed answer for
-        instance, is not the next turn's)."""
-        self._start, self._changes, self._unchanged, self._progress = self.version, [], [], False
-
     def end_turn(self) -> StateDelta:
-        """The delta since :meth:`begin_turn` or the last :meth:`end_turn`; collecting starts afresh."""
+        """The delta since the state was made (or read back) or since the last :meth:`end_turn`, which starts
+        collecting the next turn's changes afresh (what changes between two turns, a resumed answer for instance,
+        is dropped by calling it once more)."""
         delta = StateDelta(self._start, self.version, tuple(self._changes), tuple(self._unchanged), self._progress)
         self._start, self._changes, self._unchanged, self._progress = self.version, [], [], False
         return delta
