@@ -267,7 +267,7 @@ def _wait(run: Run, t: Turn, started: Started, queue: list[Arrival], deadline: f
 def _settle(run: Run, t: Turn, first: Attempt, statuses: dict[str, str]) -> tuple[Stop | None, bool]:
     """Route one arrived result — retrying or falling back inside the batch, as a call alone — and apply it.
     Returns the stop it leads to, and whether it counts as a success for the join."""
-    use, state = first, run.state
+    state = run.state
     progress_before = state.progress_count
     settled = attempts(run, t, first)
     result = settled.result
@@ -275,9 +275,9 @@ def _settle(run: Run, t: Turn, first: Attempt, statuses: dict[str, str]) -> tupl
     ref = tool_message(run, settled, result)
     statuses[first.call_id] = result.status
     stop = _apply(run, t, settled, ref)
-    if result.status != "invalid_arguments" and use.fp is not None:  # a slip is bounded by the repair allowance
+    if result.status != "invalid_arguments" and first.fp is not None:  # a slip is bounded by the repair allowance
         new = state.progress_count != progress_before
-        run.monitor.record(use.fp, run.turn, result.status, new,
+        run.monitor.record(first.fp, run.turn, result.status, new,
                            "" if new else "; ".join(state._unchanged) or f"{result.status}, no new fact")
     return stop, result.status == "ok" or (result.status == "empty" and isinstance(settled.route, AcceptNotFound))
 
@@ -318,8 +318,8 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
 
 def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop | None:
     """Write the outcome of a settled call into state; return a stop if its route says so."""
-    use, result, decision, parts, call_id = settled, settled.result, settled.route, settled.parts, settled.call_id
-    tool, item, state = use.tool, use.item, run.state
+    result, decision, parts, call_id = settled.result, settled.route, settled.parts, settled.call_id
+    tool, item, state = settled.tool, settled.item, run.state
     assert result is not None
     if isinstance(decision, (Accept, AcceptNotFound)):
         if parts is not None:
@@ -331,7 +331,7 @@ def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop 
             state.add_fact(Fact(item_name, value, summary, source, run.turn, ref))
             t.observation = summary
         else:
-            state.note(f"{use.label}: serves no item of this task")
+            state.note(f"{settled.label}: serves no item of this task")
             t.observation = "ok, but not needed by the task"
     else:
         t.failed = True
