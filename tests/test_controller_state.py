@@ -18,7 +18,6 @@ def state() -> TaskState:
 
 def test_every_change_bumps_the_version_and_lands_in_the_delta():
     s = state()
-    s.begin_turn()
     assert s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 1))
     s.record_failure("get_weather", "timeout", "slow", 1)
     delta = s.end_turn()
@@ -30,7 +29,7 @@ def test_every_change_bumps_the_version_and_lands_in_the_delta():
 def test_a_known_fact_changes_nothing_and_says_why():
     s = state()
     s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 1))
-    s.begin_turn()
+    s.end_turn()
     assert not s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 2))
     delta = s.end_turn()
     assert delta.version_after == delta.version_before and not delta.progress
@@ -39,7 +38,6 @@ def test_a_known_fact_changes_nothing_and_says_why():
 
 def test_failures_change_the_version_but_are_not_progress():
     s = state()
-    s.begin_turn()
     s.record_failure("get_weather", "timeout", "slow", 1)
     delta = s.end_turn()
     assert delta.version_after == delta.version_before + 1 and not delta.progress

@@ -1,6 +1,6 @@
-"""One tool call: its :class:`Use` (made once), its pre-check, and its attempts — the same alone or in a batch.
+"""One tool call: its :class:`Attempt` (planned once), its pre-check, and its attempts — the same alone or in a batch.
 
-    plan(run, call, args)                 -> Use       the call's tool, normalised arguments, label, task item
+    plan(run, call, args)                 -> Attempt   the call's tool, normalised arguments, label, task item
     precheck(run, spec, tool, args)       -> ToolResult | Stop | None   schema, permission gate, task rules, risk
     attempts(run, turn, first)            -> Attempt   the last attempt, its route (or the stop that ended it) set
         from the first attempt's outcome: :func:`decide` routes each result (the error policy); a retry
@@ -37,18 +37,25 @@ Parts = tuple[str, Any, Any] | None
 """What an ``ok`` or ``empty`` result gives the task: (item, value, summary), or ``None``."""
 
 @dataclass(slots=True)
-class Use:
-    """One tool call, made once; every later stage reads it instead of working it out again.
+class Attempt:
+    """One tool call and where its latest attempt stands: planned once, then admitted, run, routed and applied —
+    every stage reads it instead of working it out again; a retry or a fallback is a new ``Attempt`` of it.
 
     Attributes:
         call: the model's call (its id answers it in the transcript).
-        tool / args / spec: the tool's name, the parsed arguments, the tool (``None`` if there is none).
+        tool / args / spec: the tool's name, the parsed arguments, the tool (``None`` if there is none); a
+            fallback runs another tool.
         norm: the arguments normalised as the tool's schema declares (the fingerprint's, the ledger's
             and the trace's text).
         label: ``tool(key=value)``, as tables write the action.
         item: the task item the call serves (``None``: none).
         fp: its fingerprint, taken when it is admitted (at the progress version of that moment).
-        kind: ``call``, or ``retry`` when the same call failed retryably before.
+        kind: ``call``; ``retry`` when the same call failed retryably before; ``fallback``.
+        call_id: its id in the ledger (``""``: no attempt of it ran).
+        result: its (usable) result (``None``: not run yet); parts: what it gives the task,
+            ``(item, value, summary)`` or ``None``.
+        action: its action in the turn (``None``: it did not run).
+        route: ``None`` while it may still be retried; once settled, the route it took or the stop that ended it.
     """
 
     call: ToolCall
@@ -60,37 +67,22 @@ class Use:
     item: str | None
     fp: Fingerprint | None = None
     kind: str = "call"
-
-
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    """One attempt of a call and where it stands — the one value :func:`attempts` takes and gives back.
-
-    Attributes:
-        use: the call as this attempt ran it (a fallback runs another tool).
-        call_id: its id in the ledger (``""``: no attempt of it ran).
-        result: its (usable) result; parts: what it gives the task, ``(item, value, summary)`` or ``None``.
-        action: its action in the turn (``None``: it did not run).
-        route: ``None`` while it may still be retried; once settled, the route it took or the stop that ended it.
-    """
-
-    use: Use
-    call_id: str
-    result: ToolResult
-    parts: Parts
-    action: Action | None
+    call_id: str = ""
+    result: ToolResult | None = None
+    parts: Parts = None
+    action: Action | None = None
     route: Route | Stop | None = None
 
 
-def plan(run: Run, call: ToolCall, args: dict[str, Any], spec: ToolSpec | None = None) -> Use:
-    """The :class:`Use` of ``call`` with ``args`` on ``spec`` (default: the tool the call names)."""
+def plan(run: Run, call: ToolCall, args: dict[str, Any], spec: ToolSpec | None = None) -> Attempt:
+    """The :class:`Attempt` of ``call`` with ``args`` on ``spec`` (default: the tool the call names)."""
     tool = call.name if spec is None else spec.name
     spec = run.toolbox.tools.get(tool) if spec is None else spec
-    return Use(call, tool, args, spec, normalize_args(args, spec.params if spec else None), action_label(tool, args),
-               run.task.type.item_for(tool, args, run.task.params))
+    return Attempt(call, tool, args, spec, normalize_args(args, spec.params if spec else None),
+                   action_label(tool, args), run.task.type.item_for(tool, args, run.task.params))
 
 
-def record(t: Turn, use: Use, label: str, call_id: str | None, kind: str, result: ToolResult | None,
+def record(t: Turn, use: Attempt, label: str, call_id: str | None, kind: str, result: ToolResult | None,
            route_taken: str | None) -> Action:
     """Keep one action of the turn as values (its trace dict is made when the trace is read)."""
     action = Action(label, call_id, use.tool, use.args, use.norm, kind, result, route_taken, use.fp,
@@ -162,43 +154,44 @@ def attempts(run: Run, t: Turn, first: Attempt) -> Attempt:
     """Settle one call from its first attempt: route each result with the error policy, and retry or fall back —
     waiting out a retry's back-off, paying from the shared retry budget, checking the cancel time and the budgets
     before each attempt — until the route is final. Returns the last attempt with its ``route`` set."""
-    now, use, tries, seen = first, first.use, 1, set[str]()
+    now, tries, seen = first, 1, set[str]()
     while True:
-        result, key = now.result, (use.tool, use.norm)  # remember a failure, and which calls a repeat would retry
+        result, key = now.result, (now.tool, now.norm)  # remember a failure, and which calls a repeat would retry
+        assert result is not None  # an attempt being routed ran
         if result.status in ("ok", "empty"):
             run.failed_calls.discard(key)
-            for slip in [k for k in run.repairs if k.startswith(f"{use.tool}:")]:
+            for slip in [k for k in run.repairs if k.startswith(f"{now.tool}:")]:
                 del run.repairs[slip]  # a success of the tool: the next slip is a first one again
         else:
-            run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
+            run.state.record_failure(now.tool, result.status, result.error or "", run.turn)
             if result.retryable:  # the tool's judgement: calling it again is a retry, paid from the shared budget
                 run.failed_calls.add(key)
-        decision = decide(run, use, result, tries, frozenset(seen))
+        decision = decide(run, now, result, tries, frozenset(seen))
         now.action.route = decision.name  # type: ignore[union-attr]  # an attempt being routed ran
         if not isinstance(decision, (Retry, Fallback)):
             return replace(now, route=decision)
         if isinstance(decision, Retry):  # wait out the back-off, unless the budget or the user's cancel ends it
-            wait = decision.delay_s + (use.spec.timeout_s if use.spec is not None else 0.0)
+            wait = decision.delay_s + (now.spec.timeout_s if now.spec is not None else 0.0)
             if not run.meter.allows("wall_time_s", wait):
                 return replace(now, parts=None, route=budget_stop(run, "wall_time_s", wait))
             cancel_at = run.controls.cancel_within(run.clock.now, decision.delay_s)
             if cancel_at is not None:  # the retry never starts
                 run.clock.advance(cancel_at - run.clock.now)
-                why = f"the user cancelled the task while waiting to retry {use.tool}"
-                return replace(now, parts=None, route=cancel_stop(run, why, use.tool))
+                why = f"the user cancelled the task while waiting to retry {now.tool}"
+                return replace(now, parts=None, route=cancel_stop(run, why, now.tool))
             run.clock.advance(decision.delay_s)
-        run.meter.spend("retries", tool=use.tool)
+        run.meter.spend("retries", tool=now.tool)
         if isinstance(decision, Retry):
-            tries, kind = tries + 1, "retry"
+            tries, kind, again = tries + 1, "retry", now
         else:
-            seen.add(use.tool)
-            use, tries, kind = switch(run, use, decision.tool), 1, "fallback"
-        now = _attempt(run, t, use, kind, None if now is first else now)
+            seen.add(now.tool)
+            tries, kind, again = 1, "fallback", switch(run, now, decision.tool)
+        now = _attempt(run, t, again, kind, None if now is first else now)
         if now.route is not None:  # it did not run, or was cancelled while running: settled
             return now
 
 
-def _attempt(run: Run, t: Turn, use: Use, kind: str, last: Attempt | None) -> Attempt:
+def _attempt(run: Run, t: Turn, use: Attempt, kind: str, last: Attempt | None) -> Attempt:
     """One more attempt of an admitted call, run at once (the clock waits for it) unless a cancel came due or a
     budget is spent (then it is settled with that stop); what it returns is delivered through the ledger."""
     timeout = use.spec.timeout_s if use.spec is not None else 0.0
@@ -213,7 +206,8 @@ def _attempt(run: Run, t: Turn, use: Use, kind: str, last: Attempt | None) -> At
         why, stop = "", None
     if stop is not None:
         unrun = ToolResult("permanent_error", error=f"{use.tool}: not run ({why})", ran=False)
-        return Attempt(use, last.call_id if last else "", last.result if last else unrun, None, None, stop)
+        return replace(use, kind=kind, call_id=last.call_id if last else "", result=last.result if last else unrun,
+                       parts=None, action=None, route=stop)
     run.call_counter += 1
     call_id = f"{run.trace_id}-c{run.call_counter}"
     started = run.clock.now
@@ -224,22 +218,23 @@ def _attempt(run: Run, t: Turn, use: Use, kind: str, last: Attempt | None) -> At
     cancel_at = run.controls.cancel_within(started, raw.latency_s)
     if cancel_at is not None:
         record(t, use, label, call_id, kind, None, "cancelled")  # cancelled while it runs: it lands late
-        return _cancelled_while_running(run, use, raw, started, cancel_at, call_id)
+        return _cancelled_while_running(run, use, kind, raw, started, cancel_at, call_id)
     run.clock.advance(raw.latency_s)
     result, parts = usable(run, use, raw)
     for delivery in range(1, result.deliveries + 1):
         deliver(run, Arrival(run.clock.now, call_id, result, delivery, run.trace_id))
-    return Attempt(use, call_id, result, parts, record(t, use, label, call_id, kind, result, None))
+    return replace(use, kind=kind, call_id=call_id, result=result, parts=parts,
+                   action=record(t, use, label, call_id, kind, result, None), route=None)
 
 
-def switch(run: Run, use: Use, tool: str) -> Use:
+def switch(run: Run, use: Attempt, tool: str) -> Attempt:
     """The same call on its fallback ``tool`` (normalised and labelled as that tool declares; same fingerprint)."""
     fallback = plan(run, use.call, use.args, run.toolbox[tool])
     fallback.fp = use.fp
     return fallback
 
 
-def decide(run: Run, use: Use, result: ToolResult, tries: int, tried: frozenset[str]) -> Route:
+def decide(run: Run, use: Attempt, result: ToolResult, tries: int, tried: frozenset[str]) -> Route:
     """The error policy's route for one attempt's result; a fallback that the pre-check refuses is a give-up."""
     toolbox, task = run.toolbox, run.task
     spec = use.spec or ToolSpec(use.tool, "", {}, _no_handler)  # a tool that does not exist: its call was rejected
@@ -263,7 +258,7 @@ def _no_handler(args: dict[str, Any]) -> Any:
     return None
 
 
-def usable(run: Run, use: Use, result: ToolResult) -> tuple[ToolResult, Parts]:
+def usable(run: Run, use: Attempt, result: ToolResult) -> tuple[ToolResult, Parts]:
     """Turn an ``ok`` result into (result, (item, value, summary)) or downgrade it when unusable."""
     if result.status not in ("ok", "empty") or use.item is None:
         return result, None
@@ -277,16 +272,16 @@ def usable(run: Run, use: Use, result: ToolResult) -> tuple[ToolResult, Parts]:
     return result, (use.item, value, summary)
 
 
-def _cancelled_while_running(run: Run, use: Use, raw: ToolResult, started: float, cancel_at: float,
-                             call_id: str) -> Attempt:
+def _cancelled_while_running(run: Run, use: Attempt, kind: str, raw: ToolResult, started: float,
+                             cancel_at: float, call_id: str) -> Attempt:
     """Stop waiting at the cancel time; the call's result is queued to land late (and be refused)."""
     run.clock.advance(cancel_at - started)
     run.ledger.cancel_running(run.clock.now, "cancelled: the user cancelled the task")
     late, _ = usable(run, use, raw)
     run.inbox.extend(arrivals(started, call_id, late, run.trace_id))
-    return Attempt(use, call_id, ToolResult("permanent_error", error=f"{use.tool}: cancelled while running",
-                                            ran=False), None, None,
-                   cancel_stop(run, f"the user cancelled the task while {use.tool} was running", use.tool))
+    return replace(use, kind=kind, call_id=call_id, result=ToolResult(
+        "permanent_error", error=f"{use.tool}: cancelled while running", ran=False), parts=None, action=None,
+        route=cancel_stop(run, f"the user cancelled the task while {use.tool} was running", use.tool))
 
 
 def deliver(run: Run, arrival: Arrival) -> str:
@@ -309,7 +304,7 @@ def deliver_due(run: Run) -> None:
         deliver(run, arrival)
 
 
-def tool_message(run: Run, use: Use, result: ToolResult) -> str | None:
+def tool_message(run: Run, use: Attempt, result: ToolResult) -> str | None:
     """Append the observation to the transcript — data over the context's limit stored outside it, as a
     reference and a summary — and return the storage reference (``None`` when nothing was stored)."""
     observation = result.observation(use.tool, use.args)

@@ -1,16 +1,16 @@
 """The tool calls of one reply: one path for one call or many — a single call is a batch of one.
 
     run_calls(run, turn, calls) -> Stop | None
-      1. plan      each call once → a :class:`~agentloops.controller.attempts.Use` (tool, arguments,
-                   normalised text, label, task item)
-      2. admit     each Use, before anything runs: a cancel, a repeated fingerprint, the pre-check
+      1. plan      each call once → an :class:`~agentloops.controller.attempts.Attempt` (tool, arguments,
+                   normalised text, label, task item), carried through every stage below
+      2. admit     each one, before anything runs: a cancel, a repeated fingerprint, the pre-check
                    (schema, permission gate, task rules, risk), the retry rules → ``None`` (run it), a
                    route (answered, not run) or a :class:`~agentloops.controller.stopping.status.Stop`
       3. launch    the admitted ones together (each paid for, opened in the ledger, executed)
       4. join      their results in arrival order under the task's join rule, each through the ledger
       5. settle    each applied result: routed by the error policy; a retry or a fallback runs here,
-                   inside the batch (:func:`~agentloops.controller.attempts.attempts`, one
-                   :class:`~agentloops.controller.attempts.Attempt` in, the settled one out), exactly as alone
+                   inside the batch (:func:`~agentloops.controller.attempts.attempts`: the first attempt
+                   in, the settled one out), exactly as alone
       6. apply     the outcome to the task state: a fact, an item given up, a question, a stop
 
 Every stage takes the :class:`~agentloops.controller.engine.Run` and the turn being built and
@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import cast
 
 from agentloops.controller.attempts import (
     Attempt,
-    Use,
     attempts,
     decide,
     deliver,
@@ -73,7 +73,7 @@ def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
     uses = [plan(run, call, dict(call.parsed_arguments or {})) for call in calls]
     t.action = uses[0].label if len(uses) == 1 else f"parallel×{len(uses)}: " + ", ".join(u.label for u in uses)
     t.args_summary = "; ".join(u.norm for u in uses)
-    launch: list[Use] = []
+    launch: list[Attempt] = []
     stop: Stop | None = None
     repeats: list[Repeat] = []
     reserved: dict[str, int] = {}  # retries admitted so far in this batch, by tool
@@ -99,7 +99,7 @@ def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
     return _join(run, t, launch)
 
 
-def admit(run: Run, t: Turn, use: Use, *, in_batch: bool, reserved: Mapping[str, int], repeats: list[Repeat]
+def admit(run: Run, t: Turn, use: Attempt, *, in_batch: bool, reserved: Mapping[str, int], repeats: list[Repeat]
           ) -> Route | Stop | None:
     """Decide, before anything runs, what happens to one tool call (single and parallel calls alike): ``None``
     runs it; a :class:`Stop` ends the run; a route means it does not run and is answered already.
@@ -128,7 +128,7 @@ def admit(run: Run, t: Turn, use: Use, *, in_batch: bool, reserved: Mapping[str,
     return None if (tool, fp.args) not in run.failed_calls else _admit_retry(run, t, use, reserved)
 
 
-def _admit_retry(run: Run, t: Turn, use: Use, reserved: Mapping[str, int]) -> Route | Stop | None:
+def _admit_retry(run: Run, t: Turn, use: Attempt, reserved: Mapping[str, int]) -> Route | Stop | None:
     """The same call failed retryably before, so this is a *retry*: a side effect is never repeated (a person
     checks); anything else needs a retry left in the shared budget, minus those ``reserved`` in this batch."""
     tool, spec, policy = use.tool, use.spec, run.policy
@@ -152,19 +152,19 @@ def _admit_retry(run: Run, t: Turn, use: Use, reserved: Mapping[str, int]) -> Ro
                    Degrade("budget:retries", "the same call failed before and the retry budget is spent"))
 
 
-def _refuse(run: Run, t: Turn, use: Use, prefix: str, route_taken: str, said: Route | Stop) -> Route | Stop:
+def _refuse(run: Run, t: Turn, use: Attempt, prefix: str, route_taken: str, said: Route | Stop) -> Route | Stop:
     """Keep the refused call as an action and answer it in the transcript (it does not run)."""
     record(t, use, f"{prefix}:{use.label}", None, prefix, None, route_taken)
     not_run(run, use.call, use.tool, "the task is stopping" if isinstance(said, Stop) else said.reason)
     return said
 
 
-def _answer_rejected(run: Run, t: Turn, use: Use, result: ToolResult) -> Route | Stop:
+def _answer_rejected(run: Run, t: Turn, use: Attempt, result: ToolResult) -> Route | Stop:
     """A call the schema or the permission gate answered before it ran: route and apply that answer."""
     decision = decide(run, use, result, 1, frozenset())
     record(t, use, use.label, None, "rejected", result, decision.name)
     run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
-    settled = Attempt(use, "", result, None, None, decision)
+    settled = replace(use, result=result, route=decision)
     return _apply(run, t, settled, tool_message(run, use, result)) or decision
 
 
@@ -172,7 +172,7 @@ Started = dict[str, Attempt]
 """The launched calls by call id: each call's first attempt."""
 
 
-def _launch(run: Run, t: Turn, launch: list[Use]) -> tuple[Started, list[Arrival], Stop | None]:
+def _launch(run: Run, t: Turn, launch: list[Attempt]) -> tuple[Started, list[Arrival], Stop | None]:
     """Start every admitted call at the same moment; a call the budgets cannot pay for is not started.
     Returns the started calls, when their results will arrive, and the stop if none could be paid for."""
     start, meter = run.clock.now, run.meter
@@ -199,11 +199,11 @@ def _launch(run: Run, t: Turn, launch: list[Use]) -> tuple[Started, list[Arrival
         landing.extend(arrivals(start, call_id, result, run.trace_id))
         action = record(t, use, ("" if use.kind == "call" else f"{use.kind}:") + use.label, call_id, use.kind, result,
                         None)
-        started[call_id] = Attempt(use, call_id, result, parts, action)
+        started[call_id] = replace(use, call_id=call_id, result=result, parts=parts, action=action)
     return started, landing, (refused if not started else None)
 
 
-def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
+def _join(run: Run, t: Turn, launch: list[Attempt]) -> Stop | None:
     """Launch the calls, then settle each result as it arrives until the join rule is decided.
 
     The batch stops waiting at its deadline: the wall-time budget, the user's cancel, or the join's
@@ -228,7 +228,7 @@ def _join(run: Run, t: Turn, launch: list[Use]) -> Stop | None:
     _wrap_up(run, t, outcome, queue, started, statuses, pending_stop)
     if pending_stop is None and run.controls.cancelled(run.clock.now):
         running = f" while {t.action} was running" if len(started) == 1 else " during a batch"
-        return cancel_stop(run, f"the user cancelled the task{running}", next(iter(started.values())).use.tool)
+        return cancel_stop(run, f"the user cancelled the task{running}", next(iter(started.values())).tool)
     if pending_stop is None and outcome == "deadline":
         wall_left = run.meter.remaining("wall_time_s")
         if wall_left is not None and wall_left <= EPSILON:
@@ -268,16 +268,17 @@ def _wait(run: Run, t: Turn, started: Started, queue: list[Arrival], deadline: f
 def _settle(run: Run, t: Turn, first: Attempt, statuses: dict[str, str]) -> tuple[Stop | None, bool]:
     """Route one arrived result — retrying or falling back inside the batch, as a call alone — and apply it.
     Returns the stop it leads to, and whether it counts as a success for the join."""
-    use, state = first.use, run.state
+    state = run.state
     progress_before = state.progress_count
     settled = attempts(run, t, first)
     result = settled.result
-    ref = tool_message(run, settled.use, result)
+    assert result is not None  # a settled call has a result (its last attempt's, or the one it never ran)
+    ref = tool_message(run, settled, result)
     statuses[first.call_id] = result.status
     stop = _apply(run, t, settled, ref)
-    if result.status != "invalid_arguments" and use.fp is not None:  # a slip is bounded by the repair allowance
+    if result.status != "invalid_arguments" and first.fp is not None:  # a slip is bounded by the repair allowance
         new = state.progress_count != progress_before
-        run.monitor.record(use.fp, run.turn, result.status, new,
+        run.monitor.record(first.fp, run.turn, result.status, new,
                            "" if new else "; ".join(state._unchanged) or f"{result.status}, no new fact")
     return stop, result.status == "ok" or (result.status == "empty" and isinstance(settled.route, AcceptNotFound))
 
@@ -297,7 +298,7 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
             why = "the user cancelled the task"
         cancelled = run.ledger.cancel_running(run.clock.now, f"cancelled: {why}")
         for call_id in cancelled:
-            use = started[call_id].use
+            use = started[call_id]
             run.groups[-1].append(Message("tool", json.dumps({"tool": use.tool, "status": "cancelled",
                                                                "error": why}), tool_call_id=use.call.id, name=use.tool))
             statuses[call_id] = "cancelled"
@@ -318,8 +319,9 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
 
 def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop | None:
     """Write the outcome of a settled call into state; return a stop if its route says so."""
-    use, result, decision, parts, call_id = settled.use, settled.result, settled.route, settled.parts, settled.call_id
-    tool, item, state = use.tool, use.item, run.state
+    result, decision, parts, call_id = settled.result, settled.route, settled.parts, settled.call_id
+    tool, item, state = settled.tool, settled.item, run.state
+    assert result is not None
     if isinstance(decision, (Accept, AcceptNotFound)):
         if parts is not None:
             item_name, value, summary = parts
@@ -331,7 +333,7 @@ def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop 
             state.add_fact(Fact(item_name, value, summary, source, run.turn, ref))
             t.observation = summary
         else:
-            state.note(f"{use.label}: serves no item of this task")
+            state.note(f"{settled.label}: serves no item of this task")
             t.observation = "ok, but not needed by the task"
     else:
         t.failed = True

@@ -10,7 +10,8 @@ returns a value; ``None`` means "go on", a :class:`~agentloops.controller.stoppi
         prepare_request(run, t)                 -> (Message, …) task & state: system, goal (or a checked
                                                                  memory), recent turns, the TASK STATE block
         ask(run, t, request)                    -> Response | Stop   budgets before the call, the reply metered
-        abnormal(run, t, reply)                 -> Stop | None   the core's reading of how the reply ended
+        (inline) correct(reply)                                  the core's reading of how the reply ended:
+                                                                 an abnormal end is a Stop
         on_final(run, t, reply)                 -> Stop | None   a claim: the completion condition, the facts
         on_ask(run, t, calls, ask)              -> Stop          the model asks the user
         run_calls(run, t, calls)                -> Stop | None   admit → execute → settle → apply: one path
@@ -42,7 +43,7 @@ from agentloops.controller.engine import (
     stop_unobtainable,
 )
 from agentloops.controller.stopping.progress import normalize_args
-from agentloops.controller.stopping.status import SYSTEM_FAILURES, Stop, StopStatus
+from agentloops.controller.stopping.status import SYSTEM_FAILURES, Stop
 from agentloops.controller.task.answers import contradiction
 from agentloops.controller.task.context import CompactionEvent, check_compaction, memory_from_state
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER
@@ -60,7 +61,6 @@ def play(run: Run) -> Stop | None:
     goal = f"waiting for {state.waiting_for['input']}" if state.waiting_for else \
         state.open[0] if state.open and assessment(run) != "complete" else "final answer"
     t = Turn(run.turn, state.version, goal)
-    state.begin_turn()
     if run.inbox:  # results still on their way from an earlier turn
         deliver_due(run)
     stop = turn(run, t)
@@ -102,9 +102,11 @@ def turn(run: Run, t: Turn) -> Stop | None:
     reply = ask(run, t, request)  # budgets: the request must fit, the reply is metered
     if isinstance(reply, Stop):
         return reply
-    stop = abnormal(run, t, reply)  # how the reply ended, in the core's vocabulary: a cut, a refusal, a broken call
-    if stop is not None:
-        return stop
+    ended = correct(reply)  # how the reply ended, in the core's vocabulary: an abnormal end (a cut, a refusal,
+    if isinstance(ended, Abort):  # a call that cannot run) is a stop, translated once
+        t.action = "abnormal reply"
+        return make_stop(run, "system_failure" if ended.code in SYSTEM_FAILURES else "failed_unrecoverable",
+                         ended.code, ended.reason)
     message = t.message or Message.from_response(reply)
     if not reply.tool_calls and reply.finish_reason == "pause":
         run.groups.append([message])
@@ -117,17 +119,6 @@ def turn(run: Run, t: Turn) -> Stop | None:
     if asks:
         return on_ask(run, t, reply.tool_calls, asks[0])
     return run_calls(run, t, reply.tool_calls)  # admit → execute → settle → apply, one path for 1 or N calls
-
-
-def abnormal(run: Run, t: Turn, reply: Response) -> Stop | None:
-    """The core's reading of how the reply ended (:func:`~agentloops.criteria.correct`), translated once: an
-    abnormal end — a cut, a refusal, a call that cannot run — is a :class:`Stop`; anything else goes on."""
-    decision = correct(reply)
-    if not isinstance(decision, Abort):
-        return None
-    t.action = "abnormal reply"
-    status: StopStatus = "system_failure" if decision.code in SYSTEM_FAILURES else "failed_unrecoverable"
-    return make_stop(run, status, decision.code, decision.reason)
 
 
 def prepare_request(run: Run, t: Turn) -> tuple[Message, ...]:

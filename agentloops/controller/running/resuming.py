@@ -112,8 +112,8 @@ def _answer(run: Run, saved: SavedLike, data: dict[str, Any], answer: str) -> No
     """Mark the pause as continued and hand the user's answer to the task (state version + 1)."""
     parameter = str(data.get("parameter") or "answer")
     mark_resumed(saved, data, run.clock.now)
-    run.state.begin_turn()
     run.state.add_input(parameter, answer)
+    run.state.end_turn()  # the answer came between two turns: it is not the next turn's change
     run.groups.append([Message("user", f"{USER_ANSWER_PREFIX} {parameter}: {answer}")])
     run.sink.write({"kind": "resume", "trace_id": run.trace_id, "turn": run.turn, "at_s": run.clock.now,
                     "parameter": parameter, "answer": answer, "state_version": run.state.version,

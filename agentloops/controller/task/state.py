@@ -21,6 +21,7 @@ and duplicate events are refused earlier, by the ledger in
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -165,10 +166,6 @@ class TaskState:
     def __post_init__(self) -> None:  # (pydantic calls it for a state read from a saved run)
         self.open: tuple[str, ...] = tuple([item for item, status in self.items.items() if status == "open"])
         self.sourced = sum(1 for fact in self.facts.values() if fact.source)
-        self._tries: dict[tuple[str, str], int] = {}  # (tool, status) → failures, kept by record_failure
-        self._tried: dict[tuple[str, str], str] = {}  # (tool, status) → its "already tried" line, first-seen order
-        for failure in self.failures:
-            self._count_failure(failure["tool"], failure["status"])
         self._start, self._progress = self.version, False  # the changes of the turn being collected
         self._changes: list[str] = []
         self._unchanged: list[str] = []
@@ -179,13 +176,10 @@ class TaskState:
         return self.progress_count
 
     # -- turn bookkeeping ---------------------------------------------------------------
-    def begin_turn(self) -> None:
-        """Start collecting the changes of one turn (what changed between two turns, a resumed answer for
-        instance, is not the next turn's)."""
-        self._start, self._changes, self._unchanged, self._progress = self.version, [], [], False
-
     def end_turn(self) -> StateDelta:
-        """The delta since :meth:`begin_turn` or the last :meth:`end_turn`; collecting starts afresh."""
+        """The delta since the state was made (or read back) or since the last :meth:`end_turn`, which starts
+        collecting the next turn's changes afresh (what changes between two turns, a resumed answer for instance,
+        is dropped by calling it once more)."""
         delta = StateDelta(self._start, self.version, tuple(self._changes), tuple(self._unchanged), self._progress)
         self._start, self._changes, self._unchanged, self._progress = self.version, [], [], False
         return delta
@@ -246,19 +240,9 @@ class TaskState:
         return True
 
     def record_failure(self, tool: str, status: str, summary: str, turn: int) -> None:
-        """Remember a failed attempt so later turns (and compactions) know it was tried.
-
-        Its "already tried" line (``tool: status ×n``) is written here, once per failure, rather than
-        counted again from every failure each time the state is shown.
-        """
+        """Remember a failed attempt so later turns (and compactions) know it was tried."""
         self._bump(f"failure {tool}: {status}", progress=False)
         self.failures.append({"tool": tool, "status": status, "summary": summary, "turn": turn})
-        self._count_failure(tool, status)
-
-    def _count_failure(self, tool: str, status: str) -> None:
-        key = (tool, status)
-        n = self._tries[key] = self._tries.get(key, 0) + 1
-        self._tried[key] = f"{tool}: {status}" + (f" ×{n}" if n > 1 else "")
 
     def add_input(self, name: str, value: str) -> None:
         """Record what the user supplied and stop waiting."""
@@ -303,8 +287,9 @@ class TaskState:
         return {item: self.codes.get(item) for item, status in self.items.items() if status == "missing"}
 
     def failure_summary(self) -> list[str]:
-        """The "already tried" list: tool, status and count, in first-seen order (kept by :meth:`record_failure`)."""
-        return list(self._tried.values())
+        """The "already tried" list: tool, status and how often, in first-seen order."""
+        tries = Counter((failure["tool"], failure["status"]) for failure in self.failures)
+        return [f"{tool}: {status}" + (f" ×{n}" if n > 1 else "") for (tool, status), n in tries.items()]
 
     def for_model(self, budget_left: Mapping[str, float | None] | None = None) -> str:
         """The compact rendering sent to the model each turn (``TASK STATE`` + JSON); ``budget_left`` is what
@@ -314,7 +299,7 @@ class TaskState:
             "version": self.version, "goal": self.goal, "constraints": list(self.constraints),
             "done": {item: f"{fact.summary} [{fact.source}]" for item, fact in self.facts.items()},
             "open": list(self.open), "missing": self.missing_items(), "inputs": self.inputs,
-            "tried": list(self._tried.values()),
+            "tried": self.failure_summary(),
         }
         if budget_left is not None:
             view["budget_left"] = {k: v for k, v in budget_left.items() if v is not None and k != "context_tokens"}

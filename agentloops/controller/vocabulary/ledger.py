@@ -140,13 +140,11 @@ class Ledger:
         self.events: list[LedgerEvent] = []
 
     def open(self, call_id: str, tool: str, args: str, turn: int, at: float, kind: str = "call",
-             parallel: bool = False) -> Call:
+             parallel: bool = False) -> None:
         """Register a call as running."""
         if call_id in self.calls:
             raise ValueError(f"call id {call_id!r} is already in use")
-        call = Call(call_id, turn, tool, args, kind, parallel, at)
-        self.calls[call_id] = call
-        return call
+        self.calls[call_id] = Call(call_id, turn, tool, args, kind, parallel, at)
 
     def deliver(self, arrival: Arrival, succeeded: bool) -> Verdict:
         """Accept a result once, for a running call of this task; record anything else as an event.
