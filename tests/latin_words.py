@@ -65,7 +65,6 @@ def api_values() -> frozenset[str]:
     language codes, the controller's ids (:func:`_controller_ids`), and JSON's and Python's literals.
     """
     from agentloops import criteria, errors, i18n, messages, record, scenario, stops
-    from agentloops.controller import calls
     from agentloops.controller.policy import budgets
     from agentloops.controller.stopping import status
     from agentloops.controller.task import state
@@ -73,7 +72,7 @@ def api_values() -> frozenset[str]:
     from agentloops.exercises import controlling
 
     aliases = [stops.FinishReason, stops.StopKind, stops.ProviderFormat, scenario.ScenarioFormat, status.StopStatus,
-               status.StopCode, tools.ToolStatus, ledger.CallState, ledger.Verdict, calls.AdmissionVerdict,
+               status.StopCode, tools.ToolStatus, ledger.CallState, ledger.Verdict,
                state.ItemStatus, budgets.BudgetName, errors.ErrorCode, record.Outcome, messages.Role, controlling.Move,
                i18n.Language]
     values = {value for alias in aliases for value in get_args(alias) if isinstance(value, str)}
