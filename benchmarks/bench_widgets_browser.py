@@ -1,17 +1,22 @@
 """How long does a widget take to answer in the page? Measured in a real browser, as a learner sees it.
 
-Each widget is served alone by Voilà (a one-cell notebook written to a temporary folder) and driven by
-headless Chromium through Playwright (the system browser, ``/usr/bin/chromium``; nothing is downloaded).
-An answer is timed from the moment the control is changed in the page (a value picked in a menu, a
-number typed into a slider's box and Enter) to the moment the widget's chart (its ``<img>``) shows
-new pixels: the kernel's work, both trips over the websocket and the browser's redraw.
+Each widget of the notebooks and app pages is served alone by Voilà (a one-cell notebook written to a
+temporary folder, building the widget as its notebook does) and driven by headless Chromium through
+Playwright (the system browser, ``/usr/bin/chromium``; nothing is downloaded). An answer is timed from the
+moment a control is changed in the page (a value picked in a menu, a toggle or check box clicked, a number
+typed into a slider's box and Enter) to the moment the widget's chart (its ``<img>``) shows new pixels —
+or, for a setting whose chart is the same picture, its tables settle; or, for a widget without a chart,
+its HTML is laid out: the kernel's work, both trips over the websocket and the browser's redraw. A change
+after which nothing in the page changes within 8 s is listed, untimed.
 
-For each widget, every change is a real change (cycling through values), after a pause in which a
-learner reads the page (``--read`` seconds; the budget explorer works ahead in that time). The
-baseline, measured in the same page, is a change that needs no kernel work: the budget explorer's
-slider moved back to the setting just shown, which only swaps in the kept PNG.
+For each widget, every control is changed ``--changes`` times (a menu or toggle to its next option, a
+slider by one position), then each slider once to its far end (a "far move"), each after a pause in
+which a learner reads the page (``--read`` seconds; the widgets work ahead in that time). The budget
+explorer is driven as before: its steps slider one step down each time, back to a setting just shown
+(only swaps in the kept PNG: the baseline within the page), then six steps up.
 
-Run:  .venv/bin/python benchmarks/bench_widgets_browser.py [--changes N] [--read SECONDS]
+Run:  .venv/bin/python benchmarks/bench_widgets_browser.py [--changes N] [--read SECONDS] [--only WIDGET…]
+(the before/after ratio: run it on a checkout of the commit before, in the same window, and divide.)
 """
 
 from __future__ import annotations

@@ -206,3 +206,23 @@ def test_an_empty_gantt_chart_draws_without_a_warning():
         warnings.simplefilter("error")
         explorer = widgets.parallel_explorer(cancel_at_s=0.5)
     assert not explorer.state.run.calls and explorer.state.run.status == "cancelled"  # cancelled before any call
+
+
+def test_a_setting_the_worker_is_computing_is_waited_for_not_computed_twice():
+    started, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def compute(key):
+        calls.append(threading.current_thread().name)
+        if key == "slow":
+            started.set()
+            release.wait(10)
+        return key
+
+    ahead = Prewarm(compute)
+    ahead.ahead(["slow"])
+    assert started.wait(10)
+    threading.Timer(0.2, release.set).start()
+    assert ahead.get("slow") == "slow" and calls == ["agentloops-prewarm"]  # the learner's pick: the worker's
+    assert ahead.get("other") == "other" and calls[-1] == "MainThread"  # not in hand: computed now
+    ahead.stop()

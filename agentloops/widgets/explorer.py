@@ -221,8 +221,8 @@ class Explorer(widgets.VBox):
         page was read: :mod:`agentloops.widgets.ahead`), then work ahead."""
         try:
             key = self._key()
+            view = self._views.get(key)
             with self._views.answering():  # every worker waits until the page has what it shows
-                view = self._views.get(key)
                 self._show(view)
         except AgentLoopsError as exc:  # a script the controls allowed but the loop rejects: say so, keep the page
             self.note.value = f"<span style='color:{OKABE_ITO['vermillion']}'>{html.escape(str(exc))}</span>"

@@ -5,7 +5,8 @@ single run on a quiet two-core laptop, 150 ms for the budget explorer's 2 × n r
 or three times that when the laptop is busy — more than the 100 ms a control may take to answer. What a
 learner asks next is predictable — the control they just moved, on the same way, or a neighbour of the
 current setting — so a background thread computes those settings (runs *and* chart) while the page is
-read, and a step the learner then takes is a dictionary look-up.
+read, and a step the learner then takes is a dictionary look-up (or, when the learner is quicker than
+the worker and picks the setting it is computing, a wait for the worker, which is half done).
 
 The learner always comes first: while the widget answers a change, the worker waits (at its next
 :meth:`Prewarm.checkpoint`, and before each setting), and matplotlib draws in one thread at a time
@@ -31,7 +32,7 @@ RENDER_LOCK = threading.Lock()
 _FREE = threading.Event()
 """Set while no widget is answering the learner: every widget's worker waits for it (a notebook has several)."""
 _FREE.set()
-_answering = [0]  # how deep the kernel's thread is in :meth:`Prewarm.answering` (a refresh holds it around a get)
+_answering = [0]  # how deep the kernel's thread is in :meth:`Prewarm.answering` (held while a view is shown)
 
 
 _RUNNING: weakref.WeakSet[Prewarm] = weakref.WeakSet()
@@ -69,15 +70,20 @@ class Prewarm:
         self._generation = 0  # bumped each time the queue is replaced
         self._working_on = 0
         self._stopping = False
+        self._in_hand: Hashable | None = None  # the key the worker is computing
         self.computed_ahead = 0
 
     def get(self, key: Hashable) -> Any:
-        """The value for ``key``: from the cache, else computed now (with the worker paused)."""
+        """The value for ``key``: from the cache; else the worker's, when it is computing it (half done: waiting
+        costs less than starting again); else computed now, with every worker paused. Call it outside
+        :meth:`answering`, which would hold the worker being waited for."""
+        with self._wake:
+            self._wake.wait_for(lambda: self._in_hand != key, timeout=60)
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
         with self.answering():
-            with self._lock:
-                if key in self._values:
-                    self._values.move_to_end(key)
-                    return self._values[key]
             value = self._compute(key)
             self._keep(key, value)
             return value
@@ -140,15 +146,19 @@ class Prewarm:
                     return
                 key = self._queue.pop(0)
                 self._working_on = self._generation
-            if key in self._values:
-                continue
+                if key in self._values:
+                    continue
+                self._in_hand = key
             _FREE.wait()
             try:
-                value = self._compute(key)
+                self._keep(key, self._compute(key))
+                self.computed_ahead += 1
             except Exception:  # _Abandon, or a setting that fails: the learner's own pick shows why
-                continue
-            self._keep(key, value)
-            self.computed_ahead += 1
+                pass
+            finally:
+                with self._wake:
+                    self._in_hand = None
+                    self._wake.notify_all()
 
 
 def neighbours(key: tuple[int, ...], steps: Sequence[int], lows: Sequence[int], highs: Sequence[int],

@@ -139,8 +139,8 @@ class BudgetExplorer(_Panel):
 
         budget = {name: slider.value for name, slider in self.sliders.items()}
         key = tuple(budget.values())
+        comparison, png, table = self._settings.get(key)
         with self._settings.answering():  # every worker waits until the page has what it shows
-            comparison, png, table = self._settings.get(key)
             self._state = BudgetState(budget, comparison)
             self.chart.value = png
             self.table.value = table

@@ -204,8 +204,8 @@ class _Panel(widgets.VBox):
         """Show what the controls' current values show (computed now, or taken from what was computed ahead),
         then work ahead."""
         key = self._key()
+        view = self._views.get(key)
         with self._views.answering():  # every worker waits until the page has what it shows
-            view = self._views.get(key)
             self._state = view.state
             self.chart.value = view.png
             for name, value in view.html.items():
