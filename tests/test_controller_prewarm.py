@@ -87,9 +87,10 @@ def test_a_step_to_a_setting_computed_ahead_shows_what_computing_it_now_would():
 
 
 def test_the_moved_slider_can_go_on_to_its_ends_and_back_after_the_other_neighbours():
-    key, steps, lows, highs = (3, 2), [1, 1], [0, 0], [5, 4]
-    order = neighbours(key, steps, lows, highs, moved=0, direction=-1, reach=9, back=9)
-    assert order == [(2, 2), (1, 2), (0, 2), (4, 2), (3, 3), (3, 1), (5, 2)]
+    key, steps, lows, highs = (5, 2), [1, 1], [0, 0], [9, 4]
+    order = neighbours(key, steps, lows, highs, moved=0, direction=1, reach=9, back=9)
+    assert order == [(6, 2), (7, 2), (8, 2), (4, 2), (5, 3), (5, 1), (9, 2), (3, 2), (2, 2), (1, 2), (0, 2)]
+    assert neighbours(key, steps, lows, highs, moved=0, direction=1)[-1] == (5, 1)  # by default: no further
 
 
 def test_a_setting_that_fails_in_the_worker_is_not_kept_and_the_worker_goes_on():

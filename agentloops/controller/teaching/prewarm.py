@@ -166,9 +166,9 @@ def neighbours(key: tuple[int, ...], steps: Sequence[int], lows: Sequence[int], 
                ) -> list[tuple[int, ...]]:
     """The settings a learner is likely to pick next, most likely first.
 
-    The slider just moved (``moved``) goes on in the same ``direction`` for ``reach`` more steps, then back
-    one; then every other slider one step either way; then the moved slider further back, up to ``back``
-    steps. Settings off a slider's range are left out.
+    The slider just moved (``moved``) goes on in the same ``direction`` for three more steps, then back
+    one; then every other slider one step either way; then the moved slider further on, up to ``reach``
+    steps, and further back, up to ``back`` steps. Settings off a slider's range are left out.
     """
     def moved_by(index: int, by: int) -> tuple[int, ...] | None:
         value = key[index] + by * steps[index]
@@ -176,9 +176,10 @@ def neighbours(key: tuple[int, ...], steps: Sequence[int], lows: Sequence[int], 
 
     order: list[tuple[int, int]] = []
     if moved is not None:
-        order += [(moved, k * direction) for k in range(1, reach + 1)] + [(moved, -direction)]
+        order += [(moved, k * direction) for k in range(1, min(3, reach) + 1)] + [(moved, -direction)]
     order += [(i, by) for i in range(len(key)) if i != moved for by in (1, -1)]
     if moved is not None:
+        order += [(moved, k * direction) for k in range(4, reach + 1)]
         order += [(moved, -k * direction) for k in range(2, back + 1)]
     found = [moved_by(i, by) for i, by in order]
     return list(dict.fromkeys(k for k in found if k is not None))

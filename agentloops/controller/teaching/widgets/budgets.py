@@ -86,9 +86,10 @@ class BudgetExplorer(_Panel):
     """Choose the weather task's budgets; see how 100 randomized runs end, against a cap-only loop.
 
     A setting never shown before costs 2 × ``n`` runs (about half a second on a busy laptop), so the settings
-    a learner is likely to pick next (the slider just moved, all the way either way; every other slider one
-    step either way) are computed ahead, runs and chart, while the page is read
-    (:mod:`~agentloops.controller.teaching.prewarm`; ``prewarm=False`` computes only what is shown).
+    a learner is likely to pick next (the slider just moved, a few steps on and one back; every other slider
+    one step either way; then the rest of the moved slider's range) are computed ahead, runs and chart, while
+    the page is read (:mod:`~agentloops.controller.teaching.prewarm`; ``prewarm=False`` computes only what is
+    shown).
     """
 
     def __init__(self, n: int = 100, seed: int = 0, *, prewarm: bool = True, **budget: int) -> None:

@@ -159,9 +159,10 @@ class _Panel(widgets.VBox):
     control may take on a loaded two-core laptop. So what a setting of the controls shows (:class:`_View`:
     the runs, the chart's PNG, the tables) is computed once, by :meth:`_view`, and kept (:attr:`_views`, the
     :data:`VIEWS` last used); while the page is read, a worker thread computes the settings a learner is
-    likely to pick next (:mod:`~agentloops.controller.teaching.prewarm`): the control just moved, on the
-    same way to its end and back, every other control one position either way, then every option of every
-    menu. A change to such a setting only swaps in what was computed.
+    likely to pick next (:mod:`~agentloops.controller.teaching.prewarm`): the control just moved, three
+    positions on the same way and one back; every other control one position either way; the rest of the
+    moved control's range; then every option of every menu. A change to such a setting only swaps in what
+    was computed.
     """
 
     def _wire(self, controls: Sequence[widgets.ValueWidget], keyed: Sequence[widgets.ValueWidget] | None = None,
@@ -221,7 +222,7 @@ class _Panel(widgets.VBox):
             return []  # a value set from code off the controls' grid: nothing to guess from
         at = tuple(line.index(value) for value, line in zip(key, lines, strict=False))
         moved, direction = self._moved if self._moved is not None else (None, 1)
-        reach = max(map(len, lines))  # the control just moved: all the way, then all the way back
+        reach = max(map(len, lines))  # the control just moved: in the end, all the way either way
         near = neighbours(at, [1] * len(at), [0] * len(at), [len(line) - 1 for line in lines], moved, direction,
                           reach=reach, back=reach)
         menus = [(*at[:i], j, *at[i + 1:]) for i, control in enumerate(self._keyed)  # a menu is read as a whole:
