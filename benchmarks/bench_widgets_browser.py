@@ -1,17 +1,22 @@
 """How long does a widget take to answer in the page? Measured in a real browser, as a learner sees it.
 
-Each widget is served alone by Voilà (a one-cell notebook written to a temporary folder) and driven by
-headless Chromium through Playwright (the system browser, ``/usr/bin/chromium``; nothing is downloaded).
-An answer is timed from the moment the control is changed in the page (a value picked in a menu, a
-number typed into a slider's box and Enter) to the moment the widget's chart (its ``<img>``) shows
-new pixels: the kernel's work, both trips over the websocket and the browser's redraw.
+Each widget of the notebooks and app pages is served alone by Voilà (a one-cell notebook written to a
+temporary folder, building the widget as its notebook does) and driven by headless Chromium through
+Playwright (the system browser, ``/usr/bin/chromium``; nothing is downloaded). An answer is timed from the
+moment a control is changed in the page (a value picked in a menu, a toggle or check box clicked, a number
+typed into a slider's box and Enter) to the moment the widget's chart (its ``<img>``) shows new pixels —
+or, for a setting whose chart is the same picture, its tables settle; or, for a widget without a chart,
+its HTML is laid out: the kernel's work, both trips over the websocket and the browser's redraw. A change
+after which nothing in the page changes within 8 s is listed, untimed.
 
-For each widget, every change is a real change (cycling through values), after a pause in which a
-learner reads the page (``--read`` seconds; the budget explorer works ahead in that time). The
-baseline, measured in the same page, is a change that needs no kernel work: the budget explorer's
-slider moved back to the setting just shown, which only swaps in the kept PNG.
+For each widget, every control is changed ``--changes`` times (a menu or toggle to its next option, a
+slider by one position), then each slider once to its far end (a "far move"), each after a pause in
+which a learner reads the page (``--read`` seconds; the widgets work ahead in that time). The budget
+explorer is driven as before: its steps slider one step down each time, back to a setting just shown
+(only swaps in the kept PNG: the baseline within the page), then six steps up.
 
-Run:  .venv/bin/python benchmarks/bench_widgets_browser.py [--changes N] [--read SECONDS]
+Run:  .venv/bin/python benchmarks/bench_widgets_browser.py [--changes N] [--read SECONDS] [--only WIDGET…]
+(the before/after ratio: run it on a checkout of the commit before, in the same window, and divide.)
 """
 
 from __future__ import annotations
@@ -34,15 +39,47 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 TARGET_MS = 100.0
 
+C = "from agentloops.controller.teaching import widgets\n"
+
 WIDGETS: dict[str, str] = {
     "criteria explorer": "from agentloops.widgets import explorer\nexplorer()",
-    "controller explorer": "from agentloops.controller.teaching import widgets\nwidgets.controller_explorer()",
-    "budget explorer": "from agentloops.controller.teaching import widgets\nwidgets.budget_explorer(n=80)",
+    "walkthrough": "from agentloops import widgets\nwidgets.walkthrough('normal')",
+    "controller explorer": C + "widgets.controller_explorer()",
+    "state explorer": C + "widgets.state_explorer()",
+    "claims explorer": C + "widgets.claims_explorer()",
+    "storm explorer": C + "widgets.storm_explorer(tools=2, retries=3)",
+    "budget explorer": C + "widgets.budget_explorer(n=80)",
+    "replay explorer": C + "widgets.replay_explorer()",
+    "parallel explorer": C + "widgets.parallel_explorer()",
+    "context explorer": C + "widgets.context_explorer()",
 }
-"""The widgets driven, each as the one code cell of its page."""
+"""The widgets driven, each as the one code cell of its page (built as the notebooks build them)."""
 
-CHART = {"criteria explorer": "img.agentloops-chart", "controller explorer": "img.agentloops-ctl-chart",
-         "budget explorer": "img.agentloops-ctl-chart"}
+CHART = {"criteria explorer": "img.agentloops-chart", "walkthrough": ".agentloops-walkthrough"}
+"""What shows the answer: the widget's chart (``<img>``), else its HTML output; default the controller chart."""
+
+CONTROLS: dict[str, list[tuple[str, str, str]]] = {
+    "criteria explorer": [("criterion", ".agentloops-criterion", "toggle"), ("max_steps", ".agentloops-cap", "slider")],
+    "walkthrough": [("call", ".agentloops-call", "slider"), ("criterion", ".agentloops-criterion", "toggle")],
+    "controller explorer": [("policy", ".agentloops-ctl-policy", "menu"),
+                            ("budget steps", ".agentloops-ctl-budget-steps", "slider")],
+    "state explorer": [("TASK STATE", ".agentloops-ctl-send-state", "check"), ("cities", ".agentloops-ctl-cities",
+                                                                             "slider"),
+                       ("model sees", ".agentloops-ctl-window", "menu")],
+    "claims explorer": [("pushback", ".agentloops-ctl-pushback", "slider"),
+                        ("claim chance", ".agentloops-ctl-claim-chance", "slider:0.05")],
+    "storm explorer": [("fallback tools", ".agentloops-ctl-chain", "slider"),
+                       ("retry budget", ".agentloops-ctl-retries", "slider")],
+    "replay explorer": [("scenario", ".agentloops-ctl-scenario", "menu"),
+                        ("replayed policy", ".agentloops-ctl-policy", "toggle")],
+    "parallel explorer": [("successes needed", ".agentloops-ctl-join", "slider"),
+                          ("cancel at", ".agentloops-ctl-cancel", "slider:0.5")],
+    "context explorer": [("check", ".agentloops-ctl-check", "check"), ("keep", ".agentloops-ctl-keep", "slider"),
+                         ("compact over", ".agentloops-ctl-compact", "menu")],
+}
+"""Every other widget's controls driven, by their CSS class: a menu, a slider, toggle buttons or a check box.
+A menu or toggle steps to the next option; a slider steps by one position, then moves far (to its far end).
+In an order where a change shows something new (after "compaction: never", keeping turns changes nothing)."""
 
 
 def _notebook(code: str, folder: Path) -> Path:
@@ -72,24 +109,43 @@ def _serve(page: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def _changed(page: Any, selector: str, before: str | None, timeout_s: float = 60.0) -> None:
-    page.wait_for_function("([sel, old]) => { const i = document.querySelector(sel); return i && i.src && "
-                           "i.src !== old; }", arg=[selector, before], timeout=timeout_s * 1000)
+    page.wait_for_function("([sel, old]) => { const i = document.querySelector(sel); return i && (i.tagName !== 'IMG' "
+                           "|| (i.src && i.src !== old)); }", arg=[selector, before], timeout=timeout_s * 1000)
 
 
 _CHANGE_AND_WAIT = """async ([control, chart, kind, value]) => {
-    const img = document.querySelector(chart);
-    const old = img.src;
+    const out = document.querySelector(chart);
+    const image = out.tagName === "IMG";
+    const tables = image ? Array.from(out.closest(".widget-vbox").querySelectorAll(".widget-html")) : [];
+    const old = image ? out.src : out.innerHTML;
+    let last = null;  // when an output last changed
     const shown = new Promise(resolve => {
-        const watch = new MutationObserver(() => { if (img.src !== old) { watch.disconnect(); resolve(); } });
-        watch.observe(img, {attributes: true, attributeFilter: ["src"]});
+        const drawn = new MutationObserver(() => {
+            if ((image ? out.src : out.innerHTML) !== old) { last = performance.now(); drawn.disconnect(); resolve(); }
+        });
+        drawn.observe(out, image ? {attributes: true, attributeFilter: ["src"]}
+                                 : {subtree: true, childList: true, characterData: true, attributes: true});
+        // a setting whose chart is the same picture: the answer is its tables (given a second to settle)
+        let settle = null;
+        const written = new MutationObserver(() => {
+            last = performance.now();
+            clearTimeout(settle);
+            settle = setTimeout(resolve, 1000);
+        });
+        tables.forEach(t => written.observe(t, {subtree: true, childList: true, characterData: true}));
     });
+    const root = document.querySelector(control);
     const start = performance.now();
     if (kind === "menu") {
-        const menu = document.querySelector(control);
+        const menu = root.tagName === "SELECT" ? root : root.querySelector("select");
         menu.selectedIndex = Array.from(menu.options).findIndex(o => o.text === value);
         menu.dispatchEvent(new Event("change", {bubbles: true}));
+    } else if (kind === "toggle") {
+        Array.from(root.querySelectorAll("button")).find(b => b.textContent.trim() === value).click();
+    } else if (kind === "check") {
+        root.querySelector("input[type=checkbox]").click();
     } else {  // a slider's readout box: type the number, leave the box (as Enter does)
-        const box = document.querySelector(control);
+        const box = root.classList.contains("widget-readout") ? root : root.querySelector(".widget-readout");
         box.focus();
         box.textContent = String(value);
         const enter = {key: "Enter", code: "Enter", keyCode: 13, which: 13, bubbles: true, cancelable: true};
@@ -98,35 +154,59 @@ _CHANGE_AND_WAIT = """async ([control, chart, kind, value]) => {
         box.dispatchEvent(new KeyboardEvent("keyup", enter));
         box.blur();
     }
-    const late = new Promise(resolve => setTimeout(() => resolve("late"), 30000));
-    if (await Promise.race([shown, late]) === "late") { return -1; }  // the chart did not change
-    await img.decode().catch(() => null);
-    return performance.now() - start;
+    const late = new Promise(resolve => setTimeout(() => resolve("late"), 8000));
+    if (await Promise.race([shown, late]) === "late") { return -1; }  // nothing changed: this setting looks the same
+    if (image && out.src !== old) { await out.decode().catch(() => null); last = performance.now(); }
+    else if (!image) { await new Promise(resolve => requestAnimationFrame(() => resolve())); last = performance.now(); }
+    return last - start;
 }"""
-"""Runs in the page: change the control, then wait for the chart's new image to be decoded; milliseconds."""
+"""Runs in the page: change the control, then wait for the new chart decoded (or, when the chart stays the
+same picture, for the tables to settle; or the HTML output laid out); milliseconds to the last change."""
 
 
-def _timed(page: Any, chart: str, control: str, kind: str, value: object) -> float:
+_READ = """([control, kind]) => {
+    const root = document.querySelector(control);
+    if (kind === "menu") { const m = root.querySelector("select"); return [Array.from(m.options).map(o => o.text),
+                                                                          m.selectedIndex]; }
+    if (kind === "toggle") {
+        const b = Array.from(root.querySelectorAll("button"));
+        return [b.map(x => x.textContent.trim()), b.findIndex(x => x.classList.contains("mod-active"))];
+    }
+    const handle = root.querySelector(".noUi-handle");
+    return [[Number(handle.getAttribute("aria-valuemin")), Number(handle.getAttribute("aria-valuemax"))],
+            Number(root.querySelector(".widget-readout").textContent)];
+}"""
+"""Runs in the page: a control's options and the one chosen (menu, toggle), or a slider's range and value."""
+
+
+SAME: list[str] = []
+"""Changes after which no output changed within 8 s (a setting that shows what the one before showed): untimed."""
+
+
+def _timed(page: Any, chart: str, control: str, kind: str, value: object) -> float | None:
     elapsed = float(page.evaluate(_CHANGE_AND_WAIT, [control, chart, kind, value]))
     if elapsed < 0:
-        raise RuntimeError(f"{control} = {value!r}: the chart did not change within 30 s")
+        SAME.append(f"{control} = {value!r}")
+        return None
     return elapsed
 
 
-def drive(name: str, page: Any, changes: int, read_s: float) -> dict[str, list[float]]:
+def _slider_moves(low: float, high: float, value: float, step: float, changes: int) -> tuple[list[float], float]:
+    """``changes`` one-step moves (down while there is room, then back up), then a far move (to the far end)."""
+    moves, direction = [], -1 if value - step >= low else 1
+    for _ in range(changes):
+        if not low <= value + direction * step <= high:
+            direction = -direction
+        value = round(value + direction * step, 6)
+        moves.append(value)
+    return moves, (high if value - low < high - value else low)
+
+
+def drive(name: str, page: Any, changes: int, read_s: float) -> dict[str, list[float | None]]:
     """Change the widget's controls ``changes`` times each, reading ``read_s`` between changes."""
-    chart = CHART[name]
-    found: dict[str, list[float]] = {}
-    if name == "criteria explorer":  # stop ↔ length on round 1: the run, so the chart, changes every time
-        found["finish_reason (stop ↔ length)"] = [
-            _timed(page, chart, ".agentloops-finish-reason select", "menu", ("stop", "length")[i % 2])
-            for i in range(changes) if not time.sleep(read_s)]
-    elif name == "controller explorer":
-        menu = ".agentloops-ctl-fault select"
-        labels = page.locator(menu).first.locator("option").all_inner_texts()
-        found["fault"] = [_timed(page, chart, menu, "menu", labels[(i + 1) % len(labels)])
-                          for i in range(changes) if not time.sleep(read_s)]
-    else:  # the steps budget is also the cap in the chart's title: every setting draws new pixels
+    chart = CHART.get(name, "img.agentloops-ctl-chart")
+    found: dict[str, list[float | None]] = {}
+    if name == "budget explorer":  # the steps budget is also the cap in the chart's title: new pixels every time
         box = ".agentloops-ctl-budget-steps .widget-readout"
         start = int(page.locator(box).first.inner_text())
         values = [start - 1 - i for i in range(changes)]
@@ -135,8 +215,29 @@ def drive(name: str, page: Any, changes: int, read_s: float) -> dict[str, list[f
         time.sleep(read_s)
         found["back to a setting shown (kept)"] = [_timed(page, chart, box, "slider", values[-2])]
         time.sleep(read_s)
-        far = values[-1] + 6  # a setting no step so far led towards: not computed ahead
-        found[f"multi-step move (steps {values[-1]} → {far})"] = [_timed(page, chart, box, "slider", far)]
+        far = values[-1] + 6  # a setting no step so far led towards
+        found[f"far move (steps {values[-1]} → {far})"] = [_timed(page, chart, box, "slider", far)]
+        return found
+    if name == "criteria explorer":  # stop ↔ length on round 1: the run, so the chart, changes every time
+        found["finish_reason (stop ↔ length)"] = [
+            _timed(page, chart, ".agentloops-finish-reason select", "menu", ("stop", "length")[i % 2])
+            for i in range(changes) if not time.sleep(read_s)]
+    for label, control, kind in CONTROLS[name]:
+        base, _colon, step = kind.partition(":")
+        if base == "check":
+            found[label] = [_timed(page, chart, control, "check", None) for _ in range(changes)
+                            if not time.sleep(read_s)]
+        elif base in ("menu", "toggle"):
+            options, index = page.evaluate(_READ, [control, base])
+            found[label] = [_timed(page, chart, control, base, options[(index + 1 + i) % len(options)])
+                            for i in range(changes) if not time.sleep(read_s)]
+        else:
+            (low, high), value = page.evaluate(_READ, [control, base])
+            moves, far = _slider_moves(low, high, value, float(step or 1), changes)
+            found[f"{label}: one step"] = [_timed(page, chart, control, base, v) for v in moves
+                                           if not time.sleep(read_s)]
+            time.sleep(read_s)
+            found[f"{label}: far move (→ {far:g})"] = [_timed(page, chart, control, base, far)]
     return found
 
 
@@ -144,14 +245,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=4)
     parser.add_argument("--read", type=float, default=2.0, help="seconds a learner reads between changes")
+    parser.add_argument("--only", nargs="*", default=list(WIDGETS), choices=list(WIDGETS), metavar="WIDGET",
+                        help="widgets to drive (default: all)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    print(f"{'widget':<22}{'control':<36}{'median ms':>10}{'max ms':>9}  target < {TARGET_MS:.0f} ms")
+    print(f"{'widget':<22}{'control':<40}{'median ms':>10}{'max ms':>9}  target < {TARGET_MS:.0f} ms")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--headless"])
         try:
-            for name, code in WIDGETS.items():
+            for name, code in ((n, WIDGETS[n]) for n in args.only):
                 with tempfile.TemporaryDirectory() as folder:
                     process, url = _serve(_notebook(code, Path(folder)))
                     try:
@@ -165,17 +268,22 @@ def main() -> None:
                                 if time.monotonic() > deadline:
                                     raise
                                 time.sleep(0.5)
-                        _changed(page, CHART[name], None, 120)
-                        for control, times in drive(name, page, args.changes, args.read).items():
+                        _changed(page, CHART.get(name, "img.agentloops-ctl-chart"), None, 120)
+                        for control, timed in drive(name, page, args.changes, args.read).items():
+                            times = [t for t in timed if t is not None]
+                            if not times:
+                                continue
                             verdict = "meets" if statistics.median(times) < TARGET_MS else "MISSES"
-                            print(f"{name:<22}{control:<36}{statistics.median(times):>10.0f}{max(times):>9.0f}"
-                                  f"  {verdict}")
+                            print(f"{name:<22}{control:<40}{statistics.median(times):>10.0f}{max(times):>9.0f}"
+                                  f"  {verdict}", flush=True)
                         page.close()
                     finally:
                         os.killpg(process.pid, signal.SIGTERM)
                         process.wait(30)
         finally:
             browser.close()
+    if SAME:
+        print(f"untimed, the page showed the same after them: {'; '.join(SAME)}")
     print(f"reading pause between changes: {args.read:g} s; timed from the change in the page to new chart pixels")
 
 

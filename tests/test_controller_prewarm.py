@@ -84,3 +84,146 @@ def test_a_step_to_a_setting_computed_ahead_shows_what_computing_it_now_would():
     assert bytes(explorer.chart.value)[:8] == bytes(fresh.chart.value)[:8] == b"\x89PNG\r\n\x1a\n"
     assert bytes(explorer.chart.value)[16:24] == bytes(fresh.chart.value)[16:24]  # IHDR width and height
     assert answered_ms < 100, answered_ms
+
+
+def test_the_moved_slider_can_go_on_to_its_ends_and_back_after_the_other_neighbours():
+    key, steps, lows, highs = (5, 2), [1, 1], [0, 0], [9, 4]
+    order = neighbours(key, steps, lows, highs, moved=0, direction=1, reach=9, back=9)
+    assert order == [(6, 2), (7, 2), (8, 2), (4, 2), (5, 3), (5, 1), (9, 2), (3, 2), (2, 2), (1, 2), (0, 2)]
+    assert neighbours(key, steps, lows, highs, moved=0, direction=1)[-1] == (5, 1)  # by default: no further
+
+
+def test_a_setting_that_fails_in_the_worker_is_not_kept_and_the_worker_goes_on():
+    def compute(key):
+        if key == "bad":
+            raise ValueError(key)
+        return key
+
+    ahead = Prewarm(compute)
+    ahead.ahead(["bad", "good"])
+    _until(lambda: "good" in ahead)
+    assert "bad" not in ahead and ahead.computed_ahead == 1
+    ahead.stop()
+    assert ahead._thread is not None and not ahead._thread.is_alive()
+
+
+def test_the_worker_works_at_most_half_its_cache_ahead():
+    release = threading.Event()
+    ahead = Prewarm(lambda key: release.wait(10) and key, size=4)
+    ahead.ahead(list(range(10)))
+    assert len(ahead._queue) <= 2  # what it computes never pushes out what it has just computed
+    release.set()
+    ahead.stop()
+
+
+# ---- every controller widget: what a setting shows is computed once, and ahead
+
+
+def _panel_controls():
+    from agentloops.controller.teaching.widgets.panel import positions
+
+    return positions
+
+
+def test_positions_are_every_value_a_control_can_take():
+    import ipywidgets
+
+    positions = _panel_controls()
+    assert positions(ipywidgets.Checkbox(value=True)) == [False, True]
+    assert positions(ipywidgets.IntSlider(value=2, min=1, max=4)) == [1, 2, 3, 4]
+    assert positions(ipywidgets.FloatSlider(value=0.3, min=0.0, max=0.2, step=0.05)) == [0.0, 0.05, 0.1, 0.15, 0.2]
+    assert positions(ipywidgets.Dropdown(options=[("all", None), ("last 1", 1)], value=1)) == [None, 1]
+
+
+def test_a_panel_works_ahead_on_the_control_just_moved_then_its_neighbours_then_every_menu_option():
+    explorer = widgets.state_explorer()
+    key = explorer._key()
+    assert key[:-1] == (False, 2, 2, True)
+    first = explorer._next_keys(key)
+    # at first nothing moved: every control one position either way, then every option of the window menu
+    assert [k[:-1] for k in first[:7]] == [(True, 2, 2, True), (False, 3, 2, True), (False, 1, 2, True),
+                                         (False, 2, 3, True), (False, 2, 1, True), (False, 2, 2, False),
+                                         (False, None, 2, True)]
+    assert {k[1] for k in first} == {None, 1, 2, 3, 4, 6} and all(k[-1] == key[-1] for k in first)
+    explorer.cities.value = 3  # moved up: on to the end of the slider first, then back
+    after = [k[:-1] for k in explorer._next_keys(explorer._key())]
+    assert after[:2] == [(False, 2, 4, True), (False, 2, 2, True)]
+    assert after.index((False, 2, 1, True)) > after.index((True, 2, 3, True))  # further back comes after the rest
+
+
+def test_another_scenario_is_worked_ahead_with_its_own_budgets():
+    explorer = widgets.controller_explorer()
+    others = [key for key in explorer._next_keys(explorer._key()) if key[0] != "weather-normal"]
+    assert len(others) == len(explorer.scenario.options) - 1  # every other scenario of the menu
+    for key in others:
+        assert key[1:3] == explorer._key()[1:3] and tuple(key[3:-1]) == tuple(explorer._budgets_of(key[0]).values())
+    assert {tuple(key[3:-1]) for key in others} != {tuple(explorer._key()[3:-1])}  # not the budgets shown now
+
+
+def test_a_step_to_a_setting_worked_ahead_runs_nothing_in_the_kernels_thread(monkeypatch):
+    from agentloops.controller.teaching.widgets import storm
+
+    threads: list[str] = []
+    real = storm.storm_runs
+
+    def counted(*args):
+        threads.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(storm, "storm_runs", counted)
+    explorer = widgets.storm_explorer(tools=2, retries=3)
+    assert threads[0] == "MainThread"  # the first setting is drawn before the widget is returned
+    nxt = (3, 3, explorer._key()[-1])
+    _until(lambda: nxt in explorer._views)
+    shown = len(threads)
+    explorer.tools.value = 3
+    assert threads[shown:].count("MainThread") == 0 and "agentloops-prewarm" in threads
+    fresh = widgets.storm_explorer(tools=3, retries=3)
+    assert explorer.state == fresh.state and explorer.table.value == fresh.table.value
+    assert bytes(explorer.chart.value)[16:24] == bytes(fresh.chart.value)[16:24]  # IHDR: the same size
+    explorer._views.stop()
+    fresh._views.stop()
+
+
+def test_without_working_ahead_every_new_setting_is_computed_in_the_kernels_thread(monkeypatch):
+    from agentloops.controller.teaching.widgets import panel, storm
+
+    threads: list[str] = []
+    real = storm.storm_runs
+    monkeypatch.setattr(storm, "storm_runs", lambda *args: threads.append(threading.current_thread().name)
+                        or real(*args))
+    monkeypatch.setattr(panel, "PREWARM", False)
+    explorer = widgets.storm_explorer(tools=2, retries=3)
+    explorer.tools.value = 3
+    explorer.tools.value = 2  # shown before: kept, not computed again
+    time.sleep(0.2)
+    assert threads.count("MainThread") == 2 and explorer._views._thread is None
+
+
+def test_an_empty_gantt_chart_draws_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        explorer = widgets.parallel_explorer(cancel_at_s=0.5)
+    assert not explorer.state.run.calls and explorer.state.run.status == "cancelled"  # cancelled before any call
+
+
+def test_a_setting_the_worker_is_computing_is_waited_for_not_computed_twice():
+    started, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def compute(key):
+        calls.append(threading.current_thread().name)
+        if key == "slow":
+            started.set()
+            release.wait(10)
+        return key
+
+    ahead = Prewarm(compute)
+    ahead.ahead(["slow"])
+    assert started.wait(10)
+    threading.Timer(0.2, release.set).start()
+    assert ahead.get("slow") == "slow" and calls == ["agentloops-prewarm"]  # the learner's pick: the worker's
+    assert ahead.get("other") == "other" and calls[-1] == "MainThread"  # not in hand: computed now
+    ahead.stop()

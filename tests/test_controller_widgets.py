@@ -18,6 +18,17 @@ from agentloops.controller.vocabulary.errors import ConfigError
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _no_working_ahead():
+    """These tests read the charts' artists: no worker may draw other settings into a figure meanwhile (working
+    ahead is tested in test_controller_prewarm.py)."""
+    from agentloops.controller.teaching.widgets import panel
+
+    before, panel.PREWARM = panel.PREWARM, False
+    yield
+    panel.PREWARM = before
+
+
 @pytest.fixture(scope="module")
 def explorer() -> widgets.ControllerExplorer:
     return widgets.controller_explorer()
@@ -33,6 +44,13 @@ def fresh(explorer: widgets.ControllerExplorer) -> widgets.ControllerExplorer:
     explorer._load_budgets("weather-normal")
     explorer.refresh()
     return explorer
+
+
+def _drawn(widget: widgets._Panel) -> widgets._Panel:
+    """The widget with its chart drawn for the setting shown (a setting shown before is taken from the widget's
+    views, drawn when it was first shown, so the figure may hold another setting since)."""
+    widget._view(widget._key()[:-1])
+    return widget
 
 
 def test_importing_agentloops_does_not_import_the_widgets() -> None:
@@ -272,19 +290,20 @@ def test_every_chart_is_shown_at_its_pixel_size(name: str) -> None:
 def test_controller_explorer_chart_follows_the_run(fresh: widgets.ControllerExplorer) -> None:
     chart = fresh._chart
     fresh.fault.value = "timeout always"
-    run = fresh.state.run
+    run = _drawn(fresh).state.run
     retries = chart._bars[ctl.BUDGET_NAMES.index("retries")]
     assert retries.get_width() == pytest.approx(100.0) and retries.get_hatch() == "//"
     assert chart._labels[ctl.BUDGET_NAMES.index("retries")].get_text() == "3 / 3"
     assert list(chart._progress.get_ydata()) == plots.progress_versions(run)
     fresh.budgets["retries"].value = 1
+    _drawn(fresh)
     assert chart._labels[ctl.BUDGET_NAMES.index("retries")].get_text() == "1 / 1"
     assert chart._title.get_text().startswith(f"weather-normal [default]: {fresh.state.run.status}")
 
 
 def test_the_controller_chart_is_flat_for_a_run_without_progress(fresh: widgets.ControllerExplorer) -> None:
     fresh.scenario.value = "weather-no-state"
-    run = fresh.state.run
+    run = _drawn(fresh).state.run
     progress = list(fresh._chart._progress.get_ydata())
     stuck = [i for i, t in enumerate(run.turns, 1) if not t.progress]
     assert run.status == "no_progress" and stuck
@@ -402,6 +421,7 @@ def test_context_chart_follows_the_configuration() -> None:
     assert list(chart._run.get_ydata()) == [t.context_tokens for t in explorer.state.run.turns if t.context_tokens]
     assert len(chart._compactions.get_xdata()) == 0
     explorer.compact.value = 300
+    _drawn(explorer)
     assert list(chart._compactions.get_xdata()) == [t.turn for t in explorer.state.run.turns if t.compaction]
     assert list(chart._budget.get_ydata()) == [3000, 3000]
 
@@ -419,18 +439,17 @@ def _assert_labels_clear_of_bars(live: plots.LiveFigure, bars: list, labels: lis
         assert not overlapping, f"label {label.get_text()!r} overlaps a bar"
 
 
-def test_the_run_cache_keeps_the_most_recent_states() -> None:
+def test_the_view_cache_keeps_the_most_recent_states() -> None:
     calls: list[str] = []
-    from agentloops.controller.teaching.widgets.panel import _Lru
-
-    cache = _Lru(size=2)
+    from agentloops.controller.teaching.prewarm import Prewarm
 
     def compute(key: str) -> str:
         calls.append(key)
         return key.upper()
 
+    cache = Prewarm(compute, size=2)
     for key in ("a", "b", "a", "c", "a", "b"):
-        assert cache.get(key, lambda key=key: compute(key)) == key.upper()
+        assert cache.get(key) == key.upper()
     # "a" was used again before "c" arrived, so "b" was the one dropped, and came back computed
     assert calls == ["a", "b", "c", "b"]
 

@@ -18,6 +18,7 @@ One module per family:
 - ``script``: scripts built round by round (:class:`RoundSpec`, :func:`build_scenario`)
 - ``views``: what the explorer shows, as HTML and as text
 - ``explorer``: the criteria explorer (:func:`explorer`)
+- ``ahead``: the settings the criteria explorer computes ahead, while the page is read
 - ``walkthrough``: a call-by-call walk-through (:func:`walkthrough`)
 - ``prediction``: predict, commit, reveal (:func:`predict`)
 - ``controls``: what every widget shares (CSS classes, label widths, argument checks)

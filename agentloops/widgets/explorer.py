@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import ipywidgets as widgets
 
+from agentloops.controller.teaching.prewarm import RENDER_LOCK, Prewarm
 from agentloops.criteria import CRITERIA, CRITERION_NAMES
 from agentloops.errors import AgentLoopsError, ScenarioError
-from agentloops.i18n import _
+from agentloops.i18n import _, language
 from agentloops.loop import DEFAULT_MAX_STEPS, run
 from agentloops.plots import OKABE_ITO, LiveChart
 from agentloops.scenario import Group, Scenario, list_scenarios, load_scenario
+from agentloops.widgets.ahead import Setting, View, next_settings
 from agentloops.widgets.controls import (
     _STYLE,
     _check_cap,
@@ -42,6 +44,9 @@ from agentloops.widgets.views import (
     steps_html,
     summary_html,
 )
+
+VIEWS = 96
+"""Settings the explorer keeps (each: six runs, a PNG of about 60 kB, three tables), least recently used dropped."""
 
 
 class RoundRow:
@@ -104,7 +109,7 @@ class Explorer(widgets.VBox):
 
     def __init__(self, scenario: str | Scenario | None = None, criterion: str = "content",
                  max_steps: int = DEFAULT_MAX_STEPS, *, editable: bool = True,
-                 groups: Sequence[Group] = EXPLORER_GROUPS) -> None:
+                 groups: Sequence[Group] = EXPLORER_GROUPS, prewarm: bool = True) -> None:
         _check_choice("criterion", criterion, CRITERION_NAMES)
         _check_cap(max_steps)
         shipped = list_scenarios(list(groups))
@@ -121,6 +126,10 @@ class Explorer(widgets.VBox):
         self._base: Scenario | None = None
         self._state: ExplorerState | None = None
         self._chart: LiveChart | None = None
+        self._shipped = names
+        self.prewarm = prewarm
+        self._views = Prewarm(self._view, size=VIEWS)  # what a setting shows, computed once (or ahead)
+        self._moved: tuple[str, int] | None = None
 
         self.scenario = _classed(widgets.Dropdown(
             options=[(f"{s.name} — {_(s.title)}", s.name) for s in shipped]
@@ -208,37 +217,57 @@ class Explorer(widgets.VBox):
         return self.state.text()
 
     def refresh(self) -> ExplorerState:
-        """Run the current script under every criterion and redraw the tables and the chart."""
+        """Show the current script run under every criterion (computed once per setting, or ahead while the
+        page was read: :mod:`agentloops.widgets.ahead`), then work ahead."""
         try:
-            scenario = self._current_scenario()
-            records = {c: run(scenario, c, self.cap.value) for c in CRITERION_NAMES}
+            key = self._key()
+            view = self._views.get(key)
+            with self._views.answering():  # every worker waits until the page has what it shows
+                self._show(view)
         except AgentLoopsError as exc:  # a script the controls allowed but the loop rejects: say so, keep the page
             self.note.value = f"<span style='color:{OKABE_ITO['vermillion']}'>{html.escape(str(exc))}</span>"
             if self._state is None:
                 raise
             return self._state
-        state = ExplorerState(self.scenario.value, scenario, self.criterion.value, self.cap.value, records)
-        self._state = state
-        self._draw(state)
-        return state
+        if self.prewarm:
+            rows = self.round_specs()
+            base = self._base.model_dump_json() if self._base is not None else None
+            added = self.rounds[len(rows)].spec() if len(rows) < MAX_ROUNDS else rows[-1]
+            self._views.ahead(next_settings(key, rows, self._shipped, base=base, added=added, moved=self._moved))
+        return view.state
 
     # ---- internals
 
-    def _current_scenario(self) -> Scenario:
-        if self.scenario.value != CUSTOM:
-            return load_scenario(self.scenario.value)
-        return build_scenario(self.round_specs(), base=self._base)
-
-    def _draw(self, state: ExplorerState) -> None:
+    def _show(self, view: View) -> None:
+        self._state = view.state
         for i, row in enumerate(self.rounds):
             row.box.layout.display = "flex" if i < self.round_count.value else "none"
             row.text.disabled = row.content.value != "text"
-        self.header.value = header_html(state)
-        self.summary.value = summary_html(state)
-        self.table.value = steps_html(state.record)
-        if self._chart is None:
-            self._chart = LiveChart(CRITERION_NAMES, max_cap=MAX_CAP)
-        self.chart.value = self._chart.update(state.records, state.max_steps, highlight=state.criterion)
+        self.header.value, self.summary.value, self.table.value = view.header, view.summary, view.table
+        self.chart.value = view.png
+
+    def _key(self) -> Setting:
+        """What the controls describe (see :data:`agentloops.widgets.ahead.Setting`)."""
+        common = (self.criterion.value, self.cap.value, language())
+        if self.scenario.value != CUSTOM:
+            return (self.scenario.value, None, (), *common)
+        base = self._base.model_dump_json() if self._base is not None else None
+        return (CUSTOM, base, tuple(self.round_specs()), *common)
+
+    def _view(self, key: Hashable) -> View:
+        """What a setting shows: every criterion's run, the tables and the chart (the worker calls it too)."""
+        source, base, specs, criterion, cap, lang = cast(Setting, key)
+        scenario = (load_scenario(source) if source != CUSTOM else build_scenario(
+            list(specs), base=None if base is None else Scenario.model_validate_json(base)))
+        records = {c: run(scenario, c, cap) for c in CRITERION_NAMES}
+        state = ExplorerState(source, scenario, criterion, cap, records)
+        with RENDER_LOCK:  # one chart, drawn by one thread at a time
+            if self._chart is None:
+                self._chart = LiveChart(CRITERION_NAMES, max_cap=MAX_CAP)
+            png = self._chart.update(records, cap, highlight=criterion)
+        if lang != language():  # the language changed while the worker drew it: not kept
+            raise LookupError(key)
+        return View(state, png, header_html(state), summary_html(state), steps_html(state.record))
 
     @contextmanager
     def _sync(self) -> Iterator[None]:
@@ -273,11 +302,14 @@ class Explorer(widgets.VBox):
 
     def _on_view(self, change: Mapping[str, Any]) -> None:
         if not self._syncing:
+            self._moved = ("criterion" if change.get("owner") is self.criterion else "cap", 0)
             self.refresh()
 
     def _on_edit(self, change: Mapping[str, Any]) -> None:
         if self._syncing:
             return
+        self._moved = next(((field, row.number) for row in self.rounds for field in ("content", "tool_calls",
+                            "finish_reason") if getattr(row, field) is change.get("owner")), None)
         if self.scenario.value != CUSTOM:
             name = self.scenario.value
             self._base = load_scenario(name)
@@ -304,6 +336,8 @@ NEXT_ROUND = RoundSpec(content="text", text=ANSWER, tool_calls=0, finish_reason=
 
 def explorer(scenario: str | Scenario | None = None, criterion: str = "content",
              max_steps: int = DEFAULT_MAX_STEPS, *, editable: bool = True,
-             groups: Sequence[Group] = EXPLORER_GROUPS) -> Explorer:
-    """Build the criteria explorer (see :class:`Explorer`); it draws once before it is returned."""
-    return Explorer(scenario, criterion, max_steps, editable=editable, groups=groups)
+             groups: Sequence[Group] = EXPLORER_GROUPS, prewarm: bool = True) -> Explorer:
+    """Build the criteria explorer (see :class:`Explorer`); it draws once before it is returned.
+
+    ``prewarm=False`` computes only what is shown (no worker thread)."""
+    return Explorer(scenario, criterion, max_steps, editable=editable, groups=groups, prewarm=prewarm)

@@ -1,21 +1,26 @@
 """Work ahead: compute the states a learner is likely to ask for next while they read the current one.
 
-The budget explorer re-runs 2 × n randomized tasks for every slider setting it has not shown before: about
-half a second on a two-core laptop, five times the 100 ms a control may take to answer. What a learner
-asks next is predictable — the slider they just moved, one more step the same way, or a neighbour of
-the current setting — so a background thread computes those settings (runs *and* chart) while the page
-is read, and a step the learner then takes is a dictionary look-up.
+A widget answers a change by running the loops behind it and drawing a chart: about 30 ms of work for a
+single run on a quiet two-core laptop, 150 ms for the budget explorer's 2 × n randomized tasks, and two
+or three times that when the laptop is busy — more than the 100 ms a control may take to answer. What a
+learner asks next is predictable — the control they just moved, on the same way, or a neighbour of the
+current setting — so a background thread computes those settings (runs *and* chart) while the page is
+read, and a step the learner then takes is a dictionary look-up (or, when the learner is quicker than
+the worker and picks the setting it is computing, a wait for the worker, which is half done).
 
 The learner always comes first: while the widget answers a change, the worker waits (at its next
-:meth:`Prewarm.checkpoint`, between two runs), and matplotlib draws in one thread at a time
-(:data:`RENDER_LOCK`: fonts are shared between figures). The worker is a daemon thread: it never keeps
-a kernel alive, and it only ever fills a cache — the widget's controls are touched by the kernel's own
-thread alone.
+:meth:`Prewarm.checkpoint`, and before each setting), and matplotlib draws in one thread at a time
+(:data:`RENDER_LOCK`: a widget's chart is one figure, and fonts are shared between figures). The worker is
+a daemon thread: it never keeps a kernel alive, and it only ever fills a cache — the widget's controls are
+touched by the kernel's own thread alone. A setting the worker cannot compute (one the controller refuses)
+is simply not kept: the kernel's thread meets the error itself, and says so, when the learner picks it.
 """
 
 from __future__ import annotations
 
+import atexit
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,6 +28,22 @@ from typing import Any
 
 RENDER_LOCK = threading.Lock()
 """Held while a chart is drawn, by the widget and by the worker alike."""
+
+_FREE = threading.Event()
+"""Set while no widget is answering the learner: every widget's worker waits for it (a notebook has several)."""
+_FREE.set()
+_answering = [0]  # how deep the kernel's thread is in :meth:`Prewarm.answering` (held while a view is shown)
+
+
+_RUNNING: weakref.WeakSet[Prewarm] = weakref.WeakSet()
+"""Every cache with a worker: stopped when the interpreter exits (a daemon thread killed inside matplotlib's
+C++ drawing code aborts the process with ``terminate called without an active exception``)."""
+
+
+@atexit.register
+def _stop_workers() -> None:
+    for prewarm in list(_RUNNING):
+        prewarm.stop()
 
 
 class _Abandon(Exception):
@@ -34,7 +55,8 @@ class Prewarm:
 
     Args:
         compute: a state's key → its value (called in the worker, and in the kernel's thread on a miss).
-        size: how many values to keep, least recently used dropped first.
+        size: how many values to keep, least recently used dropped first; the worker works at most half
+            as far ahead, so what it computes never pushes out what it computed just before.
     """
 
     def __init__(self, compute: Callable[[Hashable], Any], size: int = 256) -> None:
@@ -43,21 +65,25 @@ class Prewarm:
         self._values: OrderedDict[Hashable, Any] = OrderedDict()
         self._queue: list[Hashable] = []
         self._wake = threading.Condition()
-        self._free = threading.Event()
-        self._free.set()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()  # the cache is read by one thread while the other fills it
         self._generation = 0  # bumped each time the queue is replaced
         self._working_on = 0
+        self._stopping = False
+        self._in_hand: Hashable | None = None  # the key the worker is computing
         self.computed_ahead = 0
 
     def get(self, key: Hashable) -> Any:
-        """The value for ``key``: from the cache, else computed now (with the worker paused)."""
+        """The value for ``key``: from the cache; else the worker's, when it is computing it (half done: waiting
+        costs less than starting again); else computed now, with every worker paused. Call it outside
+        :meth:`answering`, which would hold the worker being waited for."""
+        with self._wake:
+            self._wake.wait_for(lambda: self._in_hand != key, timeout=60)
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
         with self.answering():
-            with self._lock:
-                if key in self._values:
-                    self._values.move_to_end(key)
-                    return self._values[key]
             value = self._compute(key)
             self._keep(key, value)
             return value
@@ -68,27 +94,40 @@ class Prewarm:
     def ahead(self, keys: Sequence[Hashable]) -> None:
         """Compute these keys next, in this order (the queue is replaced: the learner moved on)."""
         with self._wake:
-            self._queue = [key for key in keys if key not in self._values]
+            self._queue = [key for key in keys if key not in self._values][: self.size // 2]
             self._generation += 1
-            if self._thread is None:
+            if self._thread is None and not self._stopping:
                 self._thread = threading.Thread(target=self._work, name="agentloops-prewarm", daemon=True)
                 self._thread.start()
+                _RUNNING.add(self)
             self._wake.notify()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """End the worker after the setting in hand (the cache stays readable)."""
+        with self._wake:
+            self._stopping, self._queue = True, []
+            self._generation += 1
+            self._wake.notify()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout_s)
 
     @contextmanager
     def answering(self) -> Iterator[None]:
-        """Hold the worker at its next checkpoint while the kernel's thread answers the learner."""
-        self._free.clear()
+        """Hold every widget's worker at its next checkpoint while the kernel's thread answers the learner."""
+        _answering[0] += 1
+        _FREE.clear()
         try:
             yield
         finally:
-            self._free.set()
+            _answering[0] -= 1
+            if not _answering[0]:
+                _FREE.set()
 
     def checkpoint(self) -> None:
         """Called by ``compute`` between two runs: in the worker, wait while the learner is being answered,
         and drop the setting in hand when the learner has moved on (the queue was replaced since)."""
         if threading.current_thread() is self._thread:
-            self._free.wait()
+            _FREE.wait()
             if self._generation != self._working_on:
                 raise _Abandon
 
@@ -101,27 +140,35 @@ class Prewarm:
     def _work(self) -> None:
         while True:
             with self._wake:
-                while not self._queue:
+                while not self._queue and not self._stopping:
                     self._wake.wait()
+                if self._stopping:
+                    return
                 key = self._queue.pop(0)
                 self._working_on = self._generation
-            if key in self._values:
-                continue
-            self._free.wait()
+                if key in self._values:
+                    continue
+                self._in_hand = key
+            _FREE.wait()
             try:
-                value = self._compute(key)
-            except _Abandon:
-                continue
-            self._keep(key, value)
-            self.computed_ahead += 1
+                self._keep(key, self._compute(key))
+                self.computed_ahead += 1
+            except Exception:  # _Abandon, or a setting that fails: the learner's own pick shows why
+                pass
+            finally:
+                with self._wake:
+                    self._in_hand = None
+                    self._wake.notify_all()
 
 
 def neighbours(key: tuple[int, ...], steps: Sequence[int], lows: Sequence[int], highs: Sequence[int],
-               moved: int | None = None, direction: int = 1) -> list[tuple[int, ...]]:
+               moved: int | None = None, direction: int = 1, *, reach: int = 3, back: int = 1
+               ) -> list[tuple[int, ...]]:
     """The settings a learner is likely to pick next, most likely first.
 
     The slider just moved (``moved``) goes on in the same ``direction`` for three more steps, then back
-    one; then every other slider one step either way. Settings off a slider's range are left out.
+    one; then every other slider one step either way; then the moved slider further on, up to ``reach``
+    steps, and further back, up to ``back`` steps. Settings off a slider's range are left out.
     """
     def moved_by(index: int, by: int) -> tuple[int, ...] | None:
         value = key[index] + by * steps[index]
@@ -129,7 +176,10 @@ def neighbours(key: tuple[int, ...], steps: Sequence[int], lows: Sequence[int], 
 
     order: list[tuple[int, int]] = []
     if moved is not None:
-        order += [(moved, direction), (moved, 2 * direction), (moved, 3 * direction), (moved, -direction)]
+        order += [(moved, k * direction) for k in range(1, min(3, reach) + 1)] + [(moved, -direction)]
     order += [(i, by) for i in range(len(key)) if i != moved for by in (1, -1)]
+    if moved is not None:
+        order += [(moved, k * direction) for k in range(4, reach + 1)]
+        order += [(moved, -k * direction) for k in range(2, back + 1)]
     found = [moved_by(i, by) for i, by in order]
     return list(dict.fromkeys(k for k in found if k is not None))

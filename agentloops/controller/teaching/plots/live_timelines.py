@@ -194,7 +194,7 @@ class LiveGanttChart:
         self._stop.set_color(status_color(run.status))
         self._ax.set_yticks(range(len(calls)), [f"{c.tool}{_short_args(c.args)}: {c.state}" for c in calls],
                             fontsize=11)
-        self._ax.set_ylim(len(calls) - 0.5, -0.5)
+        self._ax.set_ylim(max(len(calls), 1) - 0.5, -0.5)  # no call yet (cancelled first): one empty row
         self._title.set_text(_("stop at {at} s: {status} ({code})").format(at=f"{run.stop.at_s:g}", status=run.status,
                                                                           code=run.code))
         return self.live.render()

@@ -6,12 +6,13 @@ as data in :attr:`state` (a small frozen object with the runs behind it), and
 its redraw is one plain method, :meth:`refresh`, that tests and the benchmark
 call directly.
 
-A redraw stays interactive (well under 100 ms on a 2-core machine, see
-``benchmarks/bench_controller_widgets.py``) because nothing is rebuilt: the
-runs behind a control state are computed once and kept in a small LRU keyed
-by the control values, and each chart is a live figure from
-:mod:`agentloops.controller.teaching.plots` whose artists are moved in place and
-shown at the PNG's own pixel size. (The interview practice box lives in
+A change answers within 100 ms in the page (``benchmarks/bench_widgets_browser.py``, a real browser)
+because nothing is computed while the learner waits, when it can be helped: what a control state shows
+(runs, chart PNG, tables) is computed once and kept, keyed by the control values, and the states a learner
+is likely to pick next are computed ahead by a worker thread while the page is read (``panel._Panel``,
+:mod:`agentloops.controller.teaching.prewarm`). Each chart is a live figure from
+:mod:`agentloops.controller.teaching.plots` whose artists are moved in place and shown at the PNG's own
+pixel size. (The interview practice box lives in
 :func:`agentloops.interview.practice`.)
 
 Executed headless (nbclient, CI, a static viewer) a widget has no front end;

@@ -85,9 +85,11 @@ class BudgetState:
 class BudgetExplorer(_Panel):
     """Choose the weather task's budgets; see how 100 randomized runs end, against a cap-only loop.
 
-    A setting never shown before costs 2 × ``n`` runs (about half a second), so the settings a learner is
-    likely to pick next are computed ahead, runs and chart, while the page is read
-    (:mod:`~agentloops.controller.teaching.prewarm`; ``prewarm=False`` computes only what is shown).
+    A setting never shown before costs 2 × ``n`` runs (about half a second on a busy laptop), so the settings
+    a learner is likely to pick next (the slider just moved, a few steps on and one back; every other slider
+    one step either way; then the rest of the moved slider's range) are computed ahead, runs and chart, while
+    the page is read (:mod:`~agentloops.controller.teaching.prewarm`; ``prewarm=False`` computes only what is
+    shown).
     """
 
     def __init__(self, n: int = 100, seed: int = 0, *, prewarm: bool = True, **budget: int) -> None:
@@ -139,14 +141,16 @@ class BudgetExplorer(_Panel):
         budget = {name: slider.value for name, slider in self.sliders.items()}
         key = tuple(budget.values())
         comparison, png, table = self._settings.get(key)
-        self._state = BudgetState(budget, comparison)
-        self.chart.value = png
-        self.table.value = table
+        with self._settings.answering():  # every worker waits until the page has what it shows
+            self._state = BudgetState(budget, comparison)
+            self.chart.value = png
+            self.table.value = table
         if self.prewarm:
             sliders = list(self.sliders.values())
             moved, direction = self._moved if self._moved is not None else (None, 1)
+            reach = max((s.max - s.min) // s.step for s in sliders)  # the slider just moved: to its ends
             self._settings.ahead(neighbours(key, [s.step for s in sliders], [s.min for s in sliders],
-                                            [s.max for s in sliders], moved, direction))
+                                            [s.max for s in sliders], moved, direction, reach=reach, back=reach))
         return self._state
 
 

@@ -22,8 +22,8 @@ from agentloops.controller.teaching.widgets.panel import (
     _chart_image,
     _classed,
     _headers,
-    _Lru,
     _Panel,
+    _View,
 )
 from agentloops.controller.vocabulary.render import html_table
 from agentloops.i18n import N_, _
@@ -103,7 +103,6 @@ class ClaimsExplorer(_Panel):
         from agentloops.controller.teaching.plots import LiveClaimsChart
 
         self._chart = LiveClaimsChart(("naive", "default"), n)
-        self._counts = _Lru()
         self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire([self.p, self.pushback])
@@ -111,14 +110,17 @@ class ClaimsExplorer(_Panel):
         self.add_class(f"{PREFIX}-claims-explorer")
         self.refresh()
 
+    def _view(self, key: tuple[Any, ...]) -> _View:
+        """The experiment for (chance of an early claim, pushback), its chart and its table."""
+        p, pushback = key
+        counts = {k: dict(v) for k, v in claim_counts(round(p, 4), pushback, self.n).items()}
+        state = ClaimsState(p, pushback, self.n, counts)
+        return _View(state, self._chart.update(counts),
+                     {"table": html_table(_("How the runs ended"), _headers(CLAIM_HEADERS), state.rows())})
+
     def refresh(self) -> ClaimsState:
-        """Run the experiment for the current settings (once per setting) and redraw."""
-        key = (round(self.p.value, 4), self.pushback.value)
-        counts = self._counts.get(key, lambda: {k: dict(v) for k, v in claim_counts(*key, self.n).items()})
-        self._state = ClaimsState(self.p.value, self.pushback.value, self.n, counts)
-        self.chart.value = self._chart.update(counts)
-        self.table.value = html_table(_("How the runs ended"), _headers(CLAIM_HEADERS), self._state.rows())
-        return self._state
+        """Show the experiment for the current settings (run once per setting) and work ahead."""
+        return super().refresh()  # type: ignore[no-any-return]
 
 
 def claims_explorer(p_early_claim: float = 0.3, premature_claims: int = 1, n: int = 60) -> ClaimsExplorer:

@@ -23,8 +23,8 @@ from agentloops.controller.teaching.widgets.panel import (
     _chart_image,
     _classed,
     _headers,
-    _Lru,
     _Panel,
+    _View,
 )
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import clip, html_table
@@ -100,6 +100,11 @@ class ContextState:
         return f"{head}\n" + text_table(_headers(CONTEXT_HEADERS), self.rows())
 
 
+SETTINGS = ("offload_over_tokens", "compact_over_tokens", "keep_recent_turns", "compactor", "check_compaction",
+            "send_state")
+"""The explorer's controls, in order, as :func:`context_run`'s arguments."""
+
+
 class ContextExplorer(_Panel):
     """Store big outputs outside the context, compact, check the memory: watch the request size and the path."""
 
@@ -130,7 +135,6 @@ class ContextExplorer(_Panel):
         from agentloops.controller.teaching.plots import LiveContextChart
 
         self._chart = LiveContextChart(max_turns=int(RESEARCH_BUDGET["steps"]))
-        self._runs = _Lru()
         self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire([self.offload, self.compact, self.keep, self.compactor, self.check, self.state_block])
@@ -139,22 +143,22 @@ class ContextExplorer(_Panel):
         self.add_class(f"{PREFIX}-context-explorer")
         self.refresh()
 
-    def refresh(self) -> ContextState:
-        """Run (once per setting; the baseline once per TASK STATE setting) and redraw."""
-        settings = {"offload_over_tokens": self.offload.value, "compact_over_tokens": self.compact.value,
-                    "keep_recent_turns": self.keep.value, "compactor": self.compactor.value,
-                    "check_compaction": self.check.value, "send_state": self.state_block.value}
-        run = self._runs.get(tuple(settings.values()), lambda: context_run(**settings))
-        send = bool(self.state_block.value)
-        baseline = self._runs.get(("baseline", send), lambda: context_run(None, None, send_state=send,
-                                                                          label="no storage, no compaction"))
-        self._state = ContextState(settings, run, baseline)
+    def _view(self, key: tuple[Any, ...]) -> _View:
+        """The run for the settings (in the order of :data:`SETTINGS`) and the baseline; chart and tables."""
+        settings = dict(zip(SETTINGS, key, strict=True))
+        run = context_run(**settings)
+        send = bool(settings["send_state"])
+        baseline = context_run(None, None, send_state=send, label="no storage, no compaction")
+        state = ContextState(settings, run, baseline)
         limit = run.task.budget.limit("context_tokens")
-        self.status.value = (f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
-                             f"<div style='font-size:14px'>{_actions_html(run)}</div>")
-        self.chart.value = self._chart.update(run, baseline, limit)
-        self.table.value = html_table(_("Turn by turn"), _headers(CONTEXT_HEADERS), self._state.rows())
-        return self._state
+        return _View(state, self._chart.update(run, baseline, limit), {
+            "status": (f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
+                       f"<div style='font-size:14px'>{_actions_html(run)}</div>"),
+            "table": html_table(_("Turn by turn"), _headers(CONTEXT_HEADERS), state.rows())})
+
+    def refresh(self) -> ContextState:
+        """Show the run against the baseline (computed once per setting) and work ahead."""
+        return super().refresh()  # type: ignore[no-any-return]
 
 
 def context_explorer(offload_over_tokens: int | None = 150, compact_over_tokens: int | None = 300,

@@ -29,8 +29,8 @@ from agentloops.controller.teaching.widgets.panel import (
     _check,
     _classed,
     _error_html,
-    _Lru,
     _Panel,
+    _View,
     stop_html,
     stop_text,
     turns_html,
@@ -124,10 +124,11 @@ class ControllerExplorer(_Panel):
         from agentloops.controller.teaching.plots import LiveRunChart
 
         self._chart = LiveRunChart()
-        self._runs = _Lru()
         self.chart = _chart_image(self._chart)
         self.note = _classed(widgets.HTML(), f"{PREFIX}-note")
-        self._wire([self.policy, self.fault, *self.budgets.values()])
+        self._scenario_budgets: dict[str, dict[str, int]] = {}  # a scenario's own budgets, on the sliders' grid
+        self._wire([self.policy, self.fault, *self.budgets.values()],
+                   [self.scenario, self.policy, self.fault, *self.budgets.values()])
         self.scenario.observe(self._on_scenario, names="value")
         super().__init__([self.scenario, self.policy, self.fault, *self.budgets.values(), self.note, self.status,
                           self.chart, self.stop, self.table])
@@ -135,12 +136,24 @@ class ControllerExplorer(_Panel):
         self._load_budgets(scenario, budget)
         self.refresh()
 
-    def _load_budgets(self, scenario: str, values: Mapping[str, float] | None = None) -> None:
+    def _budgets_of(self, scenario: str, values: Mapping[str, float] | None = None) -> dict[str, int]:
+        """The slider values a scenario starts from: ``values``, else its own budgets, within the sliders' ranges."""
+        if not values and scenario in self._scenario_budgets:
+            return self._scenario_budgets[scenario]
         task = load_controller_scenario(scenario).build_task()
+        found = {}
+        for name, slider in self.budgets.items():
+            value = (values or {}).get(name, task.budget.limit(name))  # type: ignore[arg-type]
+            found[name] = int(min(slider.max, max(slider.min, value if value is not None else slider.max)))
+        if not values:
+            self._scenario_budgets[scenario] = found
+        return found
+
+    def _load_budgets(self, scenario: str, values: Mapping[str, float] | None = None) -> None:
+        found = self._budgets_of(scenario, values)
         with self._sync():
             for name, slider in self.budgets.items():
-                value = (values or {}).get(name, task.budget.limit(name))  # type: ignore[arg-type]
-                slider.value = int(min(slider.max, max(slider.min, value if value is not None else slider.max)))
+                slider.value = found[name]
 
     def _on_scenario(self, change: Mapping[str, Any]) -> None:
         if self._syncing:
@@ -149,34 +162,44 @@ class ControllerExplorer(_Panel):
         self.refresh()
 
     def refresh(self) -> ControllerExplorerState:
-        """Run the scenario with the chosen policy, fault and budgets; redraw everything."""
-        budget = {name: slider.value for name, slider in self.budgets.items()}
-        key = (self.scenario.value, self.policy.value, self.fault.value, *budget.values())
+        """Show the run of the scenario with the chosen policy, fault and budgets (run once per setting), then
+        work ahead."""
         try:
-            faults, run = self._runs.get(key, lambda: self._run(budget))
+            state = super().refresh()
         except ConfigError as exc:  # a combination the controls allowed but the controller refuses: say so
             self.note.value = _error_html(exc)
             if self._state is None:
                 raise
             return self._state
         self.note.value = ""
-        state = ControllerExplorerState(self.scenario.value, run.policy.name, self.fault.value, budget, faults, run)
-        self._state = state
-        self.status.value = (f"<div style='font-size:16px'>{_badge(run.status)} <code>{html.escape(run.code)}"
-                             f"</code> — {html.escape(run.stop.reason)}</div>"
-                             f"<div style='font-size:14px'>{html.escape(run.headline())}</div>")
-        self.stop.value = stop_html(run)
-        self.table.value = turns_html(run)
-        self.chart.value = self._chart.update(run)
-        return state
+        return state  # type: ignore[no-any-return]
 
-    def _run(self, budget: Mapping[str, float]) -> tuple[tuple[Fault, ...], ControllerRun]:
-        """The faults and the run for the current controls (cached by :meth:`refresh`)."""
-        loaded = load_controller_scenario(self.scenario.value)
+    def _view(self, key: tuple[Any, ...]) -> _View:
+        """The run for (scenario, policy, fault, *budgets), its chart, stop and turns."""
+        scenario, policy, fault, *values = key
+        budget = dict(zip(self.budgets, values, strict=True))
+        faults, run = self._run(scenario, policy, fault, budget)
+        state = ControllerExplorerState(scenario, run.policy.name, fault, budget, faults, run)
+        return _View(state, self._chart.update(run), {
+            "status": (f"<div style='font-size:16px'>{_badge(run.status)} <code>{html.escape(run.code)}"
+                       f"</code> — {html.escape(run.stop.reason)}</div>"
+                       f"<div style='font-size:14px'>{html.escape(run.headline())}</div>"),
+            "stop": stop_html(run), "table": turns_html(run)})
+
+    def _next_keys(self, key: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """As every panel's, but another scenario comes with its own budgets (picking it loads them)."""
+        return [found if found[0] == key[0] else (*found[:3], *self._budgets_of(str(found[0])).values(), found[-1])
+                for found in super()._next_keys(key)]
+
+    @staticmethod
+    def _run(scenario: str, policy: str, fault: str, budget: Mapping[str, float]
+             ) -> tuple[tuple[Fault, ...], ControllerRun]:
+        """The faults and the run for these controls."""
+        loaded = load_controller_scenario(scenario)
         task = loaded.build_task().with_budget(**budget)
-        faults = inject(task, self.fault.value) + tuple(loaded.faults)
-        policy = None if self.policy.value == SCENARIO_POLICY else self.policy.value
-        return faults, build_controller(loaded, policy=policy, faults=faults, budget=task.budget).run()
+        faults = inject(task, fault) + tuple(loaded.faults)
+        chosen = None if policy == SCENARIO_POLICY else policy
+        return faults, build_controller(loaded, policy=chosen, faults=faults, budget=task.budget).run()
 
     @property
     def run(self) -> ControllerRun:

@@ -1,22 +1,23 @@
-"""What every controller widget shares: CSS classes and widths, the LRU of computed states, the chart image,
-the turn and stop tables, the panel that wires controls to a redraw, and argument checks."""
+"""What every controller widget shares: CSS classes and widths, the chart image, the turn and stop tables, the
+panel that wires controls to a redraw (and computes what is shown ahead of the learner), and argument checks."""
 
 
 from __future__ import annotations
 
 import html
 import json
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
 
 from agentloops.controller.persistence.result import ControllerRun
+from agentloops.controller.teaching.prewarm import RENDER_LOCK, Prewarm, neighbours
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import clip, html_table
-from agentloops.i18n import N_, _
+from agentloops.i18n import N_, _, language
 from agentloops.tables import text_table
 
 PREFIX = "agentloops-ctl"
@@ -32,24 +33,6 @@ def _classed(widget: Any, *classes: str) -> Any:
     for name in classes:
         widget.add_class(name)
     return widget
-
-
-class _Lru:
-    """Results by control values, least recently used dropped first: a state already shown is not recomputed."""
-
-    def __init__(self, size: int = 32) -> None:
-        self.size = size
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
-
-    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """The cached value for ``key``, computing (and keeping) it on a miss."""
-        if key in self._items:
-            self._items.move_to_end(key)
-            return self._items[key]
-        value = self._items[key] = compute()
-        if len(self._items) > self.size:
-            self._items.popitem(last=False)
-        return value
 
 
 def _chart_image(chart: Any) -> widgets.Image:
@@ -130,17 +113,123 @@ def route_row(run: ControllerRun) -> dict[str, Any]:
             "ends as": f"{run.status} ({run.code})", "retries": int(run.usage["retries"])}
 
 
-class _Panel(widgets.VBox):
-    """Plumbing shared by the widgets: controls → :meth:`refresh` → :attr:`state`, HTML, PNG, text."""
+PREWARM = True
+"""Whether a widget built from now on works ahead (:class:`_Panel`); tests that read a chart's artists switch it
+off, since with it the figure holds whatever the worker drew last."""
 
-    def _wire(self, controls: Sequence[widgets.ValueWidget]) -> None:
+VIEWS = 96
+"""Views a widget keeps (each: the state, one PNG of about 40 kB and its HTML), least recently used dropped:
+room for every position of the longest slider and every neighbour of the others, computed ahead."""
+
+
+@dataclass(frozen=True)
+class _View:
+    """Everything one setting of the controls shows, computed once: the state, the chart's PNG, and the HTML
+    of the widget's other outputs (attribute name → value)."""
+
+    state: Any
+    png: bytes
+    html: Mapping[str, str] = field(default_factory=dict)
+
+
+def positions(control: widgets.ValueWidget) -> list[Hashable]:
+    """Every value ``control`` can take, in order (a slider's on its step; a check box: off, on)."""
+    if isinstance(control, widgets.Checkbox):
+        return [False, True]
+    if isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
+        count = round((control.max - control.min) / control.step) + 1
+        return [_keyed(control.min + i * control.step) for i in range(count)]
+    return list(getattr(control, "_options_values", (control.value,)))
+
+
+def _keyed(value: Any) -> Any:
+    """A control's value as a cache key: a float rounded, so 0.1 + 0.2 and 0.3 are one setting."""
+    return round(value, 6) if isinstance(value, float) else value
+
+
+def _nearest_first(count: int, at: int) -> list[int]:
+    """Positions ``0 … count - 1`` but ``at``, nearest to it first (the lower one first on a tie)."""
+    return sorted((j for j in range(count) if j != at), key=lambda j: (abs(j - at), j))
+
+
+class _Panel(widgets.VBox):
+    """Plumbing shared by the widgets: controls → :meth:`refresh` → :attr:`state`, HTML, PNG, text.
+
+    A user feels the time a control takes to answer, and drawing a chart costs more than the 100 ms a
+    control may take on a loaded two-core laptop. So what a setting of the controls shows (:class:`_View`:
+    the runs, the chart's PNG, the tables) is computed once, by :meth:`_view`, and kept (:attr:`_views`, the
+    :data:`VIEWS` last used); while the page is read, a worker thread computes the settings a learner is
+    likely to pick next (:mod:`~agentloops.controller.teaching.prewarm`): the control just moved, three
+    positions on the same way and one back; every other control one position either way; the rest of the
+    moved control's range; then every option of every menu. A change to such a setting only swaps in what
+    was computed.
+    """
+
+    def _wire(self, controls: Sequence[widgets.ValueWidget], keyed: Sequence[widgets.ValueWidget] | None = None,
+              *, prewarm: bool | None = None) -> None:
+        """Redraw on a change of ``controls``; a view is keyed by the values of ``keyed`` (default: the same)."""
         self._syncing = False
+        self._keyed = list(keyed if keyed is not None else controls)
+        self._moved: tuple[int, int] | None = None
+        self.prewarm = PREWARM if prewarm is None else prewarm
+        self._views = Prewarm(self._locked_view, size=VIEWS)
         for control in controls:
             control.observe(self._on_change, names="value")
 
     def _on_change(self, change: Mapping[str, Any]) -> None:
+        owner = change.get("owner")
+        if owner in self._keyed:  # which control moved, and which way: the worker goes on so
+            index, options = self._keyed.index(owner), positions(owner)
+            old, new = _keyed(change["old"]), _keyed(change["new"])
+            if old in options and new in options:
+                self._moved = (index, 1 if options.index(new) >= options.index(old) else -1)
         if not self._syncing:
             self.refresh()
+
+    def _key(self) -> tuple[Hashable, ...]:
+        """The controls' values, and the language (a view's tables and labels are in it)."""
+        return (*(_keyed(c.value) for c in self._keyed), language())
+
+    def _locked_view(self, key: Hashable) -> _View:
+        with RENDER_LOCK:  # one chart, drawn by one thread at a time (the worker's, or the kernel's on a miss)
+            view = self._view(key[:-1])  # type: ignore[index]
+        if key[-1] != language():  # type: ignore[index]  # the language changed while it was drawn: not kept
+            raise LookupError(key)
+        return view
+
+    def _view(self, key: tuple[Any, ...]) -> _View:  # pragma: no cover - every subclass defines it
+        """What the controls' values ``key`` show (runs, chart, tables); reads no control (the worker calls it)."""
+        raise NotImplementedError
+
+    def refresh(self) -> Any:
+        """Show what the controls' current values show (computed now, or taken from what was computed ahead),
+        then work ahead."""
+        key = self._key()
+        view = self._views.get(key)
+        with self._views.answering():  # every worker waits until the page has what it shows
+            self._state = view.state
+            self.chart.value = view.png
+            for name, value in view.html.items():
+                getattr(self, name).value = value
+        if self.prewarm:
+            self._views.ahead(self._next_keys(key))
+        return self._state
+
+    def _next_keys(self, key: tuple[Hashable, ...]) -> list[tuple[Hashable, ...]]:
+        """The settings likely next, most likely first (see :func:`.prewarm.neighbours`)."""
+        lines = [positions(c) for c in self._keyed]
+        if any(value not in line for value, line in zip(key, lines, strict=False)):
+            return []  # a value set from code off the controls' grid: nothing to guess from
+        at = tuple(line.index(value) for value, line in zip(key, lines, strict=False))
+        moved, direction = self._moved if self._moved is not None else (None, 1)
+        reach = max(map(len, lines))  # the control just moved: in the end, all the way either way
+        near = neighbours(at, [1] * len(at), [0] * len(at), [len(line) - 1 for line in lines], moved, direction,
+                          reach=reach, back=reach)
+        menus = [(*at[:i], j, *at[i + 1:]) for i, control in enumerate(self._keyed)  # a menu is read as a whole:
+                 if isinstance(control, (widgets.Dropdown, widgets.ToggleButtons))  # any of it may be next
+                 for j in _nearest_first(len(lines[i]), at[i])]
+        return [(*(line[i] for line, i in zip(lines, found, strict=True)), key[-1])
+                for found in dict.fromkeys([*near, *menus])]
 
     @contextmanager
     def _sync(self) -> Iterator[None]:
@@ -155,9 +244,6 @@ class _Panel(widgets.VBox):
     def state(self) -> Any:
         """What is on screen, as data (computed by the last :meth:`refresh`)."""
         return self._state
-
-    def refresh(self) -> Any:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
 
     def text(self) -> str:
         """Everything on screen as plain text."""

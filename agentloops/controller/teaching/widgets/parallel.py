@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -21,8 +22,8 @@ from agentloops.controller.teaching.widgets.panel import (
     _chart_image,
     _classed,
     _headers,
-    _Lru,
     _Panel,
+    _View,
 )
 from agentloops.i18n import N_, _
 from agentloops.tables import text_table
@@ -105,7 +106,6 @@ class ParallelExplorer(_Panel):
         from agentloops.controller.teaching.plots import LiveGanttChart
 
         self._chart = LiveGanttChart(max_seconds=self.s4.max + 2)
-        self._runs = _Lru()
         self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire([self.minimum, self.s3, self.s4, self.cancel])
@@ -113,16 +113,18 @@ class ParallelExplorer(_Panel):
         self.add_class(f"{PREFIX}-parallel-explorer")
         self.refresh()
 
+    def _view(self, key: tuple[Any, ...]) -> _View:
+        """The run for (successes needed, s3 latency, s4 latency, cancel at), its chart and its calls."""
+        minimum, s3, s4, cancel_at = key
+        cancel = cancel_at or None
+        run = parallel_run(minimum, s3, s4, cancel)
+        return _View(ParallelState(minimum, s3, s4, cancel, run), self._chart.update(run), {
+            "status": f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>",
+            "table": f"<pre>{html.escape(calls_text(run))}</pre>"})
+
     def refresh(self) -> ParallelState:
-        """Run (once per setting) and redraw."""
-        cancel = self.cancel.value or None
-        key = (self.minimum.value, self.s3.value, self.s4.value, cancel)
-        run = self._runs.get(key, lambda: parallel_run(*key))
-        self._state = ParallelState(self.minimum.value, self.s3.value, self.s4.value, cancel, run)
-        self.status.value = f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
-        self.chart.value = self._chart.update(run)
-        self.table.value = f"<pre>{html.escape(calls_text(run))}</pre>"
-        return self._state
+        """Show the run for the current setting (computed once per setting) and work ahead."""
+        return super().refresh()  # type: ignore[no-any-return]
 
 
 def parallel_explorer(minimum: int = 2, s3_latency: float = 2.5, s4_latency: float = 12.0,

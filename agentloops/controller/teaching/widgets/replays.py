@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -21,8 +22,8 @@ from agentloops.controller.teaching.widgets.panel import (
     _chart_image,
     _check,
     _classed,
-    _Lru,
     _Panel,
+    _View,
 )
 from agentloops.i18n import _
 
@@ -66,7 +67,6 @@ class ReplayExplorer(_Panel):
         from agentloops.controller.teaching.plots import LiveDiffChart
 
         self._chart = LiveDiffChart()
-        self._replays = _Lru()
         self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire([self.scenario, self.recorded, self.replayed])
@@ -74,20 +74,22 @@ class ReplayExplorer(_Panel):
         self.add_class(f"{PREFIX}-replay-explorer")
         self.refresh()
 
-    def refresh(self) -> ReplayState:
-        """Record, replay, diff (once per setting); redraw."""
-        recorded = self._replays.get((self.scenario.value, self.recorded.value), lambda: build_controller(
-            self.scenario.value, policy=self.recorded.value).run())
-        result = self._replays.get((self.scenario.value, self.recorded.value, self.replayed.value),
-                                   lambda: replay(recorded, policy=self.replayed.value))
-        self._state = ReplayState(self.scenario.value, self.recorded.value, self.replayed.value, recorded, result)
+    def _view(self, key: tuple[Any, ...]) -> _View:
+        """Record (scenario, recorded policy), replay it under the replayed policy, diff; chart and tables."""
+        scenario, recorded_policy, replayed_policy = key
+        recorded = build_controller(scenario, policy=recorded_policy).run()
+        result = replay(recorded, policy=replayed_policy)
         served = _("{served} tool result(s) served from the recording, {live} ran live").format(
             served=result.served, live=result.diff.unrecorded)
-        self.status.value = (f"<div style='font-size:15px'>{_badge(recorded.status)} → {_badge(result.run.status)}"
-                             f" — {html.escape(result.diff.summary())}; {html.escape(served)}</div>")
-        self.chart.value = self._chart.update(result)
-        self.table.value = result.diff._repr_html_()
-        return self._state
+        return _View(ReplayState(scenario, recorded_policy, replayed_policy, recorded, result),
+                     self._chart.update(result), {
+            "status": (f"<div style='font-size:15px'>{_badge(recorded.status)} → {_badge(result.run.status)}"
+                       f" — {html.escape(result.diff.summary())}; {html.escape(served)}</div>"),
+            "table": result.diff._repr_html_()})
+
+    def refresh(self) -> ReplayState:
+        """Show the record, the replay and their diff (computed once per setting) and work ahead."""
+        return super().refresh()  # type: ignore[no-any-return]
 
 
 def replay_explorer(scenario: str = "weather-timeout-always", recorded: str = "default",

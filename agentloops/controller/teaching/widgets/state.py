@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -19,8 +20,8 @@ from agentloops.controller.teaching.widgets.panel import (
     _badge,
     _chart_image,
     _classed,
-    _Lru,
     _Panel,
+    _View,
     turns_html,
     turns_text,
 )
@@ -91,7 +92,6 @@ class StateExplorer(_Panel):
         from agentloops.controller.teaching.plots import LiveStateChart
 
         self._chart = LiveStateChart()
-        self._runs = _Lru()
         self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self.status = _classed(widgets.HTML(), f"{PREFIX}-status")
@@ -101,19 +101,20 @@ class StateExplorer(_Panel):
         self.add_class(f"{PREFIX}-state-explorer")
         self.refresh()
 
+    def _view(self, key: tuple[Any, ...]) -> _View:
+        """The configured loop and the reference for (TASK STATE, window, cities, fingerprints); chart, tables."""
+        send_state, window, cities, detect_repeats = key
+        run = state_run(send_state, window, cities, detect_repeats, label="this run")
+        reference = state_run(True, None, cities, True, label="with state (reference)")
+        state = StateExplorerState(send_state, window, cities, detect_repeats, run, reference)
+        return _View(state, self._chart.update(run, reference), {
+            "status": (f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
+                       f"<div style='font-size:14px'>{_actions_html(run)}</div>"),
+            "table": turns_html(run)})
+
     def refresh(self) -> StateExplorerState:
-        """Run the configured loop and the reference (each once per setting); redraw."""
-        key = (self.state_block.value, self.window.value, self.cities.value, self.detect_repeats.value)
-        run = self._runs.get(key, lambda: state_run(*key, label="this run"))
-        reference = self._runs.get(("reference", self.cities.value), lambda: state_run(
-            True, None, self.cities.value, True, label="with state (reference)"))
-        self._state = StateExplorerState(self.state_block.value, self.window.value, self.cities.value,
-                                         self.detect_repeats.value, run, reference)
-        self.status.value = (f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
-                             f"<div style='font-size:14px'>{_actions_html(run)}</div>")
-        self.chart.value = self._chart.update(run, reference)
-        self.table.value = turns_html(run)
-        return self._state
+        """Show the configured loop against the reference (computed once per setting) and work ahead."""
+        return super().refresh()  # type: ignore[no-any-return]
 
 
 def state_explorer(send_state: bool = False, window: int | None = 2, cities: int = 2,

@@ -23,8 +23,8 @@ from agentloops.controller.teaching.widgets.panel import (
     _chart_image,
     _classed,
     _headers,
-    _Lru,
     _Panel,
+    _View,
 )
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import html_table
@@ -123,7 +123,6 @@ class StormExplorer(_Panel):
         from agentloops.controller.teaching.plots import LiveStormChart
 
         self._chart = LiveStormChart(max_tools=self.tools.max + 1)
-        self._runs = _Lru()
         self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
         self._wire([self.tools, self.retries])
@@ -131,14 +130,16 @@ class StormExplorer(_Panel):
         self.add_class(f"{PREFIX}-storm-explorer")
         self.refresh()
 
+    def _view(self, key: tuple[Any, ...]) -> _View:
+        """Both scopes run for (tools, retries), the chart and the table."""
+        tools, retries = key
+        state = StormState(tools, retries, storm_runs(tools, retries))
+        return _View(state, self._chart.update(state.runs, retries),
+                     {"table": html_table(_("Both scopes, same faults"), _headers(STORM_HEADERS), state.rows())})
+
     def refresh(self) -> StormState:
-        """Run both scopes (once per setting) and redraw."""
-        key = (self.tools.value, self.retries.value)
-        runs = self._runs.get(key, lambda: storm_runs(*key))
-        self._state = StormState(self.tools.value, self.retries.value, runs)
-        self.chart.value = self._chart.update(runs, self.retries.value)
-        self.table.value = html_table(_("Both scopes, same faults"), _headers(STORM_HEADERS), self._state.rows())
-        return self._state
+        """Show both scopes for the current setting (computed once per setting) and work ahead."""
+        return super().refresh()  # type: ignore[no-any-return]
 
 
 def storm_explorer(tools: int = 2, retries: int = 3) -> StormExplorer:
