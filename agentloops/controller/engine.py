@@ -15,20 +15,21 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from agentloops.controller.persistence.trace import TRACE_SCHEMA, TraceSink, TurnRecord
+from agentloops.controller.persistence.trace_lines import ACTION_JSON, Action
 from agentloops.controller.policy.budgets import Budget, BudgetMeter, BudgetName, SimClock
 from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
 from agentloops.controller.sim.executor import execute
 from agentloops.controller.sim.faults import FaultInjector, FaultLike
 from agentloops.controller.sim.timeline import Controls
 from agentloops.controller.stages import Stages
-from agentloops.controller.stopping.progress import Fingerprint, ProgressMonitor
+from agentloops.controller.stopping.progress import ProgressMonitor
 from agentloops.controller.stopping.status import Stop, StopStatus
 from agentloops.controller.task.context import (
     CompactionEvent,
@@ -41,7 +42,7 @@ from agentloops.controller.task.state import DELTA_JSON, StateDelta, TaskState
 from agentloops.controller.task.tasks import Task
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.ledger import Arrival, Ledger
-from agentloops.controller.vocabulary.tools import RESULT_JSON, TRANSIENT, Toolbox, ToolResult, ToolSpec
+from agentloops.controller.vocabulary.tools import TRANSIENT, Toolbox, ToolResult, ToolSpec
 from agentloops.messages import Message
 from agentloops.response import Response
 from agentloops.stubs import Model
@@ -70,31 +71,6 @@ def new_trace_id(seed: int | str | None = None) -> str:
 
 Executor = Callable[[ToolSpec, Mapping[str, Any]], ToolResult]
 """Runs one validated tool attempt: live stubs with faults by default, recorded results in replay."""
-
-
-@dataclass(slots=True)
-class Action:
-    """One tool action of a turn, kept as values; :meth:`to_dict` makes its trace form when it is read."""
-
-    label: str
-    call_id: str | None
-    tool: str
-    args: Mapping[str, Any]
-    norm: str
-    kind: str
-    result: ToolResult | None
-    route: str | None
-    fp: Fingerprint | None = None
-    status: str | None = None
-    """The result's status (``None``: nothing ran)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The action as the trace writes it (with the full tool result, for replay)."""
-        result, fp = self.result, self.fp
-        return {"label": self.label, "call_id": self.call_id, "tool": self.tool, "args": dict(self.args),
-                "args_norm": self.norm, "kind": self.kind, "status": self.status,
-                "route": self.route, "result": None if result is None else RESULT_JSON.dump_python(result, mode="json"),
-                "fingerprint": None if fp is None else [fp.tool, fp.args, fp.state_version]}
 
 
 @dataclass(slots=True)
@@ -128,18 +104,23 @@ class Turn:
         if self._record is None:
             assert self.ended is not None, "the turn has not ended"
             trace_id, at_s, delta, meter, used, items = self.ended
-            self._record = TurnRecord(
-                trace_id, self.turn, at_s, self.state_version, self.pending_goal, self.action, self.args_summary,
-                self.tool_status, self.observation, DELTA_JSON.dump_python(delta, mode="json"), meter.left(used, at_s),
-                self.decision, self.context_tokens, tuple(i for i, s in items.items() if s == "open"),
-                tuple(i for i, s in items.items() if s == "missing"), delta.progress,
-                tuple(a if isinstance(a, dict) else a.to_dict() for a in self.actions), _reply(self.response),
-                self.compaction)
+            ended = {"trace_id": trace_id, "at_s": at_s, "state_delta": DELTA_JSON.dump_python(delta, mode="json"),
+                     "budget_left": meter.left(used, at_s), "progress": delta.progress,
+                     "open_items": tuple(i for i, s in items.items() if s == "open"),
+                     "missing_items": tuple(i for i, s in items.items() if s == "missing"),
+                     "actions": tuple(a if isinstance(a, dict) else ACTION_JSON.dump_python(a, mode="json")
+                                      for a in self.actions), "response": _reply(self.response)}
+            self._record = TurnRecord(**{name: ended[name] if name in ended else getattr(self, name)
+                                         for name in _RECORD_FIELDS})
         return self._record
 
     def to_dict(self) -> dict[str, Any]:
         """The trace line."""
         return self.record().to_dict()
+
+
+_RECORD_FIELDS = tuple(f.name for f in fields(TurnRecord) if f.name != "kind")
+"""A turn record's fields: each is worked out when the turn ends, or is the turn's own of the same name."""
 
 
 def _reply(response: Response | None) -> dict[str, Any] | None:

@@ -32,7 +32,7 @@ from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationE
 
 from agentloops.controller.persistence.trace_lines import (
     _LINE_TYPES,
-    ActionLine,
+    ACTION_JSON,
     EventLine,
     ResumeLine,
     StartLine,
@@ -103,7 +103,7 @@ class TurnRecord:
     open_items: tuple[str, ...] = ()
     missing_items: tuple[str, ...] = ()
     progress: bool = False
-    actions: tuple[Annotated[dict[str, Any], AfterValidator(partial(checked, ActionLine))], ...] = ()
+    actions: tuple[Annotated[dict[str, Any], AfterValidator(partial(checked, ACTION_JSON))], ...] = ()
     response: Annotated[dict[str, Any], AfterValidator(partial(checked, Response))] | None = None
     compaction: dict[str, Any] | None = None
 

@@ -1,8 +1,8 @@
 """The trace's line schemas: what each JSON line of a trace must hold, nested fields included.
 
-A turn line and two records inside it (an action's tool result, the state delta) are the runtime's own
-dataclasses, validated by pydantic as they are. What is here: the lines written as plain dicts (start, event,
-resume, stop) and an action, whose trace form still names the runtime ``Action``'s fields its own way.
+A turn line and the records inside it (an action, its tool result, the state delta) are the runtime's own
+dataclasses, validated by pydantic as they are; an action's is here (:class:`Action`). The rest: the lines
+written as plain dicts (start, event, resume, stop).
 
 :func:`~agentloops.controller.persistence.trace.parse_lines` validates every line against these, so a
 damaged file is one error naming the line and the field. Apart from :mod:`~agentloops.controller.persistence.trace`
@@ -11,12 +11,25 @@ damaged file is one error naming the line and the field. Apart from :mod:`~agent
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from agentloops.controller.policy.budgets import Budget
 from agentloops.controller.policy.error_policy import ErrorPolicy
+from agentloops.controller.stopping.progress import Fingerprint
 from agentloops.controller.stopping.status import StopStatus
 from agentloops.controller.task.context import ContextPolicy
 from agentloops.controller.vocabulary.tools import ToolResult
@@ -51,19 +64,41 @@ class TaskRef(_Line):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class ActionLine(_Line):
-    """One action of a turn: what was tried, how it ended, how it was routed, and its full result."""
+def _fingerprint_row(value: Any) -> Any:
+    return Fingerprint(*value) if isinstance(value, (list, tuple)) else value
+
+
+FingerprintRow = Annotated[Fingerprint, BeforeValidator(_fingerprint_row),
+                           PlainSerializer(lambda fp: [fp.tool, fp.args, fp.state_version])]
+"""A fingerprint as a trace keeps it: a row ``[tool, args, state_version]``."""
+
+
+@dataclass(slots=True, kw_only=True)
+class Action:
+    """One action of a turn — what was tried, how it ended, how it was routed, and its full result — kept as
+    values while the turn runs; its trace form is this record dumped (:data:`ACTION_JSON`).
+
+    A final answer or a question to the user is written as a plain dict of the same shape, with no tool,
+    arguments or fingerprint.
+    """
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # an action read back from a trace is checked against it
 
     label: str
     call_id: str | None = None
     tool: str | None = None
-    args: dict[str, Any] | None = None
+    args: Mapping[str, Any] | None = None
     args_norm: str | None = None
     kind: str
     status: str | None = None
+    """The result's status (``None``: nothing ran)."""
     route: str | None = None
     result: ToolResult | None = None
-    fingerprint: tuple[str, str, int] | None = None
+    fingerprint: FingerprintRow | None = None
+
+
+ACTION_JSON: TypeAdapter[Action] = TypeAdapter(Action)
+"""Dumps an :class:`Action` as its trace form, and checks one read back."""
 
 
 class StartLine(_Line):
