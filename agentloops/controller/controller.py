@@ -29,9 +29,9 @@ from agentloops.controller.engine import (
     Controls,
     Executor,
     Run,
-    StartValues,
     Turn,
     new_run,
+    start_line,
 )
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.persistence.run_state import RUN_STATE_SCHEMA, RunState
@@ -107,9 +107,7 @@ class Controller:
             raise ConfigError("this controller has already run; build a new one (or resume a saved run)")
         if run.trace_path is not None:
             run.sink.writer = TraceWriter(run.trace_path, append=False)
-            run.sink.write(StartValues.of(run))  # a file is open: the line is written now
-        else:
-            run.sink.kept.append(StartValues.of(run))  # a dict when read
+        run.sink.write(start_line(run))  # written now when a file is open, else a dict when read
         return self._drive()
 
     def _drive(self) -> ControllerRun:

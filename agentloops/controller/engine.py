@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from agentloops.controller.persistence.trace import TRACE_SCHEMA, TraceSink, TurnRecord
-from agentloops.controller.persistence.trace_lines import ACTION_JSON, Action
+from agentloops.controller.persistence.trace_lines import ACTION_JSON, Action, StartLine, TaskRef
 from agentloops.controller.policy.budgets import Budget, BudgetMeter, BudgetName, SimClock
 from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
 from agentloops.controller.sim.executor import execute
@@ -215,38 +215,6 @@ def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: P
 
 
 @dataclass(frozen=True, slots=True)
-class StartValues:
-    """The trace's first line kept as values (the run's configuration does not change): a dict when read.
-
-    It holds the configuration, not the run, so a run's trace holds no reference back to the run.
-    """
-
-    trace_id: str
-    label: str
-    at_s: float
-    task: Task
-    policy: ErrorPolicy
-    budget: Budget
-    context: ContextPolicy
-    send_state: bool
-    model_latency_s: float
-    scenario: dict[str, Any] | None
-
-    @classmethod
-    def of(cls, run: Run) -> StartValues:
-        """The start line of ``run``, as it is now."""
-        return cls(run.trace_id, run.label, run.clock.now, run.task, run.policy, run.budget, run.context,
-                   run.send_state, run.model_latency_s, run.scenario)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``start`` line."""
-        return {"kind": "start", "schema_version": TRACE_SCHEMA, "trace_id": self.trace_id, "label": self.label,
-                "at_s": self.at_s, "task": self.task.spec(), "policy": self.policy.model_dump(mode="json"),
-                "budget": self.budget.model_dump(mode="json"), "context": self.context.model_dump(mode="json"),
-                "send_state": self.send_state, "model_latency_s": self.model_latency_s, "scenario": self.scenario}
-
-
-@dataclass(frozen=True, slots=True)
 class StopValues:
     """The ``stop`` line kept as its (frozen) stop: a dict when read."""
 
@@ -258,9 +226,11 @@ class StopValues:
         return {"kind": "stop", "trace_id": self.trace_id, "record": self.stop.system_record()}
 
 
-def start_line(run: Run) -> dict[str, Any]:
-    """The trace's first line: the configuration a replay needs."""
-    return StartValues.of(run).to_dict()
+def start_line(run: Run) -> StartLine:
+    """The trace's first line: the configuration a replay needs, as the run holds it (a dict when read)."""
+    return StartLine.model_construct(**{  # the run's own values (already checked), then the ones it keeps otherwise
+        **{name: getattr(run, name) for name in StartLine.model_fields if name in Run.__dataclass_fields__},
+        "kind": "start", "schema_version": TRACE_SCHEMA, "at_s": run.clock.now, "task": TaskRef(**run.task.spec())})
 
 
 def _injector(faults: Sequence[FaultLike], toolbox: Toolbox) -> FaultInjector:

@@ -2,7 +2,7 @@
 
 A turn line and the records inside it (an action, its tool result, the state delta) are the runtime's own
 dataclasses, validated by pydantic as they are; an action's is here (:class:`Action`). The rest: the lines
-written as plain dicts (start, event, resume, stop).
+written as plain dicts (event, resume, stop) and the start line, the run's configuration.
 
 :func:`~agentloops.controller.persistence.trace.parse_lines` validates every line against these, so a
 damaged file is one error naming the line and the field. Apart from :mod:`~agentloops.controller.persistence.trace`
@@ -23,7 +23,6 @@ from pydantic import (
     PlainSerializer,
     TypeAdapter,
     ValidationError,
-    ValidationInfo,
     field_validator,
 )
 
@@ -65,7 +64,12 @@ class TaskRef(_Line):
 
 
 def _fingerprint_row(value: Any) -> Any:
-    return Fingerprint(*value) if isinstance(value, (list, tuple)) else value
+    """A row read back as the fields it names; anything else but a fingerprint is refused in one line."""
+    if isinstance(value, Fingerprint):
+        return value
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise ValueError(f"expected a row [tool, args, state_version]; got {value!r}")
+    return dict(zip(("tool", "args", "state_version"), value))
 
 
 FingerprintRow = Annotated[Fingerprint, BeforeValidator(_fingerprint_row),
@@ -104,33 +108,27 @@ ACTION_JSON: TypeAdapter[Action] = TypeAdapter(Action)
 class StartLine(_Line):
     """The first line: how the run was configured (enough to replay it).
 
-    ``task``, ``policy``, ``budget`` and ``context`` stay plain dicts (as written), but each is
-    checked against its model when a trace is read, so a bad one is a one-line error there
-    and not a traceback in replay.
+    Its fields are the run's own configuration values (the task named by type and parameters): the line
+    is this value dumped (:meth:`to_dict`), and a line read back is validated into it, nested models
+    included, so a bad policy or budget is a one-line error there and not a traceback in replay.
     """
 
-    kind: Literal["start"]
+    kind: Literal["start"] = "start"
     schema_version: int
     trace_id: str = Field(min_length=1)
     label: str
     at_s: float
-    task: dict[str, Any]
-    policy: dict[str, Any]
-    budget: dict[str, Any]
-    context: dict[str, Any]
+    task: TaskRef
+    policy: ErrorPolicy
+    budget: Budget
+    context: ContextPolicy
     send_state: bool
     model_latency_s: float = Field(ge=0)
     scenario: dict[str, Any] | None = None
 
-    @field_validator("task", "policy", "budget", "context")
-    @classmethod
-    def _configuration(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        return checked(_CONFIGURATION[info.field_name or ""], value)  # type: ignore[no-any-return]
-
-
-_CONFIGURATION: dict[str, type[BaseModel]] = {"task": TaskRef, "policy": ErrorPolicy, "budget": Budget,
-                                              "context": ContextPolicy}
-"""What each configuration field of a start line is checked against."""
+    def to_dict(self) -> dict[str, Any]:
+        """The ``start`` line."""
+        return self.model_dump(mode="json")
 
 
 class EventLine(_Line):
