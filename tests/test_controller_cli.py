@@ -132,8 +132,8 @@ def _edit(lines: list[dict], where: str) -> None:
 
 
 @pytest.mark.parametrize(("where", "message"), [
-    ("task", ":1: task: type: missing; this field is required"),
-    ("policy", ":1: policy: attempts_per_tool: expected greater than 0; got 0"),
+    ("task", ":1: task.type: missing; this field is required"),
+    ("policy", ":1: policy.attempts_per_tool: expected greater than 0; got 0"),
     ("result", ":3: actions[0]: result.status: expected 'ok', "),
     ("response", ":2: response: tool_calls[0].id: expected a valid string; got 1"),
     ("stop", ":5: record: code: missing; this field is required"),

@@ -130,6 +130,15 @@ def test_every_counter_survives_a_rebuild():
     assert {k: again[k] for k in distinct} == {k: state.to_saved()[k] for k in distinct}
 
 
+def test_the_failed_calls_are_a_set_at_run_time_and_a_sorted_list_on_disk():
+    run = _waiting()
+    assert run.run_state is not None
+    calls = {(f"tool_{i % 3}", f'{{"n":{i}}}') for i in range(9)}
+    state = RunState.model_validate({**run.run_state.to_saved(), "failed_calls": [list(c) for c in calls]})
+    assert state.failed_calls == calls  # the run's own shape
+    assert state.to_saved()["failed_calls"] == sorted([list(c) for c in calls])  # the same file whatever the hash
+
+
 def test_a_run_state_resumes_once_per_store_although_it_carries_no_mark():
     run = _waiting()
     assert run.run_state is not None

@@ -215,3 +215,40 @@ def test_every_shipped_scenario_replays_to_itself_under_its_own_policy(name: str
     # the compaction scenarios need the recorded compactor: a careless one replayed with the default diverged
     replayed = replay(run_scenario(name))
     assert replayed.diff.same, f"{name}: {replayed.diff.rows()[:3]}"
+
+
+def test_the_start_action_and_stop_lines_are_the_runtime_values_dumped(tmp_path: Path):
+    from agentloops.controller.persistence.trace_lines import ACTION_JSON, Action
+    from agentloops.controller.stopping.status import STOP_JSON
+
+    path = tmp_path / "t.jsonl"
+    run = run_scenario("weather-timeout-once", trace=path)
+    trace = read_trace(path)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    # the start line reads back as the run's own configuration values, and dumps to the line it was read from
+    assert trace.start.policy == run.policy and trace.start.budget == run.task.budget
+    assert (trace.start.task.type, trace.start.task.params) == (run.task.spec()["type"], run.task.spec()["params"])
+    assert trace.start.to_dict() == lines[0]
+    # a tool action is an Action dumped: read back, it is the same action, and dumps to the same line
+    actions = [a for line in lines if line["kind"] == "turn" for a in line["actions"] if a["tool"] is not None]
+    assert len(actions) >= 2 and all(isinstance(ACTION_JSON.validate_python(a), Action) for a in actions)
+    assert [ACTION_JSON.dump_python(ACTION_JSON.validate_python(a), mode="json") for a in actions] == actions
+    assert list(actions[0])[4:] == ["args_norm", "kind", "status", "route", "result", "fingerprint"]
+    assert actions[0]["fingerprint"][0] == actions[0]["tool"]  # a row: [tool, args, version]
+    assert lines[-1]["record"] == STOP_JSON.dump_python(run.stop, mode="json") == run.system_record()
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    (["get_weather", "{}", "one"], r"fingerprint\.state_version: expected a valid integer"),
+    (["get_weather", "{}"], r"fingerprint: expected a row \[tool, args, state_version\]; got \['get_weather'"),
+    ("get_weather", r"fingerprint: expected a row \[tool, args, state_version\]; got 'get_weather'"),
+])
+def test_a_broken_fingerprint_in_an_action_is_one_line(tmp_path: Path, row, message):
+    path = tmp_path / "t.jsonl"
+    run_scenario("weather-timeout-once", trace=path)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    lines[1]["actions"][0]["fingerprint"] = row
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(TraceError, match=r"t\.jsonl:2: actions\[0\]: " + message) as caught:
+        read_trace(path)
+    assert "\n" not in str(caught.value)

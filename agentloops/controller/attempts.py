@@ -85,8 +85,9 @@ def plan(run: Run, call: ToolCall, args: dict[str, Any], spec: ToolSpec | None =
 def record(t: Turn, use: Attempt, label: str, call_id: str | None, kind: str, result: ToolResult | None,
            route_taken: str | None) -> Action:
     """Keep one action of the turn as values (its trace dict is made when the trace is read)."""
-    action = Action(label, call_id, use.tool, use.args, use.norm, kind, result, route_taken, use.fp,
-                    None if result is None else result.status)
+    action = Action(label=label, call_id=call_id, tool=use.tool, args=use.args, args_norm=use.norm, kind=kind,
+                    status=None if result is None else result.status, route=route_taken, result=result,
+                    fingerprint=use.fp)
     t.actions.append(action)
     return action
 

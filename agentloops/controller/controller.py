@@ -20,7 +20,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import astuple, replace
+from dataclasses import astuple, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,9 @@ from agentloops.controller.engine import (
     Controls,
     Executor,
     Run,
-    StartValues,
     Turn,
     new_run,
+    start_line,
 )
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.persistence.run_state import RUN_STATE_SCHEMA, RunState
@@ -107,9 +107,7 @@ class Controller:
             raise ConfigError("this controller has already run; build a new one (or resume a saved run)")
         if run.trace_path is not None:
             run.sink.writer = TraceWriter(run.trace_path, append=False)
-            run.sink.write(StartValues.of(run))  # a file is open: the line is written now
-        else:
-            run.sink.kept.append(StartValues.of(run))  # a dict when read
+        run.sink.write(start_line(run))  # written now when a file is open, else a dict when read
         return self._drive()
 
     def _drive(self) -> ControllerRun:
@@ -140,20 +138,16 @@ class Controller:
         or what a person takes over (``handed_off``); its stop record is the trace's stop line."""
         run = self.current
         paused = STATE_JSON.validate_python({**STATE_JSON.dump_python(run.state, mode="json"), "finished": None})
-        return RunState(  # paused, not finished: a resume continues it (once; see persistence/saved.py)
-            schema_version=RUN_STATE_SCHEMA, trace_id=run.trace_id, label=run.label, status=stop.status,
-            question=stop.question, parameter=(run.state.waiting_for or {}).get("input"),
-            task=TaskRef(**run.task.spec()), budget=run.budget, policy=run.policy, context=run.context,
-            send_state=run.send_state, model_latency_s=run.model_latency_s, scenario=run.scenario,
-            faults=run.injector.faults,
-            injector=run.injector.seen, state=paused, meter=run.meter.state(), clock=run.clock.now, turn=run.turn,
-            paused_at_version=run.state.version, head=run.head, groups=run.groups, monitor=run.monitor,
-            repairs_used=sum(run.repairs.values()), repairs=run.repairs, claims_rejected=run.claims_rejected,
-            consecutive_failures=run.consecutive_failures, call_counter=run.call_counter,
-            failed_calls=sorted(run.failed_calls), model_calls=int(run.meter.used["model_calls"]),
-            turns=turn_records(run), calls=run.ledger.records(), store=run.store.items,
-            trace_path=str(run.trace_path) if run.trace_path else None, pause_id=uuid.uuid4().hex[:12],
-            trace_lines=run.sink.lines, stop=stop.system_record())
+        return RunState.model_validate({  # the run's own parts, then the ones saved in another shape
+            **{name: getattr(run, name) for name in _AS_IS}, "state": paused,  # paused, not finished: a resume
+            "schema_version": RUN_STATE_SCHEMA, "status": stop.status, "question": stop.question,  # continues it
+            "parameter": (run.state.waiting_for or {}).get("input"), "task": TaskRef(**run.task.spec()),
+            "faults": run.injector.faults, "injector": run.injector.seen, "meter": run.meter.state(),
+            "clock": run.clock.now, "paused_at_version": run.state.version, "repairs_used": sum(run.repairs.values()),
+            "model_calls": int(run.meter.used["model_calls"]), "turns": turn_records(run),
+            "calls": run.ledger.records(), "store": run.store.items, "pause_id": uuid.uuid4().hex[:12],
+            "trace_path": str(run.trace_path) if run.trace_path else None, "trace_lines": run.sink.lines,
+            "stop": stop.system_record()})
 
     @classmethod
     def from_state(cls, state: RunState, *, model: Model, tools: Toolbox | None = None,
@@ -182,22 +176,26 @@ class Controller:
         """Set every counter and record from a run state's JSON view (the inverse of :meth:`capture`): read
         back from JSON, the records are the run's own and share nothing with the state they came from."""
         run, saved = self.current, RunState.model_validate(data)
-        run.injector.seen = Counter(saved.injector)
-        run.state, run.monitor, run.turn, run.turns = saved.state, saved.monitor, saved.turn, list(saved.turns)
+        for name in _AS_IS:
+            setattr(run, name, getattr(saved, name))
         run.monitor.repeat = run.stages.repeat  # (a stage is not saved: the resume passes it again)
-        run.clock.now = saved.clock
+        run.injector.seen, run.clock.now, run.turns = Counter(saved.injector), saved.clock, list(saved.turns)
         run.meter = BudgetMeter(run.budget, run.clock, run.policy.retry_scope, **saved.meter,
                                 check=run.stages.budget_check)
-        run.head, run.groups = list(saved.head), [list(group) for group in saved.groups]
-        run.repairs, run.failed_calls = Counter(saved.repairs), set(saved.failed_calls)
-        run.claims_rejected, run.consecutive_failures = saved.claims_rejected, saved.consecutive_failures
-        run.call_counter = saved.call_counter
         run.store.items.update(saved.store)
         run.resumed_at_turn = run.turn + 1
         for call in saved.calls:
             run.ledger.calls[call.call_id] = Call(*astuple(call))
             if call.state in ("succeeded", "failed"):
                 run.ledger.applied.add(call.call_id)
+
+
+_SAVED_OTHERWISE = ("task", "injector", "meter", "clock", "turns", "store", "trace_path", "stop")
+"""Run attributes whose run-state field of the same name holds them in another shape (converted both ways)."""
+
+_AS_IS = tuple(name for name in RunState.model_fields
+               if name in {f.name for f in fields(Run)} and name not in _SAVED_OTHERWISE)
+"""The run-state fields that are the run's own attributes, saved and set back as they are."""
 
 
 def run_controller(task: Task, model: Model, **kwargs: Any) -> ControllerRun:

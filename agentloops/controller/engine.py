@@ -15,20 +15,21 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from agentloops.controller.persistence.trace import TRACE_SCHEMA, TraceSink, TurnRecord
+from agentloops.controller.persistence.trace_lines import ACTION_JSON, Action, StartLine, TaskRef
 from agentloops.controller.policy.budgets import Budget, BudgetMeter, BudgetName, SimClock
 from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
 from agentloops.controller.sim.executor import execute
 from agentloops.controller.sim.faults import FaultInjector, FaultLike
 from agentloops.controller.sim.timeline import Controls
 from agentloops.controller.stages import Stages
-from agentloops.controller.stopping.progress import Fingerprint, ProgressMonitor
+from agentloops.controller.stopping.progress import ProgressMonitor
 from agentloops.controller.stopping.status import Stop, StopStatus
 from agentloops.controller.task.context import (
     CompactionEvent,
@@ -41,7 +42,7 @@ from agentloops.controller.task.state import DELTA_JSON, StateDelta, TaskState
 from agentloops.controller.task.tasks import Task
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.ledger import Arrival, Ledger
-from agentloops.controller.vocabulary.tools import RESULT_JSON, TRANSIENT, Toolbox, ToolResult, ToolSpec
+from agentloops.controller.vocabulary.tools import TRANSIENT, Toolbox, ToolResult, ToolSpec
 from agentloops.i18n import N_, Phrase, joined
 from agentloops.messages import Message
 from agentloops.response import Response
@@ -71,31 +72,6 @@ def new_trace_id(seed: int | str | None = None) -> str:
 
 Executor = Callable[[ToolSpec, Mapping[str, Any]], ToolResult]
 """Runs one validated tool attempt: live stubs with faults by default, recorded results in replay."""
-
-
-@dataclass(slots=True)
-class Action:
-    """One tool action of a turn, kept as values; :meth:`to_dict` makes its trace form when it is read."""
-
-    label: str
-    call_id: str | None
-    tool: str
-    args: Mapping[str, Any]
-    norm: str
-    kind: str
-    result: ToolResult | None
-    route: str | None
-    fp: Fingerprint | None = None
-    status: str | None = None
-    """The result's status (``None``: nothing ran)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The action as the trace writes it (with the full tool result, for replay)."""
-        result, fp = self.result, self.fp
-        return {"label": self.label, "call_id": self.call_id, "tool": self.tool, "args": dict(self.args),
-                "args_norm": self.norm, "kind": self.kind, "status": self.status,
-                "route": self.route, "result": None if result is None else RESULT_JSON.dump_python(result, mode="json"),
-                "fingerprint": None if fp is None else [fp.tool, fp.args, fp.state_version]}
 
 
 @dataclass(slots=True)
@@ -129,18 +105,23 @@ class Turn:
         if self._record is None:
             assert self.ended is not None, "the turn has not ended"
             trace_id, at_s, delta, meter, used, items = self.ended
-            self._record = TurnRecord(
-                trace_id, self.turn, at_s, self.state_version, self.pending_goal, self.action, self.args_summary,
-                self.tool_status, self.observation, DELTA_JSON.dump_python(delta, mode="json"), meter.left(used, at_s),
-                self.decision, self.context_tokens, tuple(i for i, s in items.items() if s == "open"),
-                tuple(i for i, s in items.items() if s == "missing"), delta.progress,
-                tuple(a if isinstance(a, dict) else a.to_dict() for a in self.actions), _reply(self.response),
-                self.compaction)
+            ended = {"trace_id": trace_id, "at_s": at_s, "state_delta": DELTA_JSON.dump_python(delta, mode="json"),
+                     "budget_left": meter.left(used, at_s), "progress": delta.progress,
+                     "open_items": tuple(i for i, s in items.items() if s == "open"),
+                     "missing_items": tuple(i for i, s in items.items() if s == "missing"),
+                     "actions": tuple(a if isinstance(a, dict) else ACTION_JSON.dump_python(a, mode="json")
+                                      for a in self.actions), "response": _reply(self.response)}
+            self._record = TurnRecord(**{name: ended[name] if name in ended else getattr(self, name)
+                                         for name in _RECORD_FIELDS})
         return self._record
 
     def to_dict(self) -> dict[str, Any]:
         """The trace line."""
         return self.record().to_dict()
+
+
+_RECORD_FIELDS = tuple(f.name for f in fields(TurnRecord) if f.name != "kind")
+"""A turn record's fields: each is worked out when the turn ends, or is the turn's own of the same name."""
 
 
 def _reply(response: Response | None) -> dict[str, Any] | None:
@@ -235,38 +216,6 @@ def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: P
 
 
 @dataclass(frozen=True, slots=True)
-class StartValues:
-    """The trace's first line kept as values (the run's configuration does not change): a dict when read.
-
-    It holds the configuration, not the run, so a run's trace holds no reference back to the run.
-    """
-
-    trace_id: str
-    label: str
-    at_s: float
-    task: Task
-    policy: ErrorPolicy
-    budget: Budget
-    context: ContextPolicy
-    send_state: bool
-    model_latency_s: float
-    scenario: dict[str, Any] | None
-
-    @classmethod
-    def of(cls, run: Run) -> StartValues:
-        """The start line of ``run``, as it is now."""
-        return cls(run.trace_id, run.label, run.clock.now, run.task, run.policy, run.budget, run.context,
-                   run.send_state, run.model_latency_s, run.scenario)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``start`` line."""
-        return {"kind": "start", "schema_version": TRACE_SCHEMA, "trace_id": self.trace_id, "label": self.label,
-                "at_s": self.at_s, "task": self.task.spec(), "policy": self.policy.model_dump(mode="json"),
-                "budget": self.budget.model_dump(mode="json"), "context": self.context.model_dump(mode="json"),
-                "send_state": self.send_state, "model_latency_s": self.model_latency_s, "scenario": self.scenario}
-
-
-@dataclass(frozen=True, slots=True)
 class StopValues:
     """The ``stop`` line kept as its (frozen) stop: a dict when read."""
 
@@ -278,9 +227,11 @@ class StopValues:
         return {"kind": "stop", "trace_id": self.trace_id, "record": self.stop.system_record()}
 
 
-def start_line(run: Run) -> dict[str, Any]:
-    """The trace's first line: the configuration a replay needs."""
-    return StartValues.of(run).to_dict()
+def start_line(run: Run) -> StartLine:
+    """The trace's first line: the configuration a replay needs, as the run holds it (a dict when read)."""
+    return StartLine.model_construct(**{  # the run's own values (already checked), then the ones it keeps otherwise
+        **{name: getattr(run, name) for name in StartLine.model_fields if name in Run.__dataclass_fields__},
+        "kind": "start", "schema_version": TRACE_SCHEMA, "at_s": run.clock.now, "task": TaskRef(**run.task.spec())})
 
 
 def _injector(faults: Sequence[FaultLike], toolbox: Toolbox) -> FaultInjector:

@@ -117,7 +117,7 @@ class ControllerRun:
     @cached_property
     def trace(self) -> Trace:
         """The trace, built from its lines when first asked for (most runs are never read back)."""
-        return parse_lines(self.trace_lines, self.trace_path, where=str(self.trace_path or "trace"), validate=False)
+        return parse_lines(self.trace_lines, self.trace_path, where=str(self.trace_path or "trace"))
 
     @property
     def status(self) -> StopStatus:

@@ -18,6 +18,7 @@ kept with them) still loads; schema 2 adds ``stop``, the stop's system record.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
@@ -92,11 +93,11 @@ class RunState(_Strict):
     groups: list[list[SavedMessage]]
     monitor: ProgressMonitor
     repairs_used: int = Field(ge=0)
-    repairs: dict[str, int] = Field(default_factory=dict)
+    repairs: Counter[str] = Field(default_factory=Counter)
     claims_rejected: int = Field(ge=0)
     consecutive_failures: int = Field(default=0, ge=0)
     call_counter: int = Field(ge=0)
-    failed_calls: list[tuple[str, str]]
+    failed_calls: Annotated[set[tuple[str, str]], PlainSerializer(sorted)]
     model_calls: int = Field(ge=0)
     turns: tuple[TurnRecord, ...]
     calls: tuple[CallRecord, ...]

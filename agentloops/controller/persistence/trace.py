@@ -32,7 +32,7 @@ from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationE
 
 from agentloops.controller.persistence.trace_lines import (
     _LINE_TYPES,
-    ActionLine,
+    ACTION_JSON,
     EventLine,
     ResumeLine,
     StartLine,
@@ -109,7 +109,7 @@ class TurnRecord:
     open_items: tuple[str, ...] = ()
     missing_items: tuple[str, ...] = ()
     progress: bool = False
-    actions: tuple[Annotated[dict[str, Any], AfterValidator(partial(checked, ActionLine))], ...] = ()
+    actions: tuple[Annotated[dict[str, Any], AfterValidator(partial(checked, ACTION_JSON))], ...] = ()
     response: Annotated[dict[str, Any], AfterValidator(partial(checked, Response))] | None = None
     compaction: dict[str, Any] | None = None
 
@@ -241,8 +241,8 @@ class Trace:
         return text_table([_(h) for h in TURN_HEADERS], rows)
 
     def __str__(self) -> str:
-        head = f"trace {self.trace_id} ({self.start.label}, task {self.start.task.get('type')}, " \
-               f"policy {self.start.policy.get('name')}): {len(self.turns)} turns"
+        head = f"trace {self.trace_id} ({self.start.label}, task {self.start.task.type}, " \
+               f"policy {self.start.policy.name}): {len(self.turns)} turns"
         tail = f"stop: {self.stop['status']} ({self.stop['code']}): {self.stop['reason']}" if self.stop else \
             "no stop line: the run did not finish (killed?)"
         events = "".join(f"\nevent at {e.at_s:g} s: {e.call_id} {e.verdict} ({e.note})" for e in self.events)
@@ -258,9 +258,8 @@ class Trace:
 
 
 def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, truncated_tail: bool = False,
-                where: str = "trace", validate: bool = True) -> Trace:
-    """Build a :class:`Trace` from already-decoded lines (validated one by one unless ``validate=False``,
-    which is for lines the controller itself just produced)."""
+                where: str = "trace") -> Trace:
+    """Build a :class:`Trace` from already-decoded lines, validated one by one into their records."""
     start: StartLine | None = None
     turns: list[TurnRecord] = []
     events: list[EventLine] = []
@@ -275,8 +274,7 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
         if model is None:
             raise TraceError(f"{where}:{number}: kind: expected one of {', '.join(_KINDS)}; got {kind!r}")
         try:
-            line = model.validate_python(data) if isinstance(model, TypeAdapter) else \
-                model.model_validate(data) if validate else model.model_construct(**data)
+            line = model.validate_python(data) if isinstance(model, TypeAdapter) else model.model_validate(data)
         except ValidationError as exc:
             raise TraceError(f"{where}:{number}: {describe_validation_error(exc)}") from None
         if number == 1 and not isinstance(line, StartLine):
@@ -379,4 +377,4 @@ class TraceSink:
     def trace(self) -> Trace:
         """The lines so far as a :class:`Trace`."""
         path = self.writer.path if self.writer is not None else None
-        return parse_lines(self.lines, path, where=str(path) if path else "trace", validate=False)
+        return parse_lines(self.lines, path, where=str(path) if path else "trace")

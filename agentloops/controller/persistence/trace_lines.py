@@ -1,8 +1,8 @@
 """The trace's line schemas: what each JSON line of a trace must hold, nested fields included.
 
-A turn line and two records inside it (an action's tool result, the state delta) are the runtime's own
-dataclasses, validated by pydantic as they are. What is here: the lines written as plain dicts (start, event,
-resume, stop) and an action, whose trace form still names the runtime ``Action``'s fields its own way.
+A turn line and the records inside it (an action, its tool result, the state delta) are the runtime's own
+dataclasses, validated by pydantic as they are; an action's is here (:class:`Action`). The rest: the lines
+written as plain dicts (event, resume, stop) and the start line, the run's configuration.
 
 :func:`~agentloops.controller.persistence.trace.parse_lines` validates every line against these, so a
 damaged file is one error naming the line and the field. Apart from :mod:`~agentloops.controller.persistence.trace`
@@ -11,12 +11,24 @@ damaged file is one error naming the line and the field. Apart from :mod:`~agent
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 
 from agentloops.controller.policy.budgets import Budget
 from agentloops.controller.policy.error_policy import ErrorPolicy
+from agentloops.controller.stopping.progress import Fingerprint
 from agentloops.controller.stopping.status import StopStatus
 from agentloops.controller.task.context import ContextPolicy
 from agentloops.controller.vocabulary.tools import ToolResult
@@ -51,51 +63,72 @@ class TaskRef(_Line):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class ActionLine(_Line):
-    """One action of a turn: what was tried, how it ended, how it was routed, and its full result."""
+def _fingerprint_row(value: Any) -> Any:
+    """A row read back as the fields it names; anything else but a fingerprint is refused in one line."""
+    if isinstance(value, Fingerprint):
+        return value
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise ValueError(f"expected a row [tool, args, state_version]; got {value!r}")
+    return dict(zip(("tool", "args", "state_version"), value))
+
+
+FingerprintRow = Annotated[Fingerprint, BeforeValidator(_fingerprint_row),
+                           PlainSerializer(lambda fp: [fp.tool, fp.args, fp.state_version])]
+"""A fingerprint as a trace keeps it: a row ``[tool, args, state_version]``."""
+
+
+@dataclass(slots=True, kw_only=True)
+class Action:
+    """One action of a turn — what was tried, how it ended, how it was routed, and its full result — kept as
+    values while the turn runs; its trace form is this record dumped (:data:`ACTION_JSON`).
+
+    A final answer or a question to the user is written as a plain dict of the same shape, with no tool,
+    arguments or fingerprint.
+    """
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # an action read back from a trace is checked against it
 
     label: str
     call_id: str | None = None
     tool: str | None = None
-    args: dict[str, Any] | None = None
+    args: Mapping[str, Any] | None = None
     args_norm: str | None = None
     kind: str
     status: str | None = None
+    """The result's status (``None``: nothing ran)."""
     route: str | None = None
     result: ToolResult | None = None
-    fingerprint: tuple[str, str, int] | None = None
+    fingerprint: FingerprintRow | None = None
+
+
+ACTION_JSON: TypeAdapter[Action] = TypeAdapter(Action)
+"""Dumps an :class:`Action` as its trace form, and checks one read back."""
 
 
 class StartLine(_Line):
     """The first line: how the run was configured (enough to replay it).
 
-    ``task``, ``policy``, ``budget`` and ``context`` stay plain dicts (as written), but each is
-    checked against its model when a trace is read, so a bad one is a one-line error there
-    and not a traceback in replay.
+    Its fields are the run's own configuration values (the task named by type and parameters): the line
+    is this value dumped (:meth:`to_dict`), and a line read back is validated into it, nested models
+    included, so a bad policy or budget is a one-line error there and not a traceback in replay.
     """
 
-    kind: Literal["start"]
+    kind: Literal["start"] = "start"
     schema_version: int
     trace_id: str = Field(min_length=1)
     label: str
     at_s: float
-    task: dict[str, Any]
-    policy: dict[str, Any]
-    budget: dict[str, Any]
-    context: dict[str, Any]
+    task: TaskRef
+    policy: ErrorPolicy
+    budget: Budget
+    context: ContextPolicy
     send_state: bool
     model_latency_s: float = Field(ge=0)
     scenario: dict[str, Any] | None = None
 
-    @field_validator("task", "policy", "budget", "context")
-    @classmethod
-    def _configuration(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        return checked(_CONFIGURATION[info.field_name or ""], value)  # type: ignore[no-any-return]
-
-
-_CONFIGURATION: dict[str, type[BaseModel]] = {"task": TaskRef, "policy": ErrorPolicy, "budget": Budget,
-                                              "context": ContextPolicy}
-"""What each configuration field of a start line is checked against."""
+    def to_dict(self) -> dict[str, Any]:
+        """The ``start`` line."""
+        return self.model_dump(mode="json")
 
 
 class EventLine(_Line):

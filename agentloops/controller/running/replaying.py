@@ -27,8 +27,7 @@ from typing import Any
 from agentloops.controller.controller import Controller
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.persistence.trace import Trace, read_trace
-from agentloops.controller.policy.budgets import Budget
-from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
+from agentloops.controller.policy.error_policy import PolicyLike, resolve_policy
 from agentloops.controller.running.resuming import resume
 from agentloops.controller.sim.executor import execute
 from agentloops.controller.sim.faults import FaultInjector
@@ -36,7 +35,7 @@ from agentloops.controller.sim.planners import build_model
 from agentloops.controller.sim.scenario_files import ControllerScenario, scenario_from_dict
 from agentloops.controller.sim.timeline import Controls
 from agentloops.controller.stopping.progress import normalize_args
-from agentloops.controller.task.context import COMPACTORS, ContextPolicy
+from agentloops.controller.task.context import COMPACTORS
 from agentloops.controller.task.tasks import Task, make_task
 from agentloops.controller.vocabulary.render import Table, clip, html_table
 from agentloops.controller.vocabulary.tools import RESULT_JSON, ToolResult, ToolSpec
@@ -248,8 +247,8 @@ def _source(trace: Trace) -> str:
 
 
 def _task_of(trace: Trace) -> Task:
-    task = make_task(trace.start.task["type"], trace.start.task["params"], source=_source(trace))
-    return Task(task.type, task.params, Budget.model_validate(trace.start.budget))
+    task = make_task(trace.start.task.type, trace.start.task.params, source=_source(trace))
+    return Task(task.type, task.params, trace.start.budget)
 
 
 def _recorded_world(original: Trace) -> tuple[Task, ControllerScenario | None, Controls | None, RecordedExecutor]:
@@ -283,7 +282,7 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
     """
     original = as_trace(trace)
     start = original.start
-    recorded_policy = ErrorPolicy.model_validate(start.policy)
+    recorded_policy = start.policy
     chosen = resolve_policy(policy) if policy is not None else recorded_policy
     task, scenario, controls, executor = _recorded_world(original)
     rebuild = model is None and scenario is not None  # a scenario model is rebuilt past the replies already used
@@ -295,7 +294,7 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
     if model is None:
         model = recorded_model(original)
     controller = Controller(task, model, tools=task.toolbox(), policy=chosen, budget=task.budget, **extra,
-                            context=ContextPolicy.model_validate(start.context), send_state=start.send_state,
+                            context=start.context, send_state=start.send_state,
                             controls=controls, trace=trace_out, trace_id=f"{original.trace_id}-replay",
                             label=start.label, model_latency_s=start.model_latency_s, scenario=start.scenario,
                             executor=executor)

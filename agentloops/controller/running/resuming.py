@@ -100,7 +100,8 @@ def _reopen_trace(run: Run, data: Mapping[str, Any]) -> None:
     """Start the in-memory trace from the file's lines (or the saved ones), so memory and file stay equal."""
     path = run.trace_path
     fresh = path is None or not path.exists() or path.stat().st_size == 0
-    run.sink.lines = trace_prefix(data, None if fresh else path) or [start_line(run)] + [t.to_dict() for t in run.turns]
+    run.sink.lines = trace_prefix(data, None if fresh else path) or \
+        [start_line(run).to_dict()] + [t.to_dict() for t in run.turns]
     if path is not None:
         run.sink.writer = TraceWriter(path, append=True)
         if fresh:  # a new file: write the configuration and the earlier lines first

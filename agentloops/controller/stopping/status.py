@@ -16,8 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import TypeAdapter
+
 from agentloops.controller.policy.budgets import BUDGET_LABELS
-from agentloops.controller.task.state import FACT_JSON, Fact
+from agentloops.controller.task.state import Fact
 from agentloops.controller.vocabulary.render import Table
 from agentloops.i18n import N_, Phrase, _, shown
 
@@ -217,13 +219,13 @@ class Stop:
         trace_id: the run's trace id.
         task: task type name.
         policy: error policy name.
-        answer: the final answer (success, or the model's text on a partial stop).
         tool: the tool involved, if any.
         error_class: the tool status involved, if any.
         budget: for ``budget_exhausted``, which budget.
         question: for ``waiting_for_user``, the question.
         pending_action: for ``handed_off``, the action a person must review.
         verified: the task's completion condition held over state when the run stopped.
+        answer: the final answer (success, or the model's text on a partial stop).
         facts: verified facts kept.
         missing: (item, reason) for items that could not be obtained.
         open_items: items neither done nor given up.
@@ -240,18 +242,18 @@ class Stop:
     trace_id: str
     task: str
     policy: str
-    answer: str | None = None
     tool: str | None = None
     error_class: str | None = None
     budget: str | None = None
     question: str | None = None
     pending_action: str | None = None
     verified: bool = False
+    answer: str | None = None
     facts: tuple[Fact, ...] = ()
     missing: tuple[tuple[str, str], ...] = ()
     open_items: tuple[str, ...] = ()
-    budgets_used: Mapping[str, float] = field(default_factory=dict)
-    budgets_left: Mapping[str, float | None] = field(default_factory=dict)
+    budgets_used: Mapping[str, int | float] = field(default_factory=dict)
+    budgets_left: Mapping[str, int | float | None] = field(default_factory=dict)
     state: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -312,30 +314,8 @@ class Stop:
         return "\n".join(lines)
 
     def system_record(self) -> dict[str, Any]:
-        """The structured record for logs, dashboards and replay."""
-        return {
-            "status": self.status,
-            "code": self.code,
-            "reason": self.reason,
-            "turn": self.turn,
-            "at_s": self.at_s,
-            "trace_id": self.trace_id,
-            "task": self.task,
-            "policy": self.policy,
-            "tool": self.tool,
-            "error_class": self.error_class,
-            "budget": self.budget,
-            "question": self.question,
-            "pending_action": self.pending_action,
-            "verified": self.verified,
-            "answer": self.answer,
-            "facts": [FACT_JSON.dump_python(f) for f in self.facts],
-            "missing": [list(m) for m in self.missing],
-            "open_items": list(self.open_items),
-            "budgets_used": dict(self.budgets_used),
-            "budgets_left": dict(self.budgets_left),
-            "state": dict(self.state),
-        }
+        """The structured record for logs, dashboards and replay: the stop itself, dumped."""
+        return STOP_JSON.dump_python(self, mode="json")  # type: ignore[no-any-return]
 
     def __str__(self) -> str:
         record = {k: v for k, v in self.system_record().items()
@@ -350,6 +330,10 @@ class Stop:
         return (f"<div><b>{html.escape(self.status)}</b> · <code>{html.escape(self.code)}</code>"
                 f"<div style='display:flex;gap:1em'><pre style='flex:1'>{html.escape(self.user_message())}</pre>"
                 f"<pre style='flex:1'>{system}</pre></div></div>")
+
+
+STOP_JSON: TypeAdapter[Stop] = TypeAdapter(Stop)
+"""Dumps a :class:`Stop` as its system record (the trace's stop line holds it)."""
 
 
 def status_table() -> Table:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentloops.controller.teaching.plots.style import (
@@ -186,11 +185,7 @@ def _idle_turns(run: ControllerRun) -> list[tuple[int, int]]:
 
 def _limit_of(run: ControllerRun, name: str) -> float | None:
     """The limit the run ran under (the start line of its trace records the budget actually used)."""
-    data = run.trace.start.budget.get(name) if run.trace.start.budget else None
-    if isinstance(data, Mapping):
-        value = data.get("value")
-        return None if value is None else float(value)
-    return run.task.budget.limit(name)  # type: ignore[arg-type]
+    return run.trace.start.budget.limit(name)  # type: ignore[arg-type]
 
 
 def progress_versions(run: ControllerRun) -> list[int]:
