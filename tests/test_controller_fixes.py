@@ -23,7 +23,8 @@ from agentloops.controller import (
     run_scenario,
 )
 from agentloops.controller.persistence.saved import PauseStore
-from agentloops.controller.policy.error_policy import DEFAULT_POLICY, Fallback, Retry, RouteContext, route
+from agentloops.controller.policy.error_policy import DEFAULT_POLICY, RouteContext, route
+from agentloops.controller.policy.routes import Fallback, Retry
 from agentloops.controller.running.resuming import resume
 from agentloops.controller.sim.executor import execute
 from agentloops.controller.stopping.status import NEXT_STEPS, STOP_CODES, Stop

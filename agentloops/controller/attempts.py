@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
-from agentloops.controller.policy.error_policy import Degrade, Fallback, Retry, Route, RouteContext, route
+from agentloops.controller.policy.error_policy import RouteContext, route
+from agentloops.controller.policy.routes import Degrade, Fallback, Retry, Route
 from agentloops.controller.sim.timeline import arrivals
 from agentloops.controller.stopping.progress import Fingerprint, normalize_args, normalize_value
 from agentloops.controller.stopping.status import Stop

@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal, get_args
 
-from agentloops.controller.policy.error_policy import DEFAULT_POLICY, Route, RouteContext, route, route_name
+from agentloops.controller.policy.error_policy import DEFAULT_POLICY, RouteContext, route
+from agentloops.controller.policy.routes import Route, route_name
 from agentloops.controller.stopping.progress import ProgressMonitor, Repeat, fingerprint
 from agentloops.controller.task.state import TaskState
 from agentloops.controller.vocabulary.tools import TRANSIENT, ToolResult, ToolSpec, ToolStatus

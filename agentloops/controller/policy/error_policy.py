@@ -21,16 +21,13 @@ permanent error     switch to a fallback, else give the item up (retried first
                     if the tool marks it ``retryable``)
 ==================  ==========================================================
 
-A fallback is only a fallback if it could be used without asking anyone: it
-must have no side effects, need no capability the caller lacks, not be a
-high-risk action, and not sit on the same failing backend. (The controller
-then runs the full pre-check — schema, permission gate, task rules, risk — on
-it before switching, and gives the item up if that refuses.)
+A fallback is only a fallback if it could be used without asking anyone: no side effects, no capability the
+caller lacks, not high-risk, not on the same failing backend (the controller then runs the full pre-check —
+schema, permission gate, task rules, risk — before switching, and gives the item up if that refuses).
 
-:func:`route` is a pure function of the policy, the result and a small
-context, so it can be tested (and taught) without a loop. Because the policy
-is a value, replay can run the same recorded trace under two policies and diff
-the trajectories (:mod:`agentloops.controller.running.replaying`).
+:func:`route` is a pure function of the policy, the result and a small context, so it can be tested (and taught)
+without a loop; the policy is a value, so replay can diff one trace under two policies
+(:mod:`agentloops.controller.running.replaying`).
 """
 
 from __future__ import annotations
@@ -42,7 +39,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
 
 from agentloops.controller.policy.budgets import RetryScope
-from agentloops.controller.policy.routes import (  # re-exported: the routes used to live here
+from agentloops.controller.policy.routes import (
     Accept,
     AcceptNotFound,
     AskUser,
@@ -194,10 +191,6 @@ def resolve_policy(policy: PolicyLike | None) -> ErrorPolicy:
                       f"got {type(policy).__name__}")
 
 
-_ACCEPT = Accept()
-"""The route of every ``ok`` result (a frozen value: one is enough)."""
-
-
 @dataclass(frozen=True, slots=True)
 class RouteContext:
     """What :func:`route` needs to know besides the result.
@@ -249,7 +242,7 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
     """
     status = result.status
     if status == "ok":  # (nothing below matters to a result that is ok)
-        return _ACCEPT
+        return Accept()
     spec, can_retry = ctx.spec, ctx.retries_left is None or ctx.retries_left >= 1
     if status == "empty":
         return _empty(policy, ctx, can_retry)

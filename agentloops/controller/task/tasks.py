@@ -21,31 +21,17 @@ from pydantic import ValidationError
 
 from agentloops.controller.policy.budgets import Budget
 from agentloops.controller.task.joins import JoinRule
-from agentloops.controller.task.reading_tasks import (  # re-exported: the task types used to live here
+from agentloops.controller.task.reading_tasks import (
     DOCUMENT_TASK,
     RECALL_TASK,
     RESEARCH_TASK,
-    DocumentTask,
-    RecallTask,
-    ResearchTask,
 )
 from agentloops.controller.task.state import TaskState
 from agentloops.controller.task.task_types import (
     ORDER_TASK,
     REFUND_TASK,
-    WEATHER_BUDGET,
-    WEATHER_CITIES,
     WEATHER_TASK,
-    DocumentParams,
-    OrderParams,
-    OrderTask,
-    RecallParams,
-    RefundParams,
-    RefundTask,
-    ResearchParams,
     TaskType,
-    WeatherParams,
-    WeatherTask,
 )
 from agentloops.controller.task.world import TOOLS
 from agentloops.controller.vocabulary.errors import ConfigError
@@ -54,12 +40,7 @@ from agentloops.controller.vocabulary.tools import Toolbox
 from agentloops.errors import describe_validation_error
 from agentloops.i18n import N_, Phrase
 
-__all__ = [
-    "DOCUMENT_TASK", "ORDER_TASK", "RECALL_TASK", "REFUND_TASK", "RESEARCH_TASK", "TASK_TYPES", "WEATHER_BUDGET",
-    "WEATHER_CITIES", "WEATHER_TASK", "Assessment", "DocumentParams", "DocumentTask", "OrderParams", "OrderTask",
-    "RecallParams", "RecallTask", "RefundParams", "RefundTask", "ResearchParams", "ResearchTask", "Task", "TaskType",
-    "WeatherParams", "WeatherTask", "completion_table", "make_task",
-]
+__all__ = ["TASK_TYPES", "Assessment", "Task", "completion_table", "make_task"]
 
 Assessment = Literal["complete", "incomplete", "impossible"]
 """``complete``: the condition holds; ``impossible``: too many items were given up for it ever to hold."""

@@ -38,7 +38,8 @@ from agentloops.controller.sim.executor import call_tool
 from agentloops.controller.sim.faults import Fault, FaultInjector, FaultKind
 from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.task.state import Fact
-from agentloops.controller.task.tasks import TASK_TYPES, WEATHER_CITIES, Task, make_task
+from agentloops.controller.task.task_types import WEATHER_CITIES
+from agentloops.controller.task.tasks import TASK_TYPES, Task, make_task
 from agentloops.controller.vocabulary.render import Table
 from agentloops.controller.vocabulary.tools import ASK_USER, ToolResult
 from agentloops.errors import RunError
