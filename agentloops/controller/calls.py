@@ -336,8 +336,7 @@ def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop 
             state.note(f"{settled.label}: serves no item of this task")
             t.observation = "ok, but not needed by the task"
     else:
-        t.failed = True
-        t.observation = clip(result.error or result.status, 80)
+        t.failed, t.observation = True, clip(result.error or result.status, 80)
     if isinstance(decision, Repair):
         key = repair_key(tool, result)
         run.repairs[key] += 1
@@ -356,6 +355,4 @@ def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop 
     elif isinstance(decision, StopRun):
         return make_stop(run, decision.status, decision.code, decision.reason,  # type: ignore[arg-type]
                          tool=tool, error_class=result.status, budget=decision.budget)
-    elif isinstance(decision, Stop):
-        return decision
-    return None
+    return decision if isinstance(decision, Stop) else None
