@@ -588,6 +588,18 @@ def test_the_practice_box_grades_what_is_typed_and_what_is_clicked() -> None:
     assert "agentloops-practice-result" in box.result._dom_classes
 
 
+def test_the_practice_box_asks_in_the_learners_language() -> None:
+    """English: the question with the article's Chinese under it; the Chinese edition: the Chinese alone."""
+    from agentloops.i18n import speaking
+
+    with speaking("en"):
+        english = interview.practice().question.value
+    with speaking("zh"):
+        chinese = interview.practice().question.value
+    assert interview.QUESTION in english and interview.QUESTION_ZH in english
+    assert interview.QUESTION_ZH in chinese and interview.QUESTION not in chinese
+
+
 # --------------------------------------------------------------------------- follow-ups answered by runs
 
 
@@ -735,16 +747,27 @@ def test_the_answers_say_which_version_a_fingerprint_uses_as_the_code_does() -> 
 
 def test_three_frameworks_each_name_the_fuse_with_a_checked_version() -> None:
     assert [f.framework for f in FRAMEWORK_FUSES] == ["LangGraph", "OpenAI Agents SDK", "Pydantic AI"]
-    settings_ = {f.framework: f.setting for f in FRAMEWORK_FUSES}
-    assert "recursion_limit" in settings_["LangGraph"] and "max_turns" in settings_["OpenAI Agents SDK"]
-    assert "request_limit" in settings_["Pydantic AI"] and "tool_calls_limit" in settings_["Pydantic AI"]
-    assert [f.raises.split()[0].rstrip(",") for f in FRAMEWORK_FUSES] == [
-        "GraphRecursionError", "MaxTurnsExceeded", "UsageLimitExceeded"]
+    for language in ("en", "zh"):  # the Chinese words name the same settings and exceptions
+        settings_ = {f.framework: f.setting.said(language) for f in FRAMEWORK_FUSES}
+        assert "recursion_limit" in settings_["LangGraph"] and "max_turns" in settings_["OpenAI Agents SDK"]
+        assert "request_limit" in settings_["Pydantic AI"] and "tool_calls_limit" in settings_["Pydantic AI"]
+        assert [re.search(r"[A-Z]\w+", f.raises.said(language)).group() for f in FRAMEWORK_FUSES] == [
+            "GraphRecursionError", "MaxTurnsExceeded", "UsageLimitExceeded"]
     for fuse in FRAMEWORK_FUSES:
         assert re.fullmatch(r"\d+\.\d+\.\d+", fuse.version), fuse
         assert fuse.source and all(re.match(r"[\w/]+\.py:\d+", ref) for ref in fuse.source), fuse.source
-    rows = interview.framework_rows()
+    rows = interview.framework_rows("en")
     assert rows[0]["checked against"] == "langgraph 1.2.24" and len(rows) == 3
+    assert rows[0]["one unit is"] == FRAMEWORK_FUSES[0].counts.en
+
+
+def test_the_framework_table_is_chinese_in_the_chinese_edition() -> None:
+    """Columns and words in Chinese; the versions and the source lines (data) are the English table's."""
+    en, zh = interview.framework_rows("en"), interview.framework_rows("zh")
+    assert list(zh[0]) == ["框架", "核对的版本", "设置", "默认值", "计一次的是", "撞上上限时", "源码出处"]
+    for row_en, row_zh in zip(en, zh, strict=True):
+        assert row_zh["框架"] == row_en["framework"] and row_zh["核对的版本"] == row_en["checked against"]
+        assert row_zh["源码出处"] == row_en["read in"] and row_zh["计一次的是"] != row_en["one unit is"]
 
 
 def test_six_follow_ups_and_six_pieces_of_evidence() -> None:

@@ -60,6 +60,19 @@ def test_the_table_shows_every_answer_and_both_correlations(graded) -> None:  # 
     assert len(graded.records()) == len(graded.rows) and set(graded.records()[0]) >= {"id", "label", "score %"}
 
 
+def test_the_chinese_table_names_columns_labels_and_bands_in_chinese(graded) -> None:  # type: ignore[no-untyped-def]
+    en, zh = graded.records("en"), graded.records("zh")
+    assert list(en[0]) == ["id", "language", "label", "article's points", "score %", "band", "wrong claims"]
+    assert list(zh[0]) == ["id", "语言", "人工标签", "讲出原文要点", "得分 %", "评分档", "错误说法"]
+    for row_en, row_zh, row in zip(en, zh, graded.rows, strict=True):
+        assert row_en["label"] == row.answer.label and row_en["band"] == row.band  # English: the data's ids
+        assert row_zh["id"] == row.answer.id and row_zh["得分 %"] == row.percent
+        assert row_zh["讲出原文要点"] == ("是" if row.answer.article_points else "否")
+    names = {row.answer.label: r["人工标签"] for row, r in zip(graded.rows, zh, strict=True)}
+    assert names["strong"] == "出色" and names["fluent_wrong"] == "通顺但说反" and names["negated"] == "否定"
+    assert {r["评分档"] for r in zh} <= {"出色", "合格", "较弱"}
+
+
 def test_ranks_share_ties() -> None:
     assert ranks([10, 20, 20, 5]) == [2.0, 3.5, 3.5, 1.0]
 

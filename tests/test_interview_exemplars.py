@@ -50,7 +50,9 @@ def test_the_self_review_checklist_covers_every_core_point_and_every_wrong_claim
 def test_the_synonym_table_lists_the_plain_phrasings() -> None:
     rows = interview.synonym_table("en")
     assert any("how long and how much" in r["synonyms"] for r in rows)
-    assert any("总次数要有个数" in r["synonyms"] for r in interview.synonym_table("zh"))
+    zh = interview.synonym_table("zh")
+    assert any("总次数要有个数" in r["同义说法"] for r in zh) and list(zh[0]) == ["要点", "概念", "同义说法"]
+    assert list(rows[0]) == ["point", "concept", "synonyms"]
 
 
 @pytest.mark.parametrize(("language", "phrases"), [

@@ -13,12 +13,18 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentloops.interview.content import Label, LabelledAnswer, calibration
+from agentloops.i18n import N_, translate
+from agentloops.interview.content import Label, LabelledAnswer, calibration, drill_language
 from agentloops.interview.grader import Band, grade
 
 LABEL_ORDER: dict[Label, int] = {"strong": 3, "adequate": 2, "weak": 1, "fluent_wrong": 0, "keywords": 0,
                                  "negated": 0, "off_topic": 0}
 """The order the labels stand in: a fluent but wrong answer is no better than a keyword list."""
+
+LABELS: dict[Label, str] = {"strong": N_("strong"), "adequate": N_("adequate"), "weak": N_("weak"),
+                            "fluent_wrong": N_("fluent but wrong"), "keywords": N_("a keyword list"),
+                            "negated": N_("argues against the points"), "off_topic": N_("off topic")}
+"""The labels (and the grader's bands) as the Chinese calibration table names them; English shows the data's ids."""
 
 SPEARMAN_FLOOR = 0.75
 """The ranking test's threshold for Spearman's rho (chosen before the grader was tuned)."""
@@ -101,11 +107,22 @@ class Calibration:
         """The scores of one label (in one language)."""
         return [r.percent for r in self.rows if r.answer.label == label and language in (None, r.answer.language)]
 
-    def records(self) -> list[dict[str, object]]:
-        """One dict per answer (for a DataFrame)."""
-        return [{"id": r.answer.id, "language": r.answer.language, "label": r.answer.label,
-                 "article's points": r.answer.article_points, "score %": r.percent, "band": r.band,
-                 "wrong claims": r.wrong} for r in self.rows]
+    def records(self, language: str | None = None) -> list[dict[str, object]]:
+        """One dict per answer (for a DataFrame): in Chinese (``language``; default: the package's language) the
+        columns, labels and bands are named in Chinese; the answer's ``id`` and language code stay as they are."""
+        chosen = drill_language(language, "records")
+
+        def said(text: str) -> str:
+            return translate(text, chosen)
+
+        def named(label: Label) -> str:
+            return label if chosen == "en" else said(LABELS[label])
+
+        return [{"id": r.answer.id, said(N_("language")): r.answer.language, said(N_("label")): named(r.answer.label),
+                 said(N_("article's points")): r.answer.article_points if chosen == "en"
+                 else said(N_("yes") if r.answer.article_points else N_("no")),
+                 said(N_("score %")): r.percent, said(N_("band")): named(r.band),
+                 said(N_("wrong claims")): r.wrong} for r in self.rows]
 
     def __str__(self) -> str:
         lines = [f"{'id':16} {'label':13} {'score':>5}  band"]

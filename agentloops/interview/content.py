@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, V
 
 from agentloops import i18n
 from agentloops.errors import UsageError, describe_validation_error
+from agentloops.i18n import N_
 from agentloops.jsonfile import read_json
 from agentloops.resources import data_dir
 
@@ -244,17 +245,23 @@ class FrameworkFuse(_Frozen):
     framework: str
     package: str
     version: str = Field(pattern=r"^\d+\.\d+\.\d+$")
-    setting: str
-    default: str
-    counts: str
-    raises: str
+    setting: Text
+    default: Text
+    counts: Text
+    raises: Text
     source: tuple[str, ...] = Field(min_length=1)
 
-    def row(self) -> dict[str, str]:
-        """One table row (the notebook shows these as a DataFrame)."""
-        return {"framework": self.framework, "checked against": f"{self.package} {self.version}",
-                "setting": self.setting, "default": self.default, "one unit is": self.counts,
-                "when hit": self.raises, "read in": "; ".join(self.source)}
+    def row(self, language: i18n.Language = "en") -> dict[str, str]:
+        """One table row (the notebook shows these as a DataFrame), its columns and words in ``language``."""
+        values = (self.framework, f"{self.package} {self.version}", self.setting.said(language),
+                  self.default.said(language), self.counts.said(language), self.raises.said(language),
+                  "; ".join(self.source))
+        return {i18n.translate(header, language): value for header, value in zip(FUSE_COLUMNS, values, strict=True)}
+
+
+FUSE_COLUMNS = (N_("framework"), N_("checked against"), N_("setting"), N_("default"),
+                N_("one unit is"), N_("when hit"), N_("read in"))
+"""The framework table's columns (English ids; :meth:`FrameworkFuse.row` names them in the table's language)."""
 
 
 class EvidenceFile(_Frozen):

@@ -30,6 +30,7 @@ def checklist_markdown(language: str | None = None) -> str:
                      for i, e in enumerate(EVIDENCE, start=1))
 
 
-def framework_rows() -> list[dict[str, str]]:
-    """:data:`FRAMEWORK_FUSES` as table rows."""
-    return [fuse.row() for fuse in FRAMEWORK_FUSES]
+def framework_rows(language: str | None = None) -> list[dict[str, str]]:
+    """:data:`FRAMEWORK_FUSES` as table rows, in ``language`` (default: the package's language)."""
+    chosen = drill_language(language, "framework_rows")
+    return [fuse.row(chosen) for fuse in FRAMEWORK_FUSES]

@@ -7,6 +7,7 @@ Markdown for the notebook, in either language.
 
 from __future__ import annotations
 
+from agentloops.i18n import N_, translate
 from agentloops.interview.content import DrillError, ExemplarSet, drill_language, exemplars
 from agentloops.interview.followups import FOLLOW_UPS
 from agentloops.interview.grader import grade
@@ -74,13 +75,15 @@ def self_review_markdown(language: str | None = None) -> str:
 
 
 def synonym_table(language: str | None = None) -> list[dict[str, str]]:
-    """The grader's synonym table: per point and concept, the plain phrases it accepts (one row each)."""
+    """The grader's synonym table: per point and concept, the plain phrases it accepts (one row each; the columns
+    named in ``language``)."""
     chosen = drill_language(language, "synonym_table")
     rows = []
     for point in POINTS:
         for concept in point.concepts:
             phrases = concept.synonyms.zh if chosen == "zh" else concept.synonyms.en
             if phrases:
-                rows.append({"point": point.title.said(chosen), "concept": concept.name.said(chosen),
-                             "synonyms": " · ".join(phrases)})
+                rows.append({translate(N_("point"), chosen): point.title.said(chosen),
+                             translate(N_("concept"), chosen): concept.name.said(chosen),
+                             translate(N_("synonyms"), chosen): " · ".join(phrases)})
     return rows

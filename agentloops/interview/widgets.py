@@ -37,8 +37,7 @@ class Practice:
     def __init__(self, answer: str = "") -> None:
         import ipywidgets as w
 
-        self.question = w.HTML(f"<div style='font-size:16px'><b>{html.escape(QUESTION)}</b><br>"
-                               f"<span style='color:#555'>{html.escape(QUESTION_ZH)}</span></div>")
+        self.question = w.HTML(_question_html())
         self.answer = w.Textarea(value=answer, placeholder=_("Your answer, in English or Chinese…"),
                                  layout=w.Layout(width="100%", height="180px"))
         self.button = w.Button(description=_("Check my answer"), button_style="primary")
@@ -64,6 +63,14 @@ class Practice:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.box._repr_mimebundle_(**kwargs)
+
+
+def _question_html() -> str:
+    """The question: in English with the article's Chinese under it; in the Chinese edition, the Chinese alone."""
+    if drill_language(None, "practice") == "zh":
+        return f"<div style='font-size:16px'><b>{html.escape(QUESTION_ZH)}</b></div>"
+    return (f"<div style='font-size:16px'><b>{html.escape(QUESTION)}</b><br>"
+            f"<span style='color:#555'>{html.escape(QUESTION_ZH)}</span></div>")
 
 
 def practice(answer: str = "") -> Practice:
