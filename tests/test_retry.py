@@ -202,7 +202,7 @@ def test_the_advice_and_the_tables_in_chinese_with_the_data_in_english(in_chines
     assert text.startswith("truncated × 对症处理：2 次尝试") and "第一次尝试" in text and "从 64 调高到 128" in text
     assert [a.action for a in retry.right_response("truncated").attempts] == ["first try", "raised max_tokens 64 → 128"]
     failing = str(retry.right_response("failing_tool"))
-    assert "read_file 返回了 7 次 'error: permission denied: notes.txt'：修好了工具" in failing
+    assert "read_file 返回了 7 次 「错误：没有权限：notes.txt」：修好了工具" in failing
     policies = retry.compare_policies(["content_filter"])
     assert policies.headers()[:3] == ["停止", "策略", "尝试次数"]
     assert policies.rows()[0][:2] == ["content_filter", "盲目重试"] and policies.rows()[0][-1] == "没有回答（content_filter）"
