@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from agentloops.criteria import CRITERION_NAMES, resolve_criterion
 from agentloops.errors import UsageError
-from agentloops.i18n import N_, _, ngettext
+from agentloops.i18n import N_, _, ngettext, shown
 from agentloops.loop import DEFAULT_MAX_STEPS, CriterionLike, run
 from agentloops.record import RunRecord
 from agentloops.scenario import Scenario, ScenarioLike, list_scenarios, load_scenario
@@ -106,9 +106,11 @@ class Comparison:
 
     def to_frame(self) -> pd.DataFrame:
         """Long form: one row per run, the numbers of every record (imports pandas)."""
-        import pandas as pd
+        from agentloops.frames import shown_frame
 
-        return pd.DataFrame([r.to_dict(rounds=False) for r in self.records])
+        rows = [r.to_dict(rounds=False) for r in self.records]
+        return shown_frame(rows, [{**row, "answer": shown(row["answer"]) if row.get("answer") else row.get("answer")}
+                                  for row in rows])
 
     def table(self) -> pd.DataFrame:
         """Wide form, as in the article: scenarios down, criteria across (imports pandas)."""

@@ -38,7 +38,7 @@ from functools import cache
 from typing import Literal
 
 from agentloops.errors import ERROR_CLASSES, CriterionError, ErrorCode
-from agentloops.i18n import N_, Phrase
+from agentloops.i18n import N_, Phrase, _
 from agentloops.response import Response, shorten
 from agentloops.stops import ABORT_CODES, FinishReason, kind_of
 
@@ -93,13 +93,13 @@ class Criterion:
         name: how tables and charts label it.
         decide: response → decision (or ``bool``: ``True`` finishes with the round's text).
         at_cap: ``"return_last"`` as naive loops do, or ``"raise"``.
-        summary: one line for tables and widgets.
+        about: one line for tables and widgets, as written (English: the catalog's message id).
     """
 
     name: str
     decide: CriterionFunction
     at_cap: AtCap
-    summary: str
+    about: str
 
     def __init__(self, name: str | CriterionFunction, decide: CriterionFunction | None = None,
                  at_cap: AtCap = "raise", summary: str = "") -> None:
@@ -113,8 +113,13 @@ class Criterion:
                                  "(the function goes first only when no name is given)")
         if at_cap not in ("return_last", "raise"):
             raise CriterionError(f"at_cap must be 'return_last' or 'raise'; got {at_cap!r}")
-        for field, value in (("name", name), ("decide", decide), ("at_cap", at_cap), ("summary", summary)):
+        for field, value in (("name", name), ("decide", decide), ("at_cap", at_cap), ("about", summary)):
             object.__setattr__(self, field, value)
+
+    @property
+    def summary(self) -> str:
+        """:attr:`about` in the language in use (a table a notebook builds shows it as it is)."""
+        return _(self.about)
 
     def __call__(self, response: Response) -> Decision:
         """Decide on ``response``, turning a ``bool`` into a decision and rejecting anything else."""
@@ -317,7 +322,7 @@ CRITERIA: dict[str, Criterion] = {
     "tool_calls": Criterion("tool_calls", by_tool_calls, "return_last", N_("no tool calls means done")),
     "correct": Criterion("correct", correct, "raise", N_("abnormal finish raises; tool calls decide; the cap raises")),
 }
-"""The four built-in criteria by name, in the order tables show them (summaries in English: show ``_(summary)``)."""
+"""The four built-in criteria by name, in the order tables show them (``summary`` in the language in use)."""
 
 ARTICLE_LOOP = Criterion("article", article_loop, "raise", N_("length and content_filter raise; tool calls decide"))
 """The source article's own correct loop (not one of :data:`CRITERIA`: the field notebook compares it with ours)."""

@@ -74,6 +74,13 @@ class RunError(AgentLoopsError, RuntimeError):
         super().__init__(message)
         self.record = record
 
+    def __str__(self) -> str:
+        """The message in the learner's language, when the run can word it (:meth:`RunRecord.shown_error`)."""
+        message = super().__str__()
+        if self.record is not None and self.record.error_message == message:
+            return self.record.shown_error() or message
+        return message
+
 
 class TruncatedError(RunError):
     """A round was cut off by a token limit; raise the limit, do not retry in place."""

@@ -178,6 +178,10 @@ class Phrase(str):
             return _(self.template)
         return _(self.template).format(**{k: shown(v) if isinstance(v, Phrase) else v for k, v in self.fields.items()})
 
+    def __repr__(self) -> str:
+        """How a notebook prints a phrase inside a list or tuple: the shown text (in English, the text itself)."""
+        return repr(self.shown())
+
 
 def shown(text: str) -> str:
     """``text`` as a learner reads it: a :class:`Phrase` in the language in use; any other text through the

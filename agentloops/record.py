@@ -12,6 +12,7 @@ the HTML table, :meth:`Round.shown_row` — is in the language in use.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -118,8 +119,11 @@ class Round(NamedTuple):
         """:meth:`to_row` as a learner reads it: the content, the reason and what was new in the language in use."""
         row = self.to_row()
         return {**row, "content": show_content(self.response.content), "why": shown(row["why"]),
-                "new_since_last_call": shown(row["new_since_last_call"])}
+                "new_since_last_call": shown(row["new_since_last_call"]), "decision": shown_decision(self.decision)}
 
+
+_MODEL_RAISED = re.compile(r"call (\d+): the model raised (\w+): (.*)", re.S)
+"""How the loop words a model call that raised (:mod:`agentloops.loop`)."""
 
 _OWN_REPLY = Phrase(N_("its own last reply"))
 
@@ -145,6 +149,16 @@ def decision_kind(decision: Decision) -> str:
     if isinstance(decision, Finish):
         return "finish"
     return "abort"
+
+
+DECISION_WORDS: dict[str, str] = {"continue": N_("Continue"), "finish": N_("Finish"), "abort": N_("Abort")}
+"""Each decision kind's message id: the decision's class name (``finish`` alone already heads a column)."""
+
+
+def shown_decision(decision: Decision) -> str:
+    """:func:`decision_kind` as a learner reads it: the value itself in English, a word in other languages."""
+    kind = decision_kind(decision)
+    return kind if language() == "en" else _(DECISION_WORDS[kind])
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,9 +261,9 @@ class RunRecord:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per model call (imports pandas on first use)."""
-        import pandas as pd
+        from agentloops.frames import shown_frame
 
-        return pd.DataFrame([r.to_row() for r in self.rounds]).set_index("step")
+        return shown_frame([r.to_row() for r in self.rounds], [r.shown_row() for r in self.rounds], "step")
 
     def headline(self) -> str:
         """One line in the language in use: steps, tools, how it ended."""
@@ -279,6 +293,10 @@ class RunRecord:
         if last is not None and not isinstance(last, (Continue, Finish)) and \
                 message == f"call {self.steps}: {last.reason}":
             return _("call {n}: {base}").format(n=self.steps, base=shown(last.reason))
+        raised = _MODEL_RAISED.fullmatch(message)
+        if raised:
+            return _("call {n}: the model raised {kind}: {detail}").format(n=raised[1], kind=raised[2],
+                                                                            detail=raised[3])
         if message == f"reached max_steps={self.max_steps} without a final answer":
             return _("reached max_steps={n} without a final answer").format(n=self.max_steps)
         return message
@@ -290,7 +308,7 @@ class RunRecord:
         rows = [
             [r.step, len(r.request), r.context_tokens, show_content(r.response.content, 28),
              len(r.response.tool_calls), r.response.finish_reason, ", ".join(r.tools_run),
-             decision_kind(r.decision), yes if r.repeated else ""]
+             shown_decision(r.decision), yes if r.repeated else ""]
             for r in self.rounds
         ]
         table = text_table([_(h) for h in _TEXT_HEADERS], rows)

@@ -79,7 +79,7 @@ NOTES = (
 )
 """What the stub ``read_file`` tool returns in the cases below."""
 
-SUMMARY = (
+SUMMARY = N_(
     "The meeting on 3 November agreed on two actions. First, ship the fix to the agent loop: the stop test "
     "must separate whether to go on, which the tool calls decide, from how a round ended, which "
     "finish_reason reports, so that a round cut off by the token limit raises instead of being asked again. "
@@ -88,8 +88,16 @@ SUMMARY = (
 )
 """The long answer of the truncation case: it needs more output tokens than the first limit allows."""
 
-ACTION_ITEMS = "Two action items: ship the loop fix (Dana Li) and add a cap test (Wei Zhang)."
-TOOL_ERROR = "error: permission denied: notes.txt"
+CUT_SUMMARY = N_(
+    "The meeting on 3 November agreed on two actions. First, ship the fix to the agent loop: the stop test "
+    "must separate whether to go on, which the tool calls decide, from how a round ended, which "
+    "finish_reason reports, so that a round cut off "
+)
+"""What the first attempt gets of :data:`SUMMARY` under its 64-token limit, listed so that it is shown translated
+too (``tests/test_retry.py`` checks it is the cut)."""
+
+ACTION_ITEMS = N_("Two action items: ship the loop fix (Dana Li) and add a cap test (Wei Zhang).")
+TOOL_ERROR = N_("error: permission denied: notes.txt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +118,7 @@ class Setup:
         """The setup in a few words, for tables."""
         tool = _("tool fixed") if self.tool_fixed else _("tool as is")
         return _("max_tokens={max_tokens}, prompt={prompt}, {tool}").format(max_tokens=self.max_tokens,
-                                                                            prompt=repr(self.prompt), tool=tool)
+                                                                            prompt=repr(shown(self.prompt)), tool=tool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,13 +306,13 @@ def _maybe_broken(setup: Setup) -> Tools:
 CASES: dict[str, StopCase] = {
     "truncated": StopCase(
         "truncated", "answer cut off by max_tokens", "truncated",
-        Setup(max_tokens=64, prompt="Summarise notes.txt in one paragraph."),
+        Setup(max_tokens=64, prompt=N_("Summarise notes.txt in one paragraph.")),
         _truncation_model, _notes,
     ),
     "content_filter": StopCase(
         "content_filter", "reply withheld by a content filter", "content_filter",
         Setup(max_tokens=256, prompt="List every phone number in notes.txt."),
-        _filter_model, _notes, safer_prompt="List the action items in notes.txt and who owns each.",
+        _filter_model, _notes, safer_prompt=N_("List the action items in notes.txt and who owns each."),
     ),
     "failing_tool": StopCase(
         "failing_tool", "a tool that keeps failing hits the cap", "max_steps",
@@ -340,6 +348,11 @@ def attempt(case: str | StopCase, setup: Setup | None = None, *, max_steps: int 
         if error.record is None:
             raise
         return error.record
+
+
+def _quoted(text: str) -> str:
+    """``repr(text)``, shown with the text in the learner's language (a stub's words, listed for the catalog)."""
+    return Phrase(N_("'{text}'"), text=Phrase(text)) if "'" not in text else repr(text)
 
 
 def failing_tools(record: RunRecord) -> dict[str, tuple[str, int]]:
@@ -382,7 +395,7 @@ def prescribe(record: RunRecord, setup: Setup, case: StopCase | None = None) -> 
         safer = case.safer_prompt if case is not None else None
         if safer is None or safer == setup.prompt:
             return Remedy(advice, Phrase(N_("no other input to try: ask a person")), None)
-        return Remedy(advice, Phrase(N_("changed the input to {prompt}"), prompt=repr(safer)),
+        return Remedy(advice, Phrase(N_("changed the input to {prompt}"), prompt=_quoted(safer)),
                       replace(setup, prompt=safer))
     if code == "max_steps":
         broken = failing_tools(record)
@@ -391,7 +404,7 @@ def prescribe(record: RunRecord, setup: Setup, case: StopCase | None = None) -> 
                                             "purpose")), None)
         name, (text, count) = next(iter(broken.items()))
         return Remedy(advice, Phrase(N_("{name} returned {text} {count}×: fixed the tool"), name=name,
-                                     text=repr(text), count=count), replace(setup, tool_fixed=True))
+                                     text=_quoted(text), count=count), replace(setup, tool_fixed=True))
     if code == "malformed_tool_call" or code == "unknown_stop":
         return Remedy(advice, Phrase(N_("nothing automatic helps: hand it to a person")), None)
     if code == "model_error" or code == "provider_error":

@@ -76,7 +76,7 @@ def test_the_core_catalog_is_complete_and_compiled() -> None:
 
 def test_texts_defined_elsewhere_are_marked_and_translated() -> None:
     catalog = _core_catalog()
-    elsewhere = set(OUTCOME_LABELS.values()) | {c.summary for c in CRITERIA.values()}  # marked where they are defined
+    elsewhere = set(OUTCOME_LABELS.values()) | {c.about for c in CRITERIA.values()}  # marked where they are defined
     cases = retry.compare_policies()
     assert {cases.case_title(c) for c in cases.case_names()} <= set(plots.SHOWN_FROM_ELSEWHERE)
     elsewhere |= set(plots.SHOWN_FROM_ELSEWHERE)
@@ -167,7 +167,7 @@ def test_a_record_prints_in_chinese() -> None:
     capped = al.run("long-chain", "correct")
     assert capped.shown_error() is not None and chinese(capped.shown_error() or "")
     assert [label for label in OUTCOME_LABELS.values() if not chinese(translate(label, "zh"))] == []
-    assert all(chinese(translate(c.summary, "zh")) for c in CRITERIA.values())
+    assert all(chinese(translate(c.about, "zh")) for c in CRITERIA.values())
     assert list(spin.to_frame().columns) == list(ROW_KEYS)[1:], "the frame's columns stay code"
     assert spin.to_dict()["rounds"][1]["why"] == "content is null"
 

@@ -84,9 +84,9 @@ def _values(text: str) -> list[str]:
 
 
 def _unquoted(text: str) -> str:
-    """``text`` with each double-quoted span emptied: what a model or a user said is shown in the learner's language
-    (``agentloops.scenario.SCENARIO_SAYS``), so only what lies outside the quotes must survive as it is."""
-    return re.sub(r'"[^"]*"', '""', text)
+    """``text`` with each double-quoted span (and a ``prompt='…'``) emptied: what a model or a user said is shown in
+    the learner's language (``agentloops.scenario.SCENARIO_SAYS``), so only what lies outside must survive as it is."""
+    return re.sub(r'"[^"]*"|(?<=prompt=)\'[^\']*\'', '""', text)
 
 
 # --------------------------------------------------------------------------- the guide's wrong answers

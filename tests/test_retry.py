@@ -202,13 +202,13 @@ def test_the_advice_and_the_tables_in_chinese_with_the_data_in_english(in_chines
     assert text.startswith("truncated × 对症处理：2 次尝试") and "第一次尝试" in text and "从 64 调高到 128" in text
     assert [a.action for a in retry.right_response("truncated").attempts] == ["first try", "raised max_tokens 64 → 128"]
     failing = str(retry.right_response("failing_tool"))
-    assert "read_file 返回了 7 次 'error: permission denied: notes.txt'：修好了工具" in failing
+    assert "read_file 返回了 7 次 「错误：没有权限：notes.txt」：修好了工具" in failing
     policies = retry.compare_policies(["content_filter"])
     assert policies.headers()[:3] == ["停止", "策略", "尝试次数"]
     assert policies.rows()[0][:2] == ["content_filter", "盲目重试"] and policies.rows()[0][-1] == "没有回答（content_filter）"
     assert "<th>策略</th>" in policies._repr_html_()
-    assert retry.CASES["truncated"].setup.describe() == \
-        "max_tokens=64，prompt='Summarise notes.txt in one paragraph.'，工具未改", "the prompt is the model's: English"
+    assert retry.CASES["truncated"].setup.describe() == "max_tokens=64，prompt='用一段话总结 notes.txt。'，工具未改"
+    assert retry.CASES["truncated"].setup.prompt == "Summarise notes.txt in one paragraph.", "the model's is English"
     with pytest.raises(UsageError, match="未知的停止案例 'timeout'"):
         retry.blind_retry("timeout")
     with pytest.raises(UsageError, match="retries 必须是不小于 0 的整数；收到的是 -1"):

@@ -12,7 +12,7 @@ import ipywidgets as widgets
 from agentloops.controller.teaching.prewarm import RENDER_LOCK, Prewarm
 from agentloops.criteria import CRITERIA, CRITERION_NAMES
 from agentloops.errors import AgentLoopsError, ScenarioError
-from agentloops.i18n import _, language
+from agentloops.i18n import _, language, shown
 from agentloops.loop import DEFAULT_MAX_STEPS, run
 from agentloops.plots import OKABE_ITO, LiveChart
 from agentloops.scenario import Group, Scenario, list_scenarios, load_scenario
@@ -37,6 +37,7 @@ from agentloops.widgets.script import (
     RoundSpec,
     _spec,
     build_scenario,
+    text_read,
 )
 from agentloops.widgets.views import (
     ExplorerState,
@@ -58,7 +59,7 @@ class RoundRow:
             options=[(_(label), kind) for kind, label in CONTENT_LABELS.items()], value="null",
             description=_("round {n}").format(n=number), style=_STYLE, layout=widgets.Layout(width="230px")),
             "agentloops-content")
-        self.text = _classed(widgets.Text(value=ANSWER, placeholder=_("the round's text"), description=_("text"),
+        self.text = _classed(widgets.Text(value=shown(ANSWER), placeholder=_("the round's text"), description=_("text"),
                                           continuous_update=False,
                                           style={"description_width": "40px"}, layout=widgets.Layout(width="300px")),
                              "agentloops-text")
@@ -79,13 +80,13 @@ class RoundRow:
 
     def spec(self) -> RoundSpec:
         """The round the controls describe."""
-        return _spec({"content": self.content.value, "text": self.text.value, "tool_calls": self.tool_calls.value,
-                      "finish_reason": self.finish_reason.value}, self.number)
+        return _spec({"content": self.content.value, "text": text_read(self.text.value),
+                      "tool_calls": self.tool_calls.value, "finish_reason": self.finish_reason.value}, self.number)
 
     def show(self, spec: RoundSpec) -> None:
         """Set the controls to ``spec``."""
         self.content.value = spec.content
-        self.text.value = spec.text
+        self.text.value = shown(spec.text)
         self.tool_calls.value = spec.tool_calls
         self.finish_reason.value = spec.finish_reason
 
@@ -138,7 +139,7 @@ class Explorer(widgets.VBox):
             "agentloops-scenario")
         self.criterion = _classed(widgets.ToggleButtons(
             options=list(CRITERION_NAMES), value=criterion, description=_("criterion"), style=_STYLE,
-            tooltips=[_(CRITERIA[c].summary) for c in CRITERION_NAMES]), "agentloops-criterion")
+            tooltips=[CRITERIA[c].summary for c in CRITERION_NAMES]), "agentloops-criterion")
         self.cap = _classed(widgets.IntSlider(value=max_steps, min=1, max=MAX_CAP, description="max_steps",
                                               continuous_update=False, style=_STYLE), "agentloops-cap")
         self.round_count = _classed(widgets.BoundedIntText(value=1, min=1, max=MAX_ROUNDS, description=_("rounds"),

@@ -9,9 +9,9 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentloops.errors import ScenarioError, describe_validation_error
-from agentloops.i18n import N_, _, ngettext
+from agentloops.i18n import N_, _, ngettext, shown
 from agentloops.response import FinishReason, Response, ToolCall, show_content
-from agentloops.scenario import DEFAULT_PROMPT, Group, Scenario, load_scenario
+from agentloops.scenario import DEFAULT_PROMPT, SCENARIO_SAYS, Group, Scenario, load_scenario
 
 FINISH_REASONS: tuple[str, ...] = get_args(FinishReason)
 """Every finish reason a round can be given in the script builder."""
@@ -90,6 +90,12 @@ class RoundSpec(BaseModel):
         """The round in a few words: ``content="Let me…" 1 call finish=tool_calls``."""
         calls = ngettext("{n} call", "{n} calls", self.tool_calls).format(n=self.tool_calls)
         return f"content={show_content(self.content_value(), 24)} {calls} finish={self.finish_reason}"
+
+
+def text_read(shown_text: str) -> str:
+    """The round's text a text box shows as ``shown_text``: a scenario's words (shown in the learner's language,
+    :func:`~agentloops.i18n.shown`) go back to the scenario's own; text the learner typed stays as typed."""
+    return next((said for said in SCENARIO_SAYS if shown(said) == shown_text), shown_text)
 
 
 def _spec(value: RoundSpec | Mapping[str, Any], number: int) -> RoundSpec:

@@ -11,7 +11,7 @@ import ipywidgets as widgets
 from agentloops.criteria import CRITERION_NAMES
 from agentloops.i18n import N_, _, shown
 from agentloops.loop import DEFAULT_MAX_STEPS, run
-from agentloops.record import RunRecord
+from agentloops.record import RunRecord, shown_decision
 from agentloops.response import show_content
 from agentloops.scenario import Scenario, load_scenario
 from agentloops.tables import text_table
@@ -103,7 +103,7 @@ class Walkthrough(widgets.VBox):
                                          added=shown(round_.added) or _("everything"))
         ran = ", ".join(round_.tools_run) or _("nothing")
         tail = (_("response: {response}\ndecision: {kind} ({reason}); tools run: {ran}").format(
-                    response=round_.response.summary(), kind=type(round_.decision).__name__.lower(),
+                    response=round_.response.summary(), kind=shown_decision(round_.decision),
                     reason=shown(round_.decision.reason), ran=ran)
                 + ("\n" + _("repeated: the same response as the previous call, with nothing new sent in between")
                    if round_.repeated else ""))
