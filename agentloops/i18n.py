@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from agentloops.errors import UsageError
 
@@ -45,6 +45,7 @@ __all__ = [
     "language",
     "ngettext",
     "set_language",
+    "shown_frame",
     "translate",
 ]
 
@@ -59,6 +60,9 @@ _LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE")
 _ZH = re.compile(r"^(zh|cn|chinese)([-_.@].*)?$", re.IGNORECASE)
 _EN = re.compile(r"^(en|c|posix|english)([-_.@].*)?$", re.IGNORECASE)
 _chosen: Language | None = None
+
+_Frame = TypeVar("_Frame", bound=Any)
+"""A pandas DataFrame (pandas is not imported here: the package speaks without it)."""
 
 
 class LanguageError(UsageError, ValueError):
@@ -184,6 +188,16 @@ def shown(text: str) -> str:
     catalog (a message marked with :func:`N_` elsewhere — a scenario's words, a reason read back from a saved
     run — comes back translated; text no catalog has comes back unchanged)."""
     return text.shown() if isinstance(text, Phrase) else _(text)
+
+
+def shown_frame(frame: _Frame) -> _Frame:
+    """A copy of the pandas ``frame`` to display: every phrase among its cells, row and column labels shown in the
+    language in use. The frame itself keeps its English data, so a later cell can still compare and select on it."""
+
+    def one(value: object) -> object:
+        return value.shown() if isinstance(value, Phrase) else value
+
+    return frame.apply(lambda column: column.map(one)).rename(index=one, columns=one)
 
 
 def joined(parts: Sequence[str], separator: str = ", ") -> Phrase:
