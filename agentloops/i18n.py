@@ -191,13 +191,34 @@ def shown(text: str) -> str:
 
 
 def shown_frame(frame: _Frame) -> _Frame:
-    """A copy of the pandas ``frame`` to display: every phrase among its cells, row and column labels shown in the
-    language in use. The frame itself keeps its English data, so a later cell can still compare and select on it."""
+    """A copy of the pandas ``frame`` to display in the language in use: its column, row and axis labels through the
+    catalog, and every phrase among its cells shown. The frame itself keeps its English names and data, so a later
+    cell can still select and compare on them; a cell that is plain text is data and stays as it is."""
 
-    def one(value: object) -> object:
+    def label(value: object) -> object:
+        return shown(value) if isinstance(value, str) else value
+
+    def cell(value: object) -> object:
         return value.shown() if isinstance(value, Phrase) else value
 
-    return frame.apply(lambda column: column.map(one)).rename(index=one, columns=one)
+    shown_cells = frame.apply(lambda column: column.map(cell)).rename(index=label, columns=label)
+    return shown_cells.rename_axis(index=label(frame.index.name), columns=label(frame.columns.name))
+
+
+class Said(Phrase):
+    """English text and its wording in the learner's language, both made when it was said (a sentence built in
+    two languages at once, as a diagnose finding is): the English is the data, :meth:`shown` the other wording."""
+
+    wording: str
+
+    def __new__(cls, english: str, wording: str) -> Said:
+        self = str.__new__(cls, english)
+        self.template, self.fields, self.wording = english, {}, wording
+        return self
+
+    def shown(self) -> str:
+        """The wording made when the text was said."""
+        return self.wording
 
 
 def joined(parts: Sequence[str], separator: str = ", ") -> Phrase:
