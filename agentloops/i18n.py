@@ -217,8 +217,8 @@ class Said(Phrase):
         return self
 
     def shown(self) -> str:
-        """The wording made when the text was said."""
-        return self.wording
+        """The wording made when the text was said (in English: the English)."""
+        return str.__str__(self) if language() == "en" else self.wording
 
 
 def joined(parts: Sequence[str], separator: str = ", ") -> Phrase:
