@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from agentloops.errors import UsageError
 
@@ -45,6 +45,7 @@ __all__ = [
     "language",
     "ngettext",
     "set_language",
+    "shown_frame",
     "translate",
 ]
 
@@ -59,6 +60,9 @@ _LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE")
 _ZH = re.compile(r"^(zh|cn|chinese)([-_.@].*)?$", re.IGNORECASE)
 _EN = re.compile(r"^(en|c|posix|english)([-_.@].*)?$", re.IGNORECASE)
 _chosen: Language | None = None
+
+_Frame = TypeVar("_Frame", bound=Any)
+"""A pandas DataFrame (pandas is not imported here: the package speaks without it)."""
 
 
 class LanguageError(UsageError, ValueError):
@@ -188,6 +192,37 @@ def shown(text: str) -> str:
     catalog (a message marked with :func:`N_` elsewhere — a scenario's words, a reason read back from a saved
     run — comes back translated; text no catalog has comes back unchanged)."""
     return text.shown() if isinstance(text, Phrase) else _(text)
+
+
+def shown_frame(frame: _Frame) -> _Frame:
+    """A copy of the pandas ``frame`` to display in the language in use: its column, row and axis labels through the
+    catalog, and every phrase among its cells shown. The frame itself keeps its English names and data, so a later
+    cell can still select and compare on them; a cell that is plain text is data and stays as it is."""
+
+    def label(value: object) -> object:
+        return shown(value) if isinstance(value, str) else value
+
+    def cell(value: object) -> object:
+        return value.shown() if isinstance(value, Phrase) else value
+
+    shown_cells = frame.apply(lambda column: column.map(cell)).rename(index=label, columns=label)
+    return shown_cells.rename_axis(index=label(frame.index.name), columns=label(frame.columns.name))
+
+
+class Said(Phrase):
+    """English text and its wording in the learner's language, both made when it was said (a sentence built in
+    two languages at once, as a diagnose finding is): the English is the data, :meth:`shown` the other wording."""
+
+    wording: str
+
+    def __new__(cls, english: str, wording: str) -> Said:
+        self = str.__new__(cls, english)
+        self.template, self.fields, self.wording = english, {}, wording
+        return self
+
+    def shown(self) -> str:
+        """The wording made when the text was said (in English: the English)."""
+        return str.__str__(self) if language() == "en" else self.wording
 
 
 def joined(parts: Sequence[str], separator: str = ", ") -> Phrase:

@@ -220,3 +220,14 @@ def test_the_public_surface_is_what_all_says() -> None:
                                                                                          type(module))}
     assert set(module.__all__) <= public
     assert {"diagnose", "findings_frame", "iter_findings", "Report", "Finding", "LogError"} <= set(module.__all__)
+
+
+def test_the_findings_frame_keeps_english_details_and_shows_the_reports_sentences() -> None:
+    from agentloops.i18n import shown_frame, speaking
+
+    with speaking("zh"):
+        report = diagnose(FIXTURES / "recordings" / "truncated.content.json")
+        shown = shown_frame(report.to_frame())
+    frame = report.to_frame()
+    assert list(frame["detail"]) == [f.detail for f in report.findings]  # English: the JSON's detail
+    assert list(shown["详情"]) == [f.shown for f in report.findings] and all(f.shown != f.detail for f in report.findings)

@@ -200,3 +200,14 @@ def test_the_table_in_chinese_with_its_json_in_english(monkeypatch: pytest.Monke
             compute_table(["Haystack"])
     finally:
         set_language(None)
+
+
+def test_the_frames_got_is_the_english_value_shown_in_chinese() -> None:
+    from agentloops.frameworks import shipped_table
+    from agentloops.i18n import shown_frame, speaking
+
+    frame = shipped_table().to_frame()
+    assert set(frame["got"]) <= {"answer", "empty answer", "exception"}
+    with speaking("zh"):
+        shown = shown_frame(frame)
+    assert {"回答", "抛出异常"} <= set(shown["拿到的结果"])

@@ -162,3 +162,19 @@ def test_the_module_examples_hold() -> None:
     import doctest
 
     assert doctest.testmod(i18n).failed == 0
+
+
+def test_shown_frame_shows_labels_and_phrases_in_chinese_and_keeps_the_data() -> None:
+    import pandas as pd
+
+    from agentloops.i18n import Phrase, Said, shown_frame, speaking
+
+    frame = pd.DataFrame({"limit": [Phrase("finished"), "finished"], "detail": [Said("English", "中文"), "x"]})
+    with speaking("zh"):
+        shown = shown_frame(frame)
+    assert list(shown.columns) == ["上限", "详情"]
+    assert list(shown["上限"]) == ["结束", "finished"]  # a phrase is shown; plain text is data and stays
+    assert list(shown["详情"]) == ["中文", "x"]
+    assert list(frame.columns) == ["limit", "detail"] and frame.iloc[0, 0] == "finished"  # the frame is untouched
+    with speaking("en"):
+        assert shown_frame(frame).equals(frame)

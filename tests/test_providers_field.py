@@ -60,3 +60,17 @@ def test_a_malformed_case_is_one_line_naming_the_file(tmp_path: Path) -> None:
     path.write_text(json.dumps(data))
     with pytest.raises(ScenarioError, match=r"case\.json: scenario.*stream: expected a list of chunks"):
         read_case(path)
+
+
+def test_a_cases_texts_and_answers_are_shown_in_chinese() -> None:
+    from agentloops.i18n import shown, speaking
+    from agentloops.providers.field import field_table
+
+    first = field_cases()[0]
+    row = next(r for r in field_table() if r.case.name == "filter-cuts-partial-text")
+    with speaking("zh"):
+        assert shown(first.server).startswith("vLLM（兼容 OpenAI")
+        assert any("纪要里列了两项行动" in cell for cell in row.cells())
+    assert first.server.startswith("vLLM (OpenAI-compatible")
+    with speaking("en"):
+        assert any("The notes list two" in cell for cell in row.cells())

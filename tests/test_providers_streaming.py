@@ -229,3 +229,15 @@ def test_reasoning_is_read_apart_from_the_text_whole_and_streamed(fmt: str) -> N
     assert providers.adapt(fmt, providers.stream_of(fmt, REASONING_BODIES[fmt], seed=5)) == whole
     decision = correct(whole)
     assert decision.code == "truncated" and "spent on reasoning" in decision.reason  # type: ignore[union-attr]
+
+
+def test_a_broken_streams_error_is_english_data_shown_in_chinese() -> None:
+    from agentloops import load_scenario
+    from agentloops.i18n import shown, speaking
+
+    body = load_scenario("openai-chat-normal").raw_responses[-1]
+    cut = providers.adapt("openai-chat", break_stream(providers.stream_of("openai-chat", body, 1), "truncate", 1))
+    assert cut.stream_error == "the stream ended without a finish_reason"
+    with speaking("zh"):
+        assert shown(cut.stream_error) == "流结束了，却没有给出 finish_reason"
+        assert cut.model_dump()["stream_error"] == "the stream ended without a finish_reason"

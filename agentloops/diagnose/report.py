@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from agentloops.diagnose.detectors import KIND_TITLES, Finding, Kind
 from agentloops.diagnose.model import FailedAttempt
-from agentloops.i18n import N_, _, ngettext
+from agentloops.i18n import N_, Said, _, ngettext
 from agentloops.tables import text_table
 
 if TYPE_CHECKING:
@@ -116,10 +116,12 @@ class Report:
                                                               "keys": list(self.skipped.keys)}}
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per finding, columns :data:`COLUMNS` (imports pandas on first use)."""
+        """One row per finding, columns :data:`COLUMNS` (imports pandas on first use); each ``detail`` is the English
+        sentence, which :func:`~agentloops.i18n.shown_frame` shows as the report does."""
         import pandas as pd
 
-        return pd.DataFrame([_fields(f) for f in self.findings], columns=list(COLUMNS))
+        rows = [{**_fields(f), "detail": Said(f.detail, f.text)} for f in self.findings]
+        return pd.DataFrame(rows, columns=list(COLUMNS))
 
     def __repr__(self) -> str:
         return str(self)  # what a terminal, a test log and a notebook's text/plain show

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from agentloops.comparison import compact
 from agentloops.errors import UsageError, describe_validation_error
 from agentloops.frameworks.script import Got, Outcome
-from agentloops.i18n import N_, _, ngettext
+from agentloops.i18n import N_, Phrase, _, ngettext
 from agentloops.resources import data_dir
 from agentloops.scenario import Scenario, load_scenario
 from agentloops.tables import markdown_table, text_table
@@ -117,10 +117,11 @@ class FrameworkTable(BaseModel):
         return markdown_table(headers, self.rows()) if fmt == "markdown" else text_table(headers, self.rows())
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per (framework, scenario)."""
+        """One row per (framework, scenario); ``got`` as a phrase (:func:`~agentloops.i18n.shown_frame` shows it in
+        the learner's language, the frame compares it as the English value)."""
         import pandas as pd
 
-        return pd.DataFrame([o.model_dump() for o in self.outcomes])
+        return pd.DataFrame([{**o.model_dump(), "got": Phrase(GOT_WORDS[o.got])} for o in self.outcomes])
 
     def __str__(self) -> str:
         return self.render()
@@ -128,6 +129,12 @@ class FrameworkTable(BaseModel):
 
 GOT_LABELS: dict[Got, str] = {"answer": N_("answer"), "empty answer": N_("empty answer")}
 """What the caller got, in words (English here, shown through ``_()``); an exception is named by its type."""
+
+GOT_WORDS: dict[Got, str] = {**GOT_LABELS, "exception": N_("exception")}
+"""Every value of ``got`` as a word (a frame's cell), the exception too."""
+
+FRAME_TITLES: tuple[str, ...] = (N_("framework"), N_("scenario"), N_("limit"), N_("got"), N_("detail"))
+"""The frame's column names a notebook shows (translated where shown, by :func:`~agentloops.i18n.shown_frame`)."""
 
 
 def cell(outcome: Outcome | None) -> str:

@@ -146,7 +146,7 @@ class StopRow:
         kind: the kind of end (``go_on``, ``finished``, ``abnormal``).
         without_tools: what the correct loop does when the round has no tool call.
         with_tools: what it does when the round carries one well-formed tool call.
-        meaning: the provider's documented meaning, in one line.
+        meaning: the provider's documented meaning, in one line (a phrase: it shows itself in the learner's language).
         source: where that is documented.
     """
 
@@ -195,7 +195,7 @@ def _rows(formats: tuple[str, ...]) -> tuple[StopRow, ...]:
             with_tools = describe(decide(calling), True) if calling.tool_calls else \
                 Phrase(N_("(no round to carry a call)"))
             rows.append(StopRow(name, value.field, value.value, plain.finish_reason, stops.kind_of(plain.finish_reason),
-                                describe(decide(plain), False), with_tools, value.meaning, value.source))
+                                describe(decide(plain), False), with_tools, Phrase(value.meaning), value.source))
     return tuple(rows)
 
 

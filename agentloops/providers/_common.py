@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentloops.errors import ScenarioError
+from agentloops.i18n import Phrase
 from agentloops.response import FinishReason, Response, ToolCall, Usage
 
 
@@ -175,11 +176,13 @@ class StreamBroken(Exception):
 
     ``partial`` is the whole body the chunks before the break add up to, with a
     placeholder stop value, when the assembler could build one: a naive loop
-    reads its text as a real client would.
+    reads its text as a real client would. ``problem`` is the message as a phrase (``template`` filled with
+    ``fields``): English as data, shown in the learner's language.
     """
 
-    def __init__(self, problem: str, partial: dict[str, Any] | None = None) -> None:
-        super().__init__(problem)
+    def __init__(self, template: str, partial: dict[str, Any] | None = None, **fields: object) -> None:
+        self.problem = Phrase(template, **fields)
+        super().__init__(self.problem)
         self.partial = partial
 
 

@@ -46,6 +46,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentloops.i18n import N_
 from agentloops.providers._common import (
     OBJECT,
     StreamBroken,
@@ -144,22 +145,22 @@ def assemble_stream(events: Sequence[Mapping[str, Any]], where: str) -> dict[str
             continue
         if kind == "error":
             error: Mapping[str, Any] = event["error"] if isinstance(event.get("error"), Mapping) else {}
-            raise StreamBroken(f"event {i} is an error: {error.get('type', 'error')}", _partial(message, blocks,
-                                                                                              json_text))
+            raise StreamBroken(N_("event {i} is an error: {error}"), _partial(message, blocks, json_text), i=i,
+                               error=error.get("type", "error"))
         if kind == "message_start":
             start = need_object(event.get("message"), f"{at}.message")
             message = {**start, "content": [], "stop_reason": start.get("stop_reason")}
             continue
         if message is None:
-            raise StreamBroken(f"event {i} ({kind}) arrived before message_start")
+            raise StreamBroken(N_("event {i} ({kind}) arrived before message_start"), i=i, kind=kind)
         if kind == "content_block_start":
             index = field(event, "index", at, "the block's index", types=(int,))
             blocks[index] = dict(need_object(event.get("content_block"), f"{at}.content_block"))
         elif kind == "content_block_delta":
             index = field(event, "index", at, "the block's index", types=(int,))
             if index not in blocks:
-                raise StreamBroken(f"event {i} adds to block {index} before content_block_start opened it",
-                                   _partial(message, blocks, json_text))
+                raise StreamBroken(N_("event {i} adds to block {index} before content_block_start opened it"),
+                                   _partial(message, blocks, json_text), i=i, index=index)
             _add_delta(blocks[index], json_text, index, need_object(event.get("delta"), f"{at}.delta"),
                        f"{at}.delta")
         elif kind == "message_delta":
@@ -171,7 +172,7 @@ def assemble_stream(events: Sequence[Mapping[str, Any]], where: str) -> dict[str
                 message["usage"] = {**(message.get("usage") or {}), **usage}
     body = _partial(message, blocks, json_text)
     if body is None or message is None or not message.get("stop_reason"):
-        raise StreamBroken("the stream ended without a stop_reason", body)
+        raise StreamBroken(N_("the stream ended without a stop_reason"), body)
     return body
 
 

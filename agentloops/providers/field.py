@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentloops.criteria import ARTICLE_LOOP, NAIVE_CRITERIA, Criterion
 from agentloops.errors import ErrorCode, ScenarioError, describe_validation_error
-from agentloops.i18n import _
+from agentloops.i18n import N_, Phrase, _, shown
 from agentloops.jsonfile import one_line, parse_json, read_text, shown_path
 from agentloops.loop import run
 from agentloops.record import RunRecord
@@ -33,6 +33,52 @@ from agentloops.scenario import Scenario, scenario_from_dict
 
 Verdict = Literal["answer"] | ErrorCode
 """What a run ends with: an answer, or the error code it raised."""
+
+
+FIELD_SAYS: tuple[str, ...] = (
+    N_("vLLM (OpenAI-compatible /v1/chat/completions, streaming, a tool parser on)"),
+    N_("vLLM (OpenAI-compatible /v1/chat/completions, non-streaming)"),
+    N_("main as of the report (chat_completion/serving.py)"),
+    N_("vLLM serving DeepSeek-V4-Flash (DSpark recipe), OpenAI-compatible chat completions"),
+    N_("recipe main, 2026-08"),
+    N_("imp (a local inference server, OpenAI-compatible), Qwen3.8 thinking model"),
+    N_("before pull request #1442"),
+    N_("LM Studio local server, a reasoning model emitting <think> tags"),
+    N_("vLLM serving Qwen3-8B, streaming chat completions"),
+    N_("0.15 and 0.9.2"),
+    N_("Azure OpenAI and OpenAI chat completions"),
+    N_("as reported 2026-04"),
+    N_("OmniRoute (OpenAI-compatible gateway)"),
+    N_("vLLM (OpenAI-compatible streaming)"),
+    N_("main as of 2026-09"),
+    N_("an OpenAI-compatible gateway (as seen by the pi coding agent)"),
+    N_("as reported 2026-08"),
+    N_("Ollama /api/chat (streaming), llama3.2:3b"),
+    N_("Ollama npm library 0.6.3"),
+    N_("vLLM, Qwen coder with --tool-call-parser hermes"),
+    N_("as reported 2025-07"),
+    N_("llama.cpp llama-server (--jinja), OpenAI-compatible chat completions"),
+    N_("docs/function-calling.md"),
+    N_("Anthropic Messages via Amazon Bedrock Converse (streaming), claude-sonnet-4-5"),
+    N_("as reported 2026-06"),
+    N_("Gemini API (google-genai), gemini-2.5-flash, streaming"),
+    N_("as reported 2025-10"),
+    N_("Gemini on Vertex AI (via the DIAL adapter)"),
+    N_("as reported 2025-11"),
+    N_("a streamed tool call cut by max_tokens, labelled tool_calls"),
+    N_("Once any tool-call delta has been streamed, vLLM's streaming handler rewrote the terminal finish_reason to "
+       "tool_calls whatever the engine said, so a call cut off by max_tokens mid-arguments ended with tool_calls and "
+       "arguments that do not parse; the non-streaming path reported length for the same request."),
+    N_("The chunk sequence follows the report's description (tool_choice required, a sweep of max_tokens); the "
+       "model, ids, tokens and argument text are ours."),
+    N_("<think>\nThe user wants the number of lines in notes.txt. I should call read_file and then"),
+    N_("The notes list two actions: ship the"),
+    N_("The file"),
+    N_("hello"),
+)
+"""The cases' words a notebook shows, for the catalog: every server and version, the first case's report, and the
+answers the cases' own model texts make (a case's texts are phrases and :func:`describe` shows an answer through
+the catalog, as :data:`agentloops.scenario.SCENARIO_SAYS` does for the shipped scenarios)."""
 
 
 class FieldCase(BaseModel):
@@ -63,6 +109,11 @@ class FieldCase(BaseModel):
     expected: Verdict
     frameworks_scenario: str | None = None
     scenario: Scenario
+
+    @field_validator("title", "server", "version", "what", "reconstructed")
+    @classmethod
+    def _phrase(cls, text: str) -> str:
+        return Phrase(text)
 
     @field_validator("sources")
     @classmethod
@@ -120,8 +171,10 @@ def describe(record: RunRecord) -> str:
 
 
 def _shown(answer: str | None) -> str:
+    """An answer quoted and cut short, in the learner's language when it is one of the catalog's model texts."""
     if not answer:
         return "''"
+    answer = shown(answer)
     return repr(answer if len(answer) <= 24 else answer[:23] + "…")
 
 

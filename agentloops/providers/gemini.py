@@ -59,6 +59,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentloops.i18n import N_
 from agentloops.providers._common import (
     OBJECT,
     StreamBroken,
@@ -149,7 +150,7 @@ def assemble_stream(chunks: Sequence[Mapping[str, Any]], where: str) -> dict[str
                         optional=True) or {}
         new = items(content, "parts", f"{at}.candidates[0].content", "a list of parts", optional=True)
         if finish is not None and new:
-            raise StreamBroken(f"chunk {i} carries parts after finishReason {finish!r}")
+            raise StreamBroken(N_("chunk {i} carries parts after finishReason {finish}"), i=i, finish=repr(finish))
         parts += new
         finish = string(candidate, "finishReason", f"{at}.candidates[0]", optional=True) or finish
     feedback = body.get("promptFeedback")
@@ -158,7 +159,7 @@ def assemble_stream(chunks: Sequence[Mapping[str, Any]], where: str) -> dict[str
         body["candidates"] = [{"content": {"role": "model", "parts": parts}, "finishReason": finish or "STOP",
                                "index": 0}]
     if finish is None and not blocked:
-        raise StreamBroken("the stream ended without a finishReason", body)
+        raise StreamBroken(N_("the stream ended without a finishReason"), body)
     return body
 
 

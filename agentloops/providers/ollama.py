@@ -43,6 +43,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentloops.i18n import N_
 from agentloops.providers._common import (
     OBJECT,
     StreamBroken,
@@ -122,7 +123,7 @@ def assemble_stream(lines: Sequence[Mapping[str, Any]], where: str) -> dict[str,
         at = f"{where}[{i}]"
         line = need_object(raw, at)
         if final is not None:
-            raise StreamBroken(f"line {i} arrived after the line with done: true")
+            raise StreamBroken(N_("line {i} arrived after the line with done: true"), i=i)
         piece = field(line, "message", at, "the assistant message piece", types=OBJECT, optional=True) or {}
         for key in ("content", "thinking"):
             text = string(piece, key, f"{at}.message", optional=True)
@@ -134,7 +135,7 @@ def assemble_stream(lines: Sequence[Mapping[str, Any]], where: str) -> dict[str,
     if calls:
         message["tool_calls"] = calls
     if final is None:
-        raise StreamBroken("the stream ended without a line with done: true", {"message": message, "done": True})
+        raise StreamBroken(N_("the stream ended without a line with done: true"), {"message": message, "done": True})
     return {**final, "message": message}
 
 

@@ -60,6 +60,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentloops.i18n import N_
 from agentloops.providers._common import (
     OBJECT,
     StreamBroken,
@@ -155,7 +156,7 @@ def assemble_stream(chunks: Sequence[Mapping[str, Any]], where: str) -> dict[str
         choice = need_object(choices[0], f"{at}.choices[0]")
         delta = field(choice, "delta", f"{at}.choices[0]", "a delta object", types=OBJECT, optional=True) or {}
         if finish is not None and _carries_output(delta):
-            raise StreamBroken(f"chunk {i} carries output after finish_reason {finish!r}")
+            raise StreamBroken(N_("chunk {i} carries output after finish_reason {finish}"), i=i, finish=repr(finish))
         _add_delta(message, calls, delta, f"{at}.choices[0].delta", i)
         value = string(choice, "finish_reason", f"{at}.choices[0]", optional=True)
         if value:
@@ -164,7 +165,7 @@ def assemble_stream(chunks: Sequence[Mapping[str, Any]], where: str) -> dict[str
         message["tool_calls"] = [calls[k] for k in sorted(calls)]
     body["choices"] = [{"index": 0, "message": message, "finish_reason": finish or "stop"}]
     if finish is None:
-        raise StreamBroken("the stream ended without a finish_reason", body)
+        raise StreamBroken(N_("the stream ended without a finish_reason"), body)
     return body
 
 
@@ -189,7 +190,8 @@ def _add_delta(message: dict[str, Any], calls: dict[int, dict[str, Any]], delta:
         function: Mapping[str, Any] = piece["function"] if isinstance(piece.get("function"), Mapping) else {}
         if index not in calls:
             if not function.get("name"):
-                raise StreamBroken(f"chunk {n} continues tool call {index} before any chunk named it")
+                raise StreamBroken(N_("chunk {n} continues tool call {index} before any chunk named it"), n=n,
+                                   index=index)
             calls[index] = {"type": piece.get("type") or "function",
                             "function": {"name": function["name"], "arguments": ""}}
             if piece.get("id"):

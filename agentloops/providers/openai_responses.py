@@ -54,6 +54,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentloops.i18n import N_
 from agentloops.providers._common import (
     OBJECT,
     StreamBroken,
@@ -167,10 +168,12 @@ def assemble_stream(events: Sequence[Mapping[str, Any]], where: str) -> dict[str
         number = field(event, "sequence_number", at, "a whole number", types=(int,), optional=True)
         if number is not None:
             if number <= last:
-                raise StreamBroken(f"event {i} has sequence_number {number} after {last}", _partial(output))
+                raise StreamBroken(N_("event {i} has sequence_number {number} after {last}"), _partial(output), i=i,
+                                   number=number, last=last)
             last = number
         if kind == "error":
-            raise StreamBroken(f"event {i} is an error: {event.get('code') or event.get('message')}", _partial(output))
+            raise StreamBroken(N_("event {i} is an error: {error}"), _partial(output), i=i,
+                               error=event.get("code") or event.get("message"))
         if kind in _TERMINAL:
             terminal = need_object(event.get("response"), f"{at}.response")
             continue
@@ -184,12 +187,12 @@ def assemble_stream(events: Sequence[Mapping[str, Any]], where: str) -> dict[str
             continue
         index = field(event, "output_index", at, "the item's index", types=(int,))
         if index not in output:
-            raise StreamBroken(f"event {i} ({kind}) adds to output item {index} before it was added",
-                               _partial(output))
+            raise StreamBroken(N_("event {i} ({kind}) adds to output item {index} before it was added"),
+                               _partial(output), i=i, kind=kind, index=index)
         _add(output[index], kind, event, at, i)
     body = _partial(output)
     if terminal is None:
-        raise StreamBroken("the stream ended without response.completed, response.incomplete or response.failed",
+        raise StreamBroken(N_("the stream ended without response.completed, response.incomplete or response.failed"),
                            body)
     return {**terminal, "output": body["output"]}
 
@@ -204,7 +207,8 @@ def _add(item: dict[str, Any], kind: str, event: Mapping[str, Any], at: str, n: 
         return
     index = field(event, "content_index", at, "the part's index", types=(int,))
     if not 0 <= index < len(parts):
-        raise StreamBroken(f"event {n} ({kind}) adds to content part {index} before it was added")
+        raise StreamBroken(N_("event {n} ({kind}) adds to content part {index} before it was added"), n=n, kind=kind,
+                           index=index)
     key = "refusal" if kind == "response.refusal.delta" else "text"
     parts[index][key] = parts[index].get(key, "") + (string(event, "delta", at) or "")
 

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
+from agentloops.i18n import N_, Phrase
 from agentloops.providers._common import RawBodyError, StreamBroken, fail, kind
 from agentloops.response import Response
 
@@ -70,7 +71,7 @@ def payloads(raw: object, where: str) -> tuple[list[Any], str | None]:
             try:
                 chunk = json.loads(text)
             except ValueError:
-                return parsed, f"chunk {i} is cut off mid-JSON: {text[:40]!r}"
+                return parsed, Phrase(N_("chunk {i} is cut off mid-JSON: {text}"), i=i, text=repr(text[:40]))
         if not isinstance(chunk, Mapping):
             raise RawBodyError(f"{stream_at}[{i}]: expected a chunk object or its JSON text; got {kind(chunk)}")
         parsed.append(chunk)
@@ -94,7 +95,7 @@ def assemble(adapter: ModuleType, raw: object, where: str = "response") -> Respo
     try:
         body = adapter.assemble_stream(chunks, f"{where}.{STREAM_KEY}")
     except StreamBroken as broken:
-        problem = problem or str(broken)
+        problem = problem or broken.problem
         partial = broken.partial
     else:
         if problem is None:
@@ -102,7 +103,8 @@ def assemble(adapter: ModuleType, raw: object, where: str = "response") -> Respo
             return whole
         partial = body
     if partial is None:
-        return Response(content=None, finish_reason="provider_error", raw_finish_reason=None, stream_error=problem)
+        cut = Response(content=None, finish_reason="provider_error", raw_finish_reason=None, stream_error=problem)
+        return cut.model_copy(update={"stream_error": problem})  # validation made the phrase a plain str
     read: Response = read_body(partial, where)
     return read.model_copy(update={"finish_reason": "provider_error", "raw_finish_reason": None,
                                    "stream_error": problem})
