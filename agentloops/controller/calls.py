@@ -58,6 +58,7 @@ from agentloops.controller.stopping.progress import Fingerprint, Repeat
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.state import Fact
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
+from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.render import clip
 from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.i18n import N_, Phrase
@@ -65,6 +66,14 @@ from agentloops.messages import Message
 from agentloops.response import ToolCall
 
 _WHY_ENDED = {"deadline": "the join's deadline passed", "all arrived": "every call finished"}
+
+CONTINUING = readable(N_("continue: {reason}"))
+REPAIRING = readable(N_("continue: repair {n} of {allowed} allowed for {key}"))
+GIVEN_UP = readable(N_("continue: {what} given up ({code})"))
+SERVES_NOTHING = readable(N_("{label}: serves no item of this task"))
+"""A tool turn's decisions and notes (English data in the trace; read back where shown)."""
+readable(N_("{backend} via {tool} ({call})"))
+readable(N_("{code}: {reason}"))
 
 
 def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
@@ -333,22 +342,22 @@ def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop 
             state.add_fact(Fact(item_name, value, summary, source, run.turn, ref))
             t.observation = summary
         else:
-            state.note(f"{settled.label}: serves no item of this task")
-            t.observation = "ok, but not needed by the task"
+            state.note(SERVES_NOTHING.format(label=settled.label))
+            t.observation = N_("ok, but not needed by the task")
     else:
         t.failed = True
         t.observation = clip(result.error or result.status, 80)
     if isinstance(decision, Repair):
         key = repair_key(tool, result)
         run.repairs[key] += 1
-        t.decision = f"continue: repair {run.repairs[key]} of {run.policy.invalid_argument_repairs} allowed for {key}"
+        t.decision = REPAIRING.format(n=run.repairs[key], allowed=run.policy.invalid_argument_repairs, key=key)
     elif isinstance(decision, ReturnToModel):
-        t.decision = f"continue: {decision.reason}"
+        t.decision = CONTINUING.format(reason=decision.reason)
     elif isinstance(decision, Degrade):
         if item is not None:
             state.mark_missing(item, Phrase(N_("{code}: {reason}"), code=decision.code, reason=decision.reason),
                                code=decision.code)
-        t.decision = f"continue: {item or tool} given up ({decision.code})"
+        t.decision = GIVEN_UP.format(what=item or tool, code=decision.code)
     elif isinstance(decision, AskUser):
         state.set_waiting(decision.parameter, decision.question)
         return make_stop(run, "waiting_for_user", result.status, decision.reason, tool=tool,

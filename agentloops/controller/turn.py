@@ -47,11 +47,16 @@ from agentloops.controller.stopping.status import SYSTEM_FAILURES, Stop
 from agentloops.controller.task.answers import contradiction
 from agentloops.controller.task.context import CompactionEvent, check_compaction, memory_from_state
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER
+from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.tools import ASK_USER
 from agentloops.criteria import Abort, correct
 from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import Response, ToolCall
+
+STOP_DECISION = readable(N_("stop:{status} ({code})"))
+"""A turn's decision when the run stops (English data in the trace; read back where shown)."""
+readable(N_("continue"))
 
 
 def play(run: Run) -> Stop | None:
@@ -75,7 +80,7 @@ def play(run: Run) -> Stop | None:
             stop = make_stop(run, "handed_off", "consecutive_failures",
                              f"{run.consecutive_failures} turns in a row failed; a person should look at it")
     if stop is not None:
-        t.decision = f"stop:{stop.status} ({stop.code})"
+        t.decision = STOP_DECISION.format(status=stop.status, code=stop.code)
     t.ended = (run.trace_id, run.clock.now, delta, run.meter, dict(run.meter.used), dict(state.items))
     run.turns.append(t)
     sink = run.sink
@@ -110,7 +115,7 @@ def turn(run: Run, t: Turn) -> Stop | None:
     message = t.message or Message.from_response(reply)
     if not reply.tool_calls and reply.finish_reason == "pause":
         run.groups.append([message])
-        t.action, t.decision = "pause", "continue: the provider paused the turn"
+        t.action, t.decision = "pause", N_("continue: the provider paused the turn")
         return None
     if not reply.tool_calls:
         return on_final(run, t, reply)  # a claim: checked against the completion condition and the facts
@@ -217,7 +222,7 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
         run.groups.append([t.message or Message.from_response(response), Message("system", note)])
         state.note(f"final answer rejected: {', '.join(open_items)} still open")
         t.observation = "completion condition not met"
-        t.decision = "continue: premature claim rejected, the model was told what is missing"
+        t.decision = N_("continue: premature claim rejected, the model was told what is missing")
         return None
     extra = tuple((item, Phrase(N_("the model declared success without it"))) for item in open_items)
     if not state.facts:  # nothing obtained: the model lacked a detail, or did not know what to do

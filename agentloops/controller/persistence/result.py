@@ -222,7 +222,7 @@ class ControllerRun:
 
     def _repr_html_(self) -> str:
         rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", t.pending_goal, t.action, t.tool_status,
-                 t.delta_text(), t.context_tokens, t.decision] for t in self.turns]
+                 t.delta_shown(), t.context_tokens, t.decision] for t in self.turns]
         changed = [t.state_version_after != t.state_version for t in self.turns]
         headers = [*TURN_HEADERS[:-1], N_("context tokens"), TURN_HEADERS[-1]]
         table = html_table(self.headline(), [_(h) for h in headers], rows, highlight=changed)

@@ -27,6 +27,7 @@ from agentloops.controller.teaching.widgets.panel import (
     _View,
 )
 from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import clip, html_table
 from agentloops.i18n import N_, _
 from agentloops.tables import text_table
@@ -89,7 +90,7 @@ class ContextState:
                     turns=comp["turns_compacted"], before=comp["tokens_before"], after=comp["tokens_after"],
                     used=comp["used"])
                 + ("" if comp["ok"] else _("; dropped {n} item(s)").format(n=len(comp["dropped"]))))
-            out.append([t.turn, t.context_tokens, note, clip(t.action, 40), clip(t.delta_text(), 50)])
+            out.append([t.turn, t.context_tokens, note, clip(read_back(t.action), 40), clip(t.delta_shown(), 50)])
         return out
 
     def text(self) -> str:

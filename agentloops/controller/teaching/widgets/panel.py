@@ -16,6 +16,7 @@ import ipywidgets as widgets
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.teaching.prewarm import RENDER_LOCK, Prewarm, neighbours
 from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import clip, html_table
 from agentloops.i18n import N_, _, language
 from agentloops.tables import text_table
@@ -63,8 +64,9 @@ def _headers(headers: Sequence[str]) -> list[str]:
 
 def turn_rows(run: ControllerRun, width: int = 60) -> list[list[Any]]:
     """One row per turn: version change, pending goal, action, tool status, state delta, decision."""
-    return [[t.turn, f"v{t.state_version}→v{t.state_version_after}", t.pending_goal, clip(t.action, width),
-             clip(t.tool_status, 40), clip(t.delta_text(), width), clip(t.decision, 50)] for t in run.turns]
+    return [[t.turn, f"v{t.state_version}→v{t.state_version_after}", t.pending_goal, clip(read_back(t.action), width),
+             clip(t.tool_status, 40), clip(t.delta_shown(), width), clip(read_back(t.decision), 50)]
+            for t in run.turns]
 
 
 def turns_html(run: ControllerRun) -> str:
