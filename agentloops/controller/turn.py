@@ -64,7 +64,7 @@ def play(run: Run) -> Stop | None:
     run.turn += 1
     state = run.state
     goal = f"waiting for {state.waiting_for['input']}" if state.waiting_for else \
-        state.open[0] if state.open and assessment(run) != "complete" else "final answer"
+        state.open[0] if state.open and assessment(run) != "complete" else N_("final answer")
     t = Turn(run.turn, state.version, goal)
     if run.inbox:  # results still on their way from an earlier turn
         deliver_due(run)

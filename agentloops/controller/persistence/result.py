@@ -194,9 +194,9 @@ class ControllerRun:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per turn: state version, open/missing items, context size, budgets left, decision."""
-        import pandas as pd
+        from agentloops.controller.vocabulary.frames import shown_frame
 
-        return pd.DataFrame([t.to_row() for t in self.turns]).set_index("turn")
+        return shown_frame([t.to_row() for t in self.turns]).set_index("turn")
 
     def calls_frame(self) -> pd.DataFrame:
         """One row per tool call: start, end, arrival and state (draw a Gantt chart from it)."""

@@ -244,9 +244,9 @@ class Trace:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per turn (imports pandas on first use)."""
-        import pandas as pd
+        from agentloops.controller.vocabulary.frames import shown_frame
 
-        return pd.DataFrame([t.to_row() for t in self.turns]).set_index("turn")
+        return shown_frame([t.to_row() for t in self.turns]).set_index("turn")
 
     def table(self) -> str:
         """The turns as a text table: version, goal, action, status, state delta, decision."""
@@ -267,9 +267,11 @@ class Trace:
         rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", t.pending_goal, t.action, t.tool_status,
                  t.delta_shown(), t.decision] for t in self.turns]
         changed = [t.state_version_after != t.state_version for t in self.turns]
-        note = (f"stop: {self.stop['status']} ({self.stop['code']}): {self.stop['reason']}" if self.stop
-                else "no stop line: the run did not finish")
-        return html_table(f"trace {self.trace_id}", [_(h) for h in TURN_HEADERS], rows, note, highlight=changed)
+        note = (_("stop: {status} ({code}): {reason}").format(status=self.stop["status"], code=self.stop["code"],
+                                                              reason=read_back(self.stop["reason"])) if self.stop
+                else _("no stop line: the run did not finish"))
+        return html_table(_("trace {trace_id}").format(trace_id=self.trace_id), [_(h) for h in TURN_HEADERS], rows,
+                          note, highlight=changed)
 
 
 def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, truncated_tail: bool = False,

@@ -349,7 +349,7 @@ class Stop:
         system = html.escape(json.dumps(record, ensure_ascii=False, indent=1))
         return (f"<div><b>{html.escape(self.status)}</b> · <code>{html.escape(self.code)}</code>"
                 f"<div style='display:flex;gap:1em'><pre style='flex:1'>{html.escape(self.user_message())}</pre>"
-                f"<pre style='flex:1'>{system}</pre></div></div>")
+                f"<pre style='flex:1'><code>{system}</code></pre></div></div>")  # the record is JSON data
 
 
 def status_table() -> Table:

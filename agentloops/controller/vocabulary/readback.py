@@ -1,11 +1,11 @@
 """Read a trace's English lines back in the learner's language.
 
-A trace line (a decision, a state delta, an observation) is English data, compared byte for byte in replays;
-once it is written, or read back from a file, it is plain text — the :class:`~agentloops.i18n.Phrase` it
-may have been is gone. The controller builds those lines from templates registered here with
-:func:`readable`; :func:`read_back` matches a line against them and shows the translated template with the
-same fields, each read back in turn (so ``continue: {reason}`` shows its reason in Chinese too). A line
-that matches no template is shown through the catalog, or as it is.
+A trace line (a decision, a state delta, an observation, a stop reason) is English data, compared byte for
+byte in replays; once it is written, or read back from a file, it is plain text — the
+:class:`~agentloops.i18n.Phrase` it may have been is gone. Every such line is built from a template marked for
+the catalog (with ``N_``, or registered with :func:`readable`); :func:`read_back` matches a line against the
+templates with fields and shows the translated template with the same fields, each read back in turn (so
+``continue: {reason}`` shows its reason in Chinese too). A line that matches nothing is shown as it is.
 
     >>> from agentloops.i18n import speaking
     >>> with speaking("zh"):
@@ -15,13 +15,15 @@ that matches no template is shown through the catalog, or as it is.
 
 from __future__ import annotations
 
+import gettext
 import re
 from functools import cache
 
-from agentloops.i18n import Phrase, _, language
+from agentloops.i18n import Language, Phrase, _, _catalog, language
 
 _TEMPLATES: list[str] = []
-_FIELD = re.compile(r"\{(\w+)\}")
+_FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
+_SPEC = re.compile(r"\{(\w+):[^{}]*\}")
 
 
 def readable(template: str) -> str:
@@ -33,17 +35,37 @@ def readable(template: str) -> str:
     return template
 
 
-@cache
-def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """Each template with fields and its pattern, longest literal text first (a field matches as little as it
-    can)."""
-    def pattern(template: str) -> re.Pattern[str]:
-        parts = _FIELD.split(template)
-        regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
-        return re.compile(regex, re.S)
+def _msgids(lang: Language) -> set[str]:
+    """Every message id of ``lang``'s catalogs (all domains)."""
+    ids: set[str] = set()
+    chain: gettext.NullTranslations | None = _catalog(lang)
+    while chain is not None:
+        ids |= {key for key in getattr(chain, "_catalog", {}) if isinstance(key, str)}
+        chain = getattr(chain, "_fallback", None)
+    return ids
 
-    literal = {t: len(_FIELD.sub("", t)) for t in _TEMPLATES if _FIELD.search(t)}
-    return tuple((t, pattern(t)) for t in sorted(literal, key=lambda t: -literal[t]))
+
+@cache
+def _patterns(lang: Language) -> tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]:
+    """(template, its literal parts, its pattern) for each template with a field, longest literal text first (a
+    field matches as little as it can; one right beside another, ``{tool}{args}``, holds no space)."""
+    found = []
+    for template in {*_TEMPLATES, *_msgids(lang)}:
+        parts = _FIELD.split(template)
+        if len(parts) == 1:
+            continue
+        regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>\\S+?)" if _beside_field(parts, i)
+                        else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
+        try:
+            found.append((template, tuple(parts[::2]), re.compile(regex, re.S)))
+        except re.error:  # a field named twice
+            continue
+    return tuple(sorted(found, key=lambda t: (-len("".join(t[1])), t[0])))
+
+
+def _beside_field(parts: list[str], i: int) -> bool:
+    """Field ``parts[i]`` has another field right before or after it (no literal text between them)."""
+    return (i + 2 < len(parts) and not parts[i + 1]) or (i >= 3 and not parts[i - 1])
 
 
 def read_back(text: object) -> str:
@@ -58,7 +80,7 @@ def read_back(text: object) -> str:
 
 
 @cache
-def _read_back(text: str, _lang: str) -> str:
+def _read_back(text: str, lang: Language) -> str:
     """One word is an id or an API value (kept) unless registered; a sentence is looked up in the catalog, then
     read as a list of lines joined by ``"; "`` (a state delta's changes) when every one of them reads back, then
     matched against the templates."""
@@ -71,12 +93,14 @@ def _read_back(text: str, _lang: str) -> str:
         return translated
     if "; " in text:
         parts = text.split("; ")
-        shown_parts = [_read_back(part, _lang) for part in parts]
+        shown_parts = [_read_back(part, lang) for part in parts]
         if all(shown != part for shown, part in zip(shown_parts, parts, strict=True)):
             return _("; ").join(shown_parts)
-    for template, pattern in _patterns():
+    for template, literal, pattern in _patterns(lang):
+        if not (text.startswith(literal[0]) and text.endswith(literal[-1]) and all(p in text for p in literal)):
+            continue
         match = pattern.fullmatch(text)
         if match:
-            fields = {k: _read_back(v, _lang) for k, v in match.groupdict().items()}
-            return _(template).format(**fields)
+            fields = {k: _read_back(v, lang) for k, v in match.groupdict().items()}
+            return _SPEC.sub(r"{\1}", _(template)).format(**fields)
     return text

@@ -57,9 +57,9 @@ class Table:
 
     def to_frame(self) -> pd.DataFrame:
         """The rows as a DataFrame (imports pandas on first use)."""
-        import pandas as pd
+        from agentloops.controller.vocabulary.frames import shown_frame
 
-        return pd.DataFrame(list(self.rows), columns=list(self.headers))
+        return shown_frame(list(self.rows), columns=list(self.headers))
 
     def shown(self) -> Table:
         """The table as a learner reads it: title, headers, notes and text cells (phrases, trace lines) in the

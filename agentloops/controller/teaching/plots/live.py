@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from agentloops.controller.teaching.plots.one_run import (
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
 
     from agentloops.controller.persistence.result import ControllerRun
 
+
+_STYLE_LOCK = threading.RLock()
+"""Held inside :meth:`LiveFigure.style`: the rc settings are global to the process, shared by every thread."""
 
 CHART_DPI = 80
 """Pixels per inch of a widget chart; the widget shows the PNG at exactly its pixel size."""
@@ -64,11 +69,17 @@ class LiveFigure:
         self.png = b""
 
     @staticmethod
-    def style() -> Any:
-        """The package's rc settings (text reads them when created, hatches when drawn)."""
+    @contextmanager
+    def style() -> Iterator[None]:
+        """The package's rc settings (text reads them when created, hatches when drawn), one thread at a time.
+
+        ``rc_context`` restores the settings it found when it ends: a widget's worker ending its block while the
+        kernel's thread is inside its own would hand the kernel's new text the default font, which has no
+        Chinese glyphs (:data:`_STYLE_LOCK`)."""
         import matplotlib
 
-        return matplotlib.rc_context(cast(Any, chart_style()))
+        with _STYLE_LOCK, matplotlib.rc_context(cast(Any, chart_style())):
+            yield
 
     @property
     def size_px(self) -> tuple[int, int]:
