@@ -73,13 +73,17 @@ class LiveFigure:
     def style() -> Iterator[None]:
         """The package's rc settings (text reads them when created, hatches when drawn), one thread at a time.
 
-        ``rc_context`` restores the settings it found when it ends: a widget's worker ending its block while the
-        kernel's thread is inside its own would hand the kernel's new text the default font, which has no
-        Chinese glyphs (:data:`_STYLE_LOCK`)."""
+        ``rc_context`` restores the settings it found when it ends, and the settings are the process's: a widget's
+        worker ending its block while the kernel's thread draws another chart (in a block of its own) hands that
+        chart the settings from before — so the fonts with Chinese glyphs are made the process's default first,
+        and a chart drawn meanwhile still finds them (else: "Glyph … missing from font(s) DejaVu Sans")."""
         import matplotlib
 
-        with _STYLE_LOCK, matplotlib.rc_context(cast(Any, chart_style())):
-            yield
+        style = chart_style()
+        with _STYLE_LOCK:
+            matplotlib.rcParams["font.family"] = style["font.family"]
+            with matplotlib.rc_context(cast(Any, style)):
+                yield
 
     @property
     def size_px(self) -> tuple[int, int]:
