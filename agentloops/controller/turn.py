@@ -220,8 +220,8 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
         note = (f"CONTROLLER: not done yet. The completion condition is: {task.condition}. "
                 f"Still missing: {', '.join(open_items)}.")
         run.groups.append([t.message or Message.from_response(response), Message("system", note)])
-        state.note(f"final answer rejected: {', '.join(open_items)} still open")
-        t.observation = "completion condition not met"
+        state.note(Phrase(N_("final answer rejected: {items} still open"), items=", ".join(open_items)))
+        t.observation = N_("completion condition not met")
         t.decision = N_("continue: premature claim rejected, the model was told what is missing")
         return None
     extra = tuple((item, Phrase(N_("the model declared success without it"))) for item in open_items)
@@ -230,19 +230,19 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
                         for name, param in spec.params.items() if param.ask_user and name not in state.inputs), None)
         if unasked is not None:  # a value only the user can give was never asked for: ask it now
             state.set_waiting(*unasked)
-            return make_stop(run, "waiting_for_user", "missing_parameter", "the model stopped without asking for "
-                             "a detail only the user can give", question=unasked[1])
+            return make_stop(run, "waiting_for_user", "missing_parameter", N_("the model stopped without asking for "
+                             "a detail only the user can give"), question=unasked[1])
         return make_stop(run, "handed_off", "no_next_step", Phrase(N_("the model stopped without obtaining anything "
                          "or asking; a person decides the next step")), missing=extra, answer=response.content)
     return make_stop(run, "partially_completed", "premature_claim",
-                     f"the model claimed success {run.claims_rejected + 1}× while {', '.join(open_items)} stayed "
-                     "open", missing=extra, answer=response.content)
+                     Phrase(N_("the model claimed success {n}× while {items} stayed open"), n=run.claims_rejected + 1,
+                            items=", ".join(open_items)), missing=extra, answer=response.content)
 
 
 def on_ask(run: Run, t: Turn, calls: Sequence[ToolCall], ask: ToolCall) -> Stop:
     """The model asks the user: the task waits (every other call of the reply is answered, not run)."""
     args = ask.parsed_arguments or {}
-    question = str(args.get("question") or "Could you give me the missing detail?")
+    question = str(args.get("question") or N_("Could you give me the missing detail?"))
     parameter = str(args.get("parameter") or "answer")
     t.action, t.args_summary = "ask_user", normalize_args(args)
     t.actions.append({"label": "ask_user", "call_id": ask.id, "tool": ASK_USER, "args": dict(args),

@@ -354,7 +354,8 @@ class Stop:
 
 def status_table() -> Table:
     """The nine stop statuses and their definitions (evidence: stop status definitions)."""
-    rows = [(d.status, f"{d.label} ({d.label_zh})", Phrase(d.when), Phrase(d.user_gets), Phrase(d.system_keeps),
+    rows = [(d.status, Phrase(N_("{label} ({label_zh})"), label=d.label, label_zh=d.label_zh), Phrase(d.when),
+             Phrase(d.user_gets), Phrase(d.system_keeps),
              Phrase(N_("yes") if d.resumable else N_("no"))) for d in STATUS_DEFINITIONS.values()]
     return Table.build(N_("Stop statuses"), [N_("status"), N_("name"), N_("when"), N_("the user gets"),
                                              N_("the system keeps"), N_("resumable")],

@@ -24,6 +24,9 @@ from agentloops.i18n import Language, Phrase, _, _catalog, language
 _TEMPLATES: list[str] = []
 _FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 _SPEC = re.compile(r"\{(\w+):[^{}]*\}")
+_WORDS = re.compile(r"[A-Za-z]{2,}")
+"""A catalog's template reads a line back only with two words of its own (``{a} of {b}`` would read back anything
+with "of" in it); a template registered with :func:`readable` always does."""
 
 
 def readable(template: str) -> str:
@@ -50,7 +53,7 @@ def _patterns(lang: Language) -> tuple[tuple[str, tuple[str, ...], re.Pattern[st
     """(template, its literal parts, its pattern) for each template with a field, longest literal text first (a
     field matches as little as it can; one right beside another, ``{tool}{args}``, holds no space)."""
     found = []
-    for template in {*_TEMPLATES, *_msgids(lang)}:
+    for template in {*_TEMPLATES, *(t for t in _msgids(lang) if len(_WORDS.findall(_FIELD.sub(" ", t))) >= 2)}:
         parts = _FIELD.split(template)
         if len(parts) == 1:
             continue
