@@ -198,7 +198,8 @@ def completion_table() -> Table:
     rows = []
     for kind in TASK_TYPES.values():
         task = make_task(kind)
-        rows.append((kind.name, Phrase(N_("{title} ({title_zh})"), title=kind.title, title_zh=kind.title_zh), Phrase(kind.condition, **task.params.model_dump()),
+        title = Phrase(N_("{title} ({title_zh})"), title=kind.title, title_zh=kind.title_zh)
+        rows.append((kind.name, title, Phrase(kind.condition, **task.params.model_dump()),
                      Phrase(N_("{need} of {total}: {items}"), need=task.need, total=len(task.items),
                             items=", ".join(task.items)),
                      Phrase(N_("yes") if kind.allows_not_found else N_("no")), task.join.describe()))
