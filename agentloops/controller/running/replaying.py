@@ -234,8 +234,9 @@ class Replay:
     served: int = 0
 
     def __str__(self) -> str:
-        head = (f"replay of trace {self.original.trace_id} ({self.original.start.label}) under policy "
-                f"{self.run.policy.name!r}: {self.served} tool result(s) served from the recording")
+        head = _("replay of trace {trace_id} ({label}) under policy {policy!r}: {served} tool result(s) served from "
+                 "the recording").format(trace_id=self.original.trace_id, label=_(self.original.start.label),
+                                         policy=self.run.policy.name, served=self.served)
         return f"{head}\n{self.diff}"
 
     def _repr_html_(self) -> str:
@@ -347,9 +348,10 @@ class Regression:
         return Table.build(title,
                            [N_("scenario"), f"stop ({self.before})", f"stop ({self.after})", N_("actions"),
                             N_("first divergence"), N_("expected")], rows,
-                           note=f"{changed} of {len(self.replays)} trajectories changed (actions, stop or state "
-                                f"deltas). {served} tool result(s) were served from the recordings; {live} call(s) "
-                                "were not in them and ran on the live stubs.")
+                           note=Phrase(N_("{changed} of {n} trajectories changed (actions, stop or state deltas). "
+                                          "{served} tool result(s) were served from the recordings; {live} call(s) "
+                                          "were not in them and ran on the live stubs."), changed=changed,
+                                       n=len(self.replays), served=served, live=live))
 
     @property
     def ok(self) -> bool:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt
 
 from agentloops.controller.task.state import TaskState
 from agentloops.controller.vocabulary.tools import ToolResult
+from agentloops.i18n import N_, Phrase
 from agentloops.tokens import Tokenizer, estimate_tokens
 
 
@@ -149,8 +150,9 @@ class CompactionCheck:
     dropped: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return "compaction kept goal, constraints, inputs, facts, sources, open items and attempts" if self.ok else (
-            "compaction dropped: " + "; ".join(self.dropped))
+        if self.ok:
+            return N_("compaction kept goal, constraints, inputs, facts, sources, open items and attempts")
+        return Phrase(N_("compaction dropped: {lines}"), lines="; ".join(self.dropped))
 
 
 def check_compaction(memory: str, state: TaskState) -> CompactionCheck:

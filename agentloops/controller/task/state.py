@@ -31,7 +31,7 @@ from typing_extensions import TypedDict  # (pydantic reads typing's only from Py
 
 from agentloops.controller.vocabulary.errors import TaskFinishedError
 from agentloops.controller.vocabulary.readback import readable
-from agentloops.i18n import N_
+from agentloops.i18n import N_, Phrase
 
 ItemStatus = Literal["open", "done", "missing"]
 """``open``: still to do; ``done``: a verified fact with a source; ``missing``: given up, with a reason."""
@@ -198,7 +198,8 @@ class TaskState:
         return delta
 
     def _refuse(self, change: str) -> TaskFinishedError:
-        return TaskFinishedError(f"task already stopped ({self.finished}); refused change: {change}")
+        return TaskFinishedError(Phrase(N_("task already stopped ({status}); refused change: {change}"),
+                                        status=self.finished, change=change))
 
     def _bump(self, change: str, progress: bool) -> None:
         if self.finished is not None:

@@ -224,10 +224,11 @@ def budget_basis(task: str | None = None, *, measure: int = 0, seed: int = 0) ->
     headers = [N_("task"), N_("budget"), N_("configured"), N_("shortest"), N_("median"), "p95", N_("max (all runs)"),
                N_("one failure adds"), N_("derived"), N_("normal runs cut"), N_("failing runs cut"),
                N_("long tail (why)"), N_("rule")]
-    note = (f"Measured: {measure} random cases per task type (seeds {seed}…{seed + measure - 1}), every budget "
-            f"lifted ×{UNCAPPED_FACTOR:g}. shortest, median, p95: over the runs that succeeded; one failure: "
-            "one timeout on the happy path (research: one failed join). Check the derived limits on fresh seeds "
-            "with limit_check().")
+    note = Phrase(N_("Measured: {measure} random cases per task type (seeds {first}…{last}), every budget lifted "
+                     "×{factor}. shortest, median, p95: over the runs that succeeded; one failure: one timeout on the "
+                     "happy path (research: one failed join). Check the derived limits on fresh seeds with "
+                     "limit_check()."), measure=measure, first=seed, last=seed + measure - 1,
+                  factor=f"{UNCAPPED_FACTOR:g}")
     return Table.build(N_("Budgets per task type, derived from the uncapped distribution"), headers, rows, note=note)
 
 

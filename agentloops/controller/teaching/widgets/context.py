@@ -149,7 +149,7 @@ class ContextExplorer(_Panel):
         settings = dict(zip(SETTINGS, key, strict=True))
         run = context_run(**settings)
         send = bool(settings["send_state"])
-        baseline = context_run(None, None, send_state=send, label="no storage, no compaction")
+        baseline = context_run(None, None, send_state=send, label=N_("no storage, no compaction"))
         state = ContextState(settings, run, baseline)
         limit = run.task.budget.limit("context_tokens")
         return _View(state, self._chart.update(run, baseline, limit), {
