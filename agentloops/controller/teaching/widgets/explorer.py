@@ -109,7 +109,7 @@ class ControllerExplorer(_Panel):
             options=[(_(SCENARIO_POLICY), SCENARIO_POLICY), *((p, p) for p in POLICIES)], value=policy,
             description=_("error policy"), style=_STYLE, layout=_MENU), f"{PREFIX}-policy")
         self.fault = _classed(widgets.Dropdown(
-            options=[(_("{name} — {note}").format(name=k, note=_(v.note)) if v else _("none"), k)
+            options=[(_("{name} — {note}").format(name=_(k), note=_(v.note)) if v else _("none"), k)
                      for k, v in FAULT_CHOICES.items()], value=fault,
             description=_("inject a fault"), style=_STYLE, layout=_WIDE), f"{PREFIX}-fault")
         self.budgets: dict[str, widgets.IntSlider] = {}

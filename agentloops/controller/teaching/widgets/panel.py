@@ -108,11 +108,12 @@ def routes(run: ControllerRun) -> list[tuple[str, str, str]]:
 
 
 def route_row(run: ControllerRun) -> dict[str, Any]:
-    """One table row about a run's routing: tool statuses, routes, how it ended, retries spent."""
+    """One table row about a run's routing: tool statuses, routes, how it ended, retries spent (keyed in the
+    language in use: the row is for display)."""
     taken = routes(run)
-    return {"tool statuses": " → ".join(s for _label, s, _route in taken),
-            "routes": " → ".join(r for _label, _status, r in taken),
-            "ends as": f"{run.status} ({run.code})", "retries": int(run.usage["retries"])}
+    return {_("tool statuses"): " → ".join(s for _label, s, _route in taken),
+            _("routes"): " → ".join(r for _label, _status, r in taken),
+            _("ends as"): f"{run.status} ({run.code})", _("retries"): int(run.usage["retries"])}
 
 
 PREWARM = True
