@@ -103,7 +103,7 @@ class ControllerExplorer(_Panel):
         _check("fault", fault, list(FAULT_CHOICES))
         self._state: ControllerExplorerState | None = None
         self.scenario = _classed(widgets.Dropdown(
-            options=[(f"{s.name} — {s.title}", s.name) for s in map(load_controller_scenario, names)],
+            options=[(f"{s.name} — {_(s.title)}", s.name) for s in map(load_controller_scenario, names)],
             value=scenario, description=_("scenario"), style=_STYLE, layout=_WIDE), f"{PREFIX}-scenario")
         self.policy = _classed(widgets.Dropdown(
             options=[(_(SCENARIO_POLICY), SCENARIO_POLICY), *((p, p) for p in POLICIES)], value=policy,
