@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from agentloops.errors import UsageError
 
@@ -171,6 +171,11 @@ class Phrase(str):
         self = super().__new__(cls, template.format(**fields) if fields else template)
         self.template, self.fields = template, fields
         return self
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython shows a phrase (alone or inside a list, a tuple, a dict) in the language in use; ``repr()`` and
+        ``str()`` stay English."""
+        printer.text(repr(self.shown()))
 
     def shown(self) -> str:
         """The text in the language in use (in English: the text itself)."""

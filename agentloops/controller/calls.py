@@ -65,7 +65,7 @@ from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
-_WHY_ENDED = {"deadline": "the join's deadline passed", "all arrived": "every call finished"}
+_WHY_ENDED = {"deadline": N_("the join's deadline passed"), "all arrived": N_("every call finished")}
 
 CONTINUING = readable(N_("continue: {reason}"))
 REPAIRING = readable(N_("continue: repair {n} of {allowed} allowed for {key}"))
@@ -300,12 +300,13 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
     actions = cast("list[Action]", t.actions)  # a turn of tool calls records only tool actions
     if len(started) > 1 or leftover:  # something may still be running
         join = run.task.join
-        why = f"join '{join.describe()}' satisfied" if outcome == "satisfied" else \
-            f"join '{join.describe()}' can no longer be satisfied" if outcome == "impossible" else \
-            _WHY_ENDED.get(outcome or "", f"the task stopped: {stopped.reason}" if stopped else "the batch was stopped")
+        why: str = Phrase(N_("join '{rule}' satisfied"), rule=join.describe()) if outcome == "satisfied" else \
+            Phrase(N_("join '{rule}' can no longer be satisfied"), rule=join.describe()) if outcome == "impossible" \
+            else _WHY_ENDED.get(outcome or "", Phrase(N_("the task stopped: {reason}"), reason=stopped.reason)
+                                if stopped else N_("the batch was stopped"))
         if outcome == "deadline" and run.controls.cancelled(run.clock.now):  # the user cancelled, not the join
-            why = "the user cancelled the task"
-        cancelled = run.ledger.cancel_running(run.clock.now, f"cancelled: {why}")
+            why = N_("the user cancelled the task")
+        cancelled = run.ledger.cancel_running(run.clock.now, Phrase(N_("cancelled: {why}"), why=why))
         for call_id in cancelled:
             use = started[call_id]
             run.groups[-1].append(Message("tool", json.dumps({"tool": use.tool, "status": "cancelled",
