@@ -209,7 +209,7 @@ class Run:
 def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: PolicyLike | None = None,
             budget: Budget | None = None, faults: Sequence[FaultLike] = (), context: ContextPolicy | None = None,
             compactor: Compactor | None = None, send_state: bool = True, controls: Controls | None = None,
-            trace: str | Path | None = None, trace_id: str | None = None, label: str = "custom",
+            trace: str | Path | None = None, trace_id: str | None = None, label: str = N_("custom"),
             model_latency_s: float = DEFAULT_MODEL_LATENCY_S, tokenizer: Tokenizer = estimate_tokens,
             scenario: Mapping[str, Any] | None = None, executor: Executor | None = None,
             stages: Stages | None = None) -> Run:

@@ -27,7 +27,7 @@ from agentloops.controller.vocabulary.render import html_table
 from agentloops.controller.vocabulary.tools import (
     Toolbox,
 )
-from agentloops.i18n import N_, _
+from agentloops.i18n import N_, _, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -208,8 +208,8 @@ class ControllerRun:
         """One line: label, status, code, turns and tool calls."""
         return _("{label} [{task}, policy {policy}]: {status} ({code}) after {turns} turn(s), {calls} tool call(s), "
                  "{seconds} s simulated").format(
-            label=self.label, task=self.task.name, policy=self.policy.name, status=self.status, code=self.code,
-            turns=self.steps, calls=int(self.usage.get("tool_calls", 0)),
+            label=shown(self.label), task=self.task.name, policy=self.policy.name, status=self.status,
+            code=self.code, turns=self.steps, calls=int(self.usage.get("tool_calls", 0)),
             seconds=f"{self.usage.get('wall_time_s', 0):g}")
 
     def __str__(self) -> str:

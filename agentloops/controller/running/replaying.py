@@ -307,8 +307,9 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
         if run.status != "waiting_for_user":
             break
         run = resume(run, answer.answer, model=None if rebuild else model, executor=executor)
-    diff = diff_traces(original, run.trace, before_label=f"recorded ({recorded_policy.name})",
-                       after_label=label or f"replay ({chosen.name})", unrecorded=executor.unrecorded)
+    diff = diff_traces(original, run.trace, before_label=Phrase(N_("recorded ({policy})"), policy=recorded_policy.name),
+                       after_label=label or Phrase(N_("replay ({policy})"), policy=chosen.name),
+                       unrecorded=executor.unrecorded)
     return Replay(original, run, diff, executor.served)
 
 

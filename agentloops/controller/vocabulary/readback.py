@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gettext
 import re
+from collections.abc import Iterable
 from functools import cache
 
 from agentloops.i18n import Language, Phrase, _, _catalog, language
@@ -25,6 +26,7 @@ _TEMPLATES: list[str] = []
 _FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 _SPEC = re.compile(r"\{(\w+):[^{}]*\}")
 _WORDS = re.compile(r"[A-Za-z]{2,}")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 """A catalog's template reads a line back only with two words of its own (``{a} of {b}`` would read back anything
 with "of" in it); a template registered with :func:`readable` always does."""
 
@@ -85,8 +87,8 @@ def read_back(text: object) -> str:
 @cache
 def _read_back(text: str, lang: Language) -> str:
     """One word is an id or an API value (kept) unless registered; a sentence is looked up in the catalog, then
-    read as a list of lines joined by ``"; "`` (a state delta's changes) when every one of them reads back, then
-    matched against the templates."""
+    matched against the templates that hold a ``"; "`` themselves, then read as a list of lines joined by ``"; "``
+    (a state delta's changes) when every one of them reads back in Chinese, then matched against the others."""
     if text in _TEMPLATES:
         return _(text)
     if not any(c.isspace() for c in text):
@@ -94,16 +96,27 @@ def _read_back(text: str, lang: Language) -> str:
     translated = _(text)
     if translated != text:
         return translated
+    patterns = _patterns(lang)
+    found = _matched(text, lang, (p for p in patterns if "; " in "".join(p[1])))
+    if found is not None:
+        return found
     if "; " in text:
         parts = text.split("; ")
         shown_parts = [_read_back(part, lang) for part in parts]
-        if all(shown != part for shown, part in zip(shown_parts, parts, strict=True)):
+        if all(_CJK.search(shown) for shown in shown_parts):
             return _("; ").join(shown_parts)
-    for template, literal, pattern in _patterns(lang):
+    found = _matched(text, lang, (p for p in patterns if "; " not in "".join(p[1])))
+    return text if found is None else found
+
+
+def _matched(text: str, lang: Language, patterns: Iterable[tuple[str, tuple[str, ...], re.Pattern[str]]]
+             ) -> str | None:
+    """``text`` through the first of ``patterns`` it matches (its fields read back), or ``None``."""
+    for template, literal, pattern in patterns:
         if not (text.startswith(literal[0]) and text.endswith(literal[-1]) and all(p in text for p in literal)):
             continue
         match = pattern.fullmatch(text)
         if match:
             fields = {k: _read_back(v, lang) for k, v in match.groupdict().items()}
             return _SPEC.sub(r"{\1}", _(template)).format(**fields)
-    return text
+    return None

@@ -61,7 +61,7 @@ def context_run(offload_over_tokens: int | None = 150, compact_over_tokens: int 
     task = make_task("research", sources=["s1", "s2", "s3", "s4", "s5", "s6"], minimum=6, budget=RESEARCH_BUDGET)
     context = ContextPolicy(offload_over_tokens=offload_over_tokens, compact_over_tokens=compact_over_tokens,
                             keep_recent_turns=keep_recent_turns, check_compaction=check_compaction)
-    name = label or "this configuration"
+    name = label or N_("this configuration")
     return Controller(task, TaskPlanner(task, use_state=send_state), context=context, send_state=send_state,
                       compactor=careless_compactor if compactor == "careless" else memory_from_state,
                       trace_id=name, label=name).run()
