@@ -19,7 +19,7 @@ from typing import Any, Literal
 from agentloops.controller.policy.budgets import BUDGET_LABELS
 from agentloops.controller.task.state import FACT_JSON, Fact
 from agentloops.controller.vocabulary.render import Table
-from agentloops.i18n import N_, Phrase, _, shown
+from agentloops.i18n import N_, Phrase, _, language, shown
 
 StopStatus = Literal[
     "succeeded", "partially_completed", "waiting_for_user", "failed_unrecoverable", "system_failure",
@@ -354,7 +354,7 @@ class Stop:
 
 def status_table() -> Table:
     """The nine stop statuses and their definitions (evidence: stop status definitions)."""
-    rows = [(d.status, Phrase(N_("{label} ({label_zh})"), label=d.label, label_zh=d.label_zh), Phrase(d.when),
+    rows = [(d.status, d.label_zh if language() == "zh" else f"{d.label} ({d.label_zh})", Phrase(d.when),
              Phrase(d.user_gets), Phrase(d.system_keeps),
              Phrase(N_("yes") if d.resumable else N_("no"))) for d in STATUS_DEFINITIONS.values()]
     return Table.build(N_("Stop statuses"), [N_("status"), N_("name"), N_("when"), N_("the user gets"),

@@ -52,7 +52,7 @@ from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import Table
 from agentloops.controller.vocabulary.tools import Toolbox
 from agentloops.errors import describe_validation_error
-from agentloops.i18n import N_, Phrase
+from agentloops.i18n import N_, Phrase, language
 
 __all__ = [
     "DOCUMENT_TASK", "ORDER_TASK", "RECALL_TASK", "REFUND_TASK", "RESEARCH_TASK", "TASK_TYPES", "WEATHER_BUDGET",
@@ -198,7 +198,7 @@ def completion_table() -> Table:
     rows = []
     for kind in TASK_TYPES.values():
         task = make_task(kind)
-        title = Phrase(N_("{title} ({title_zh})"), title=kind.title, title_zh=kind.title_zh)
+        title = kind.title_zh if language() == "zh" else f"{kind.title} ({kind.title_zh})"  # no name twice in zh
         rows.append((kind.name, title, Phrase(kind.condition, **task.params.model_dump()),
                      Phrase(N_("{need} of {total}: {items}"), need=task.need, total=len(task.items),
                             items=", ".join(task.items)),
