@@ -200,9 +200,9 @@ class ControllerRun:
 
     def calls_frame(self) -> pd.DataFrame:
         """One row per tool call: start, end, arrival and state (draw a Gantt chart from it)."""
-        import pandas as pd
+        from agentloops.controller.vocabulary.frames import shown_frame
 
-        return pd.DataFrame([CALL_JSON.dump_python(c) for c in self.calls])
+        return shown_frame([CALL_JSON.dump_python(c) for c in self.calls])
 
     def headline(self) -> str:
         """One line: label, status, code, turns and tool calls."""

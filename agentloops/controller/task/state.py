@@ -213,7 +213,7 @@ class TaskState:
     def add_fact(self, fact: Fact) -> bool:
         """Record a verified fact; returns False (and says why) when it adds nothing."""
         if self.finished is not None:
-            raise self._refuse(f"fact {fact.item}")
+            raise self._refuse(Phrase(N_("fact {item}"), item=fact.item))
         known = self.facts.get(fact.item)
         if known is not None:
             same = SAME_VALUE if known.value == fact.value else "a different value; the first verified one is kept"
@@ -243,7 +243,7 @@ class TaskState:
                 there is no more specific one than "cannot be obtained".
         """
         if self.finished is not None:
-            raise self._refuse(f"missing {item}")
+            raise self._refuse(Phrase(N_("missing {item}"), item=item))
         if self.items.get(item) != "open":
             return False
         self._bump(MISSING.format(item=item, reason=reason), progress=True)
