@@ -73,7 +73,6 @@ GIVEN_UP = readable(N_("continue: {what} given up ({code})"))
 SERVES_NOTHING = readable(N_("{label}: serves no item of this task"))
 """A tool turn's decisions and notes (English data in the trace; read back where shown)."""
 readable(N_("{backend} via {tool} ({call})"))
-readable(N_("{code}: {reason}"))
 
 
 def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:

@@ -20,9 +20,11 @@ import re
 from collections.abc import Iterable
 from functools import cache
 
-from agentloops.i18n import Language, Phrase, _, _catalog, language
+from agentloops.i18n import N_, Language, Phrase, _, _catalog, language
 
-_TEMPLATES: list[str] = []
+_TEMPLATES: list[str] = [N_("{code}: {reason}")]
+"""Templates registered with :func:`readable` (and the one every route's and missing item's line is built with:
+``fallback: empty here…``, ``empty: …``), read back even when they have fewer than two words of their own."""
 _FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 _SPEC = re.compile(r"\{(\w+):[^{}]*\}")
 _WORDS = re.compile(r"[A-Za-z]{2,}")

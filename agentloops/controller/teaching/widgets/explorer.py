@@ -37,6 +37,7 @@ from agentloops.controller.teaching.widgets.panel import (
     turns_text,
 )
 from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.i18n import N_, _
 
 SLIDER_BUDGETS: dict[str, tuple[int, int, int]] = {
@@ -182,7 +183,7 @@ class ControllerExplorer(_Panel):
         state = ControllerExplorerState(scenario, run.policy.name, fault, budget, faults, run)
         return _View(state, self._chart.update(run), {
             "status": (f"<div style='font-size:16px'>{_badge(run.status)} <code>{html.escape(run.code)}"
-                       f"</code> — {html.escape(run.stop.reason)}</div>"
+                       f"</code> — {html.escape(read_back(run.stop.reason))}</div>"
                        f"<div style='font-size:14px'>{html.escape(run.headline())}</div>"),
             "stop": stop_html(run), "table": turns_html(run)})
 

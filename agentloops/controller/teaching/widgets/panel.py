@@ -90,7 +90,7 @@ def stop_html(run: ControllerRun) -> str:
             f"<div style='flex:1'><b>{user}</b><pre style='white-space:pre-wrap'>"
             f"{html.escape(run.user_message())}</pre></div>"
             f"<div style='flex:1'><b>{system}</b><pre style='white-space:pre-wrap'>"
-            f"{html.escape(json.dumps(record, ensure_ascii=False, indent=1))}</pre></div></div>")
+            f"<code>{html.escape(json.dumps(record, ensure_ascii=False, indent=1))}</code></pre></div></div>")
 
 
 def stop_text(run: ControllerRun) -> str:
