@@ -94,7 +94,7 @@ def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
                 reserved[use.tool] = reserved.get(use.tool, 0) + 1
             launch.append(use)
     if len(repeats) == len(uses):
-        t.observation = f"repeat of turn {repeats[0].first_turn}"
+        t.observation = Phrase(N_("repeat of turn {turn}"), turn=repeats[0].first_turn)
         reason = repeats[0].explain() if len(uses) == 1 else \
             "every call of the batch repeats an action that brought nothing new"
         stop = make_stop(run, "no_progress", "repeated_action", reason, tool=uses[0].tool)

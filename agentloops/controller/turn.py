@@ -171,9 +171,11 @@ def ask(run: Run, t: Turn, request: Sequence[Message]) -> Response | Stop:
     except Exception as exc:  # a provider or model failure: a stop with a reason, never a traceback
         run.clock.advance(run.model_latency_s)
         meter.spend("tokens", size)  # the prompt was sent
-        t.action, t.observation = "model error", f"the model call failed ({type(exc).__name__})"
+        t.action = "model error"
+        t.observation = Phrase(N_("the model call failed ({error})"), error=type(exc).__name__)
         return make_stop(run, "system_failure", "model_error",
-                         f"the model call failed ({type(exc).__name__}); nothing more was attempted",
+                         Phrase(N_("the model call failed ({error}); nothing more was attempted"),
+                                error=type(exc).__name__),
                          error_class=type(exc).__name__)
     run.clock.advance(run.model_latency_s)
     message = t.message = Message.from_response(response)  # as the transcript will keep it: counted once
@@ -197,9 +199,10 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
                       "status": None, "route": None, "result": None})
     assessed = assessment(run)
     if policy.trust_model_claims:
-        verified = "the completion condition holds" if assessed == "complete" else \
-            "UNVERIFIED: the completion condition does not hold"
-        return make_stop(run, "succeeded", "model_said_done", f"the model stopped calling tools ({verified})",
+        verified = N_("the completion condition holds") if assessed == "complete" else \
+            N_("UNVERIFIED: the completion condition does not hold")
+        return make_stop(run, "succeeded", "model_said_done",
+                         Phrase(N_("the model stopped calling tools ({verified})"), verified=Phrase(verified)),
                          answer=response.content)
     if assessed == "complete":
         reason, answer = f"{task.condition}: holds over state v{state.version}", response.content

@@ -38,6 +38,7 @@ from agentloops.controller.sim.timeline import Controls
 from agentloops.controller.stopping.progress import normalize_args
 from agentloops.controller.task.context import COMPACTORS, ContextPolicy
 from agentloops.controller.task.tasks import Task, make_task
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import Table, clip, html_table
 from agentloops.controller.vocabulary.tools import RESULT_JSON, ToolResult, ToolSpec
 from agentloops.i18n import N_, Phrase, _
@@ -154,7 +155,7 @@ class TraceDiff:
         return "; ".join(parts)
 
     def __str__(self) -> str:
-        table = text_table(["#", self.before_label, self.after_label, ""], self.rows())
+        table = text_table(["#", read_back(self.before_label), read_back(self.after_label), ""], self.rows())
         stops = (f"stop  {self.before_label}: {self.before_stop[0]} ({self.before_stop[1]})\n"
                  f"stop  {self.after_label}: {self.after_stop[0]} ({self.after_stop[1]})")
         deltas = "".join(f"\nturn {t} state delta, only in {self.before_label}: {clip(a, 90)}\n"
@@ -166,10 +167,10 @@ class TraceDiff:
 
     def _repr_html_(self) -> str:
         rows = self.rows()
-        body = html_table(self.summary(), ["#", self.before_label, self.after_label, ""], rows,
-                          highlight=[r[3] == "≠" for r in rows])
-        stops = (f"<div>stop {html.escape(self.before_label)}: <b>{html.escape(self.before_stop[0])}</b> "
-                 f"({html.escape(self.before_stop[1])}) → {html.escape(self.after_label)}: "
+        before, after = read_back(self.before_label), read_back(self.after_label)
+        body = html_table(self.summary(), ["#", before, after, ""], rows, highlight=[r[3] == "≠" for r in rows])
+        stops = (f"<div>{html.escape(_('stop'))} {html.escape(before)}: <b>{html.escape(self.before_stop[0])}</b> "
+                 f"({html.escape(self.before_stop[1])}) → {html.escape(after)}: "
                  f"<b>{html.escape(self.after_stop[0])}</b> ({html.escape(self.after_stop[1])})</div>")
         return f"<div>{body}{stops}</div>"
 
