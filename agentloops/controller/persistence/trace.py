@@ -256,10 +256,12 @@ class Trace:
         return text_table([_(h) for h in TURN_HEADERS], rows)
 
     def __str__(self) -> str:
-        head = f"trace {self.trace_id} ({self.start.label}, task {self.start.task.get('type')}, " \
-               f"policy {self.start.policy.get('name')}): {len(self.turns)} turns"
-        tail = f"stop: {self.stop['status']} ({self.stop['code']}): {self.stop['reason']}" if self.stop else \
-            "no stop line: the run did not finish (killed?)"
+        head = _("trace {trace_id} ({label}, task {task}, policy {policy}): {n} turns").format(
+            trace_id=self.trace_id, label=read_back(self.start.label), task=self.start.task.get("type"),
+            policy=self.start.policy.get("name"), n=len(self.turns))
+        tail = _("stop: {status} ({code}): {reason}").format(
+            status=self.stop["status"], code=self.stop["code"], reason=read_back(self.stop["reason"])) if self.stop \
+            else _("no stop line: the run did not finish (killed?)")
         events = "".join(f"\nevent at {e.at_s:g} s: {e.call_id} {e.verdict} ({e.note})" for e in self.events)
         return f"{head}\n{self.table()}{events}\n{tail}"
 

@@ -77,20 +77,22 @@ def _beside_field(parts: list[str], i: int) -> bool:
 
 def read_back(text: object) -> str:
     """``text`` (a trace line, or any value) as the learner reads it; in English, ``str(text)``."""
-    if isinstance(text, Phrase):
-        return text.shown()
     if not isinstance(text, str):
         return str(text)
     if language() == "en" or not text:
-        return text
+        return str.__str__(text)
+    if isinstance(text, Phrase):  # its fields read back too, a plain English line among them
+        fields = {k: read_back(v) if isinstance(v, str) else v for k, v in text.fields.items()}
+        return _SPEC.sub(r"{\1}", _(text.template)).format(**fields) if fields else _(text.template)
     return _read_back(text, language())
 
 
 @cache
 def _read_back(text: str, lang: Language) -> str:
     """One word is an id or an API value (kept) unless registered; a sentence is looked up in the catalog, then
-    matched against the templates that hold a ``"; "`` themselves, then read as a list of lines joined by ``"; "``
-    (a state delta's changes) when every one of them reads back in Chinese, then matched against the others."""
+    matched against the templates (those holding a ``"; "`` first; a match whose sentence-long field reads back to
+    no Chinese is a wrong split, skipped), then read as a list of lines joined by ``"; "`` (a state delta's
+    changes) when every one of them reads back in Chinese."""
     if text in _TEMPLATES:
         return _(text)
     if not any(c.isspace() for c in text):
@@ -99,7 +101,7 @@ def _read_back(text: str, lang: Language) -> str:
     if translated != text:
         return translated
     patterns = _patterns(lang)
-    found = _matched(text, lang, (p for p in patterns if "; " in "".join(p[1])))
+    found = _matched(text, lang, sorted(patterns, key=lambda p: "; " not in "".join(p[1])))
     if found is not None:
         return found
     if "; " in text:
@@ -107,8 +109,7 @@ def _read_back(text: str, lang: Language) -> str:
         shown_parts = [_read_back(part, lang) for part in parts]
         if all(_CJK.search(shown) for shown in shown_parts):
             return _("; ").join(shown_parts)
-    found = _matched(text, lang, (p for p in patterns if "; " not in "".join(p[1])))
-    return text if found is None else found
+    return text
 
 
 def _matched(text: str, lang: Language, patterns: Iterable[tuple[str, tuple[str, ...], re.Pattern[str]]]
@@ -120,5 +121,7 @@ def _matched(text: str, lang: Language, patterns: Iterable[tuple[str, tuple[str,
         match = pattern.fullmatch(text)
         if match:
             fields = {k: _read_back(v, lang) for k, v in match.groupdict().items()}
+            if any(" " in v and not _CJK.search(fields[k]) for k, v in match.groupdict().items()):
+                continue  # a field that is a sentence nothing reads back: the template split the line wrongly
             return _SPEC.sub(r"{\1}", _(template)).format(**fields)
     return None

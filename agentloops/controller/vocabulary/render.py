@@ -65,7 +65,7 @@ class Table:
         """The table as a learner reads it: title, headers, notes and text cells (phrases, trace lines) in the
         language in use."""
         rows = tuple(tuple(read_back(v) if isinstance(v, str) else v for v in row) for row in self.rows)
-        return Table(shown(self.title), tuple(shown(h) for h in self.headers), rows, shown(self.note))
+        return Table(read_back(self.title), tuple(shown(h) for h in self.headers), rows, read_back(self.note))
 
     def to_markdown(self) -> str:
         """A Markdown table with the title in bold above it."""

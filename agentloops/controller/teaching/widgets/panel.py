@@ -18,7 +18,7 @@ from agentloops.controller.teaching.prewarm import RENDER_LOCK, Prewarm, neighbo
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import clip, html_table
-from agentloops.i18n import N_, _, language
+from agentloops.i18n import N_, _, language, shown
 from agentloops.tables import text_table
 
 PREFIX = "agentloops-ctl"
@@ -72,7 +72,7 @@ def turn_rows(run: ControllerRun, width: int = 60) -> list[list[Any]]:
 def turns_html(run: ControllerRun) -> str:
     """The per-turn table as HTML; turns that changed the state are highlighted."""
     changed = [t.state_version_after != t.state_version for t in run.turns]
-    return html_table(_("{label}: one row per turn (highlighted: the state changed)").format(label=run.label),
+    return html_table(_("{label}: one row per turn (highlighted: the state changed)").format(label=shown(run.label)),
                       _headers(TURN_HEADERS), turn_rows(run, 90), highlight=changed)
 
 
