@@ -205,7 +205,9 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
                          Phrase(N_("the model stopped calling tools ({verified})"), verified=Phrase(verified)),
                          answer=response.content)
     if assessed == "complete":
-        reason, answer = f"{task.condition}: holds over state v{state.version}", response.content
+        reason: str = Phrase(N_("{condition}: holds over state v{version}"), condition=task.condition,
+                             version=state.version)
+        answer = response.content
         written = task.type.answer({f.item: f.summary for f in state.facts.values()}, {})
         if answer == written:  # the same text, kept as the phrase a learner reads in their own language
             answer = written
