@@ -38,7 +38,7 @@ from agentloops.controller.task.tasks import TASK_TYPES, Task, completion_table,
 from agentloops.controller.teaching.experiments import UNCAPPED_FACTOR, Measured, measure_uncapped, uncapped
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import Table, clip
-from agentloops.i18n import N_, Phrase
+from agentloops.i18n import N_, Phrase, joined
 
 HAPPY_PATHS: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
     "weather_compare": ({}, {}, {}),
@@ -260,7 +260,7 @@ def stop_statuses() -> Table:
         if scenario.resume is not None:
             shown[scenario.resume.expect.status].append(Phrase(N_("{name} (after resume)"), name=scenario.name))
     base = status_table()
-    rows = [(*row, ", ".join(shown[row[0]]) or "-") for row in base.rows]
+    rows = [(*row, joined(shown[row[0]]) if shown[row[0]] else "-") for row in base.rows]
     return Table.build(base.title, [*list(base.headers), N_("scenarios")], rows, note=base.note)
 
 
