@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 from agentloops.controller.policy.budgets import BUDGET_LABELS
 from agentloops.controller.task.state import FACT_JSON, Fact
-from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import Table
 from agentloops.i18n import N_, Phrase, _, language, shown
 
@@ -342,7 +341,7 @@ class Stop:
         record = {k: v for k, v in self.system_record().items()
                   if k not in ("state", "facts") and v not in (None, [], {})}
         user, system = _("--- user message ---"), _("--- system record ---")
-        return (f"[{self.status}] {self.code}: {read_back(self.reason)}\n{user}\n{self.user_message()}\n"
+        return (f"[{self.status}] {self.code}: {self.reason}\n{user}\n{self.user_message()}\n"
                 f"{system}\n{json.dumps(record, ensure_ascii=False, indent=1)}")
 
     def _repr_html_(self) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gettext
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 
 from agentloops.i18n import N_, Language, Phrase, _, _catalog, language
@@ -83,7 +83,7 @@ def read_back(text: object) -> str:
         return str.__str__(text)
     if isinstance(text, Phrase):  # its fields read back too, a plain English line among them
         fields = {k: read_back(v) if isinstance(v, str) else v for k, v in text.fields.items()}
-        return _SPEC.sub(r"{\1}", _(text.template)).format(**fields) if fields else _(text.template)
+        return _formatted(_(text.template), fields) if fields else _(text.template)
     return _read_back(text, language())
 
 
@@ -123,5 +123,11 @@ def _matched(text: str, lang: Language, patterns: Iterable[tuple[str, tuple[str,
             fields = {k: _read_back(v, lang) for k, v in match.groupdict().items()}
             if any(" " in v and not _CJK.search(fields[k]) for k, v in match.groupdict().items()):
                 continue  # a field that is a sentence nothing reads back: the template split the line wrongly
-            return _SPEC.sub(r"{\1}", _(template)).format(**fields)
+            return _formatted(_(template), fields)
     return None
+
+
+def _formatted(template: str, fields: Mapping[str, object]) -> str:
+    """``template`` filled in; a field read back as text drops its format spec (``{seconds:g}`` of ``"5"``)."""
+    return _SPEC.sub(lambda m: f"{{{m.group(1)}}}" if isinstance(fields.get(m.group(1)), str) else m.group(0),
+                     template).format(**fields)
