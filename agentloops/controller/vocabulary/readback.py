@@ -90,8 +90,8 @@ def read_back(text: object) -> str:
 @cache
 def _read_back(text: str, lang: Language) -> str:
     """One word is an id or an API value (kept) unless registered; a sentence is looked up in the catalog, then
-    matched against the templates (those holding a ``"; "`` first; a match whose sentence-long field reads back to
-    no Chinese is a wrong split, skipped), then read as a list of lines joined by ``"; "`` (a state delta's
+    matched against the templates (those holding a ``"; "`` first; a match whose field spans a ``"; "`` and reads
+    back to no Chinese is a wrong split, skipped), then read as a list of lines joined by ``"; "`` (a state delta's
     changes) when every one of them reads back in Chinese."""
     if text in _TEMPLATES:
         return _(text)
@@ -121,8 +121,8 @@ def _matched(text: str, lang: Language, patterns: Iterable[tuple[str, tuple[str,
         match = pattern.fullmatch(text)
         if match:
             fields = {k: _read_back(v, lang) for k, v in match.groupdict().items()}
-            if any(" " in v and not _CJK.search(fields[k]) for k, v in match.groupdict().items()):
-                continue  # a field that is a sentence nothing reads back: the template split the line wrongly
+            if any("; " in v and not _CJK.search(fields[k]) for k, v in match.groupdict().items()):
+                continue  # a field spanning two lines that nothing reads back: the template split the list wrongly
             return _formatted(_(template), fields)
     return None
 
