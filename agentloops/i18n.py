@@ -176,6 +176,11 @@ class Phrase(str):
         self.template, self.fields = template, fields
         return self
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython shows a phrase (alone or inside a list, a tuple, a dict) in the language in use; ``repr()`` and
+        ``str()`` stay English."""
+        printer.text(repr(self.shown()))
+
     def shown(self) -> str:
         """The text in the language in use (in English: the text itself)."""
         if not self.fields:

@@ -112,7 +112,7 @@ def test_the_explorer_menus_keep_english_values_under_chinese_labels() -> None:
     labels = dict((value, label) for label, value in explorer.policy.options)
     assert labels[ctl_widgets.SCENARIO_POLICY] == "按场景的设定" and explorer.policy.value == "as the scenario says"
     fault_labels = {value: label for label, value in explorer.fault.options}
-    assert fault_labels["timeout always"].startswith("timeout always — ") and _chinese(fault_labels["timeout always"])
+    assert fault_labels["timeout always"].startswith("持续超时 — ") and _chinese(fault_labels["timeout always"])
     assert explorer.state.run.status == "budget_exhausted"
     assert "给用户的消息" in explorer.stop.value and "系统记录" in explorer.stop.value
     assert "&quot;status&quot;: &quot;budget_exhausted&quot;" in explorer.stop.value  # the record stays English

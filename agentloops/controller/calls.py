@@ -58,13 +58,21 @@ from agentloops.controller.stopping.progress import Fingerprint, Repeat
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.state import Fact
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
+from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.render import clip
 from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import ToolCall
 
-_WHY_ENDED = {"deadline": "the join's deadline passed", "all arrived": "every call finished"}
+_WHY_ENDED = {"deadline": N_("the join's deadline passed"), "all arrived": N_("every call finished")}
+
+CONTINUING = readable(N_("continue: {reason}"))
+REPAIRING = readable(N_("continue: repair {n} of {allowed} allowed for {key}"))
+GIVEN_UP = readable(N_("continue: {what} given up ({code})"))
+SERVES_NOTHING = readable(N_("{label}: serves no item of this task"))
+"""A tool turn's decisions and notes (English data in the trace; read back where shown)."""
+readable(N_("{backend} via {tool} ({call})"))
 
 
 def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
@@ -86,7 +94,7 @@ def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
                 reserved[use.tool] = reserved.get(use.tool, 0) + 1
             launch.append(use)
     if len(repeats) == len(uses):
-        t.observation = f"repeat of turn {repeats[0].first_turn}"
+        t.observation = Phrase(N_("repeat of turn {turn}"), turn=repeats[0].first_turn)
         reason = repeats[0].explain() if len(uses) == 1 else \
             "every call of the batch repeats an action that brought nothing new"
         stop = make_stop(run, "no_progress", "repeated_action", reason, tool=uses[0].tool)
@@ -291,12 +299,13 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
     actions = cast("list[Action]", t.actions)  # a turn of tool calls records only tool actions
     if len(started) > 1 or leftover:  # something may still be running
         join = run.task.join
-        why = f"join '{join.describe()}' satisfied" if outcome == "satisfied" else \
-            f"join '{join.describe()}' can no longer be satisfied" if outcome == "impossible" else \
-            _WHY_ENDED.get(outcome or "", f"the task stopped: {stopped.reason}" if stopped else "the batch was stopped")
+        why: str = Phrase(N_("join '{rule}' satisfied"), rule=join.describe()) if outcome == "satisfied" else \
+            Phrase(N_("join '{rule}' can no longer be satisfied"), rule=join.describe()) if outcome == "impossible" \
+            else _WHY_ENDED.get(outcome or "", Phrase(N_("the task stopped: {reason}"), reason=stopped.reason)
+                                if stopped else N_("the batch was stopped"))
         if outcome == "deadline" and run.controls.cancelled(run.clock.now):  # the user cancelled, not the join
-            why = "the user cancelled the task"
-        cancelled = run.ledger.cancel_running(run.clock.now, f"cancelled: {why}")
+            why = N_("the user cancelled the task")
+        cancelled = run.ledger.cancel_running(run.clock.now, Phrase(N_("cancelled: {why}"), why=why))
         for call_id in cancelled:
             use = started[call_id]
             run.groups[-1].append(Message("tool", json.dumps({"tool": use.tool, "status": "cancelled",
@@ -333,21 +342,21 @@ def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop 
             state.add_fact(Fact(item_name, value, summary, source, run.turn, ref))
             t.observation = summary
         else:
-            state.note(f"{settled.label}: serves no item of this task")
-            t.observation = "ok, but not needed by the task"
+            state.note(SERVES_NOTHING.format(label=settled.label))
+            t.observation = N_("ok, but not needed by the task")
     else:
         t.failed, t.observation = True, clip(result.error or result.status, 80)
     if isinstance(decision, Repair):
         key = repair_key(tool, result)
         run.repairs[key] += 1
-        t.decision = f"continue: repair {run.repairs[key]} of {run.policy.invalid_argument_repairs} allowed for {key}"
+        t.decision = REPAIRING.format(n=run.repairs[key], allowed=run.policy.invalid_argument_repairs, key=key)
     elif isinstance(decision, ReturnToModel):
-        t.decision = f"continue: {decision.reason}"
+        t.decision = CONTINUING.format(reason=decision.reason)
     elif isinstance(decision, Degrade):
         if item is not None:
             state.mark_missing(item, Phrase(N_("{code}: {reason}"), code=decision.code, reason=decision.reason),
                                code=decision.code)
-        t.decision = f"continue: {item or tool} given up ({decision.code})"
+        t.decision = GIVEN_UP.format(what=item or tool, code=decision.code)
     elif isinstance(decision, AskUser):
         state.set_waiting(decision.parameter, decision.question)
         return make_stop(run, "waiting_for_user", result.status, decision.reason, tool=tool,

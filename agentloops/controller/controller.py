@@ -49,6 +49,7 @@ from agentloops.controller.turn import finish, play
 from agentloops.controller.vocabulary.errors import ConfigError, StageError
 from agentloops.controller.vocabulary.ledger import Call, CallRecord
 from agentloops.controller.vocabulary.tools import Toolbox
+from agentloops.i18n import N_
 from agentloops.stubs import Model
 from agentloops.tokens import Tokenizer, estimate_tokens
 
@@ -83,7 +84,7 @@ class Controller:
     def __init__(self, task: Task, model: Model, *, tools: Toolbox | None = None, policy: PolicyLike | None = None,
                  budget: Budget | None = None, faults: Sequence[FaultLike] = (), context: ContextPolicy | None = None,
                  compactor: Compactor | None = None, send_state: bool = True, controls: Controls | None = None,
-                 trace: str | Path | None = None, trace_id: str | None = None, label: str = "custom",
+                 trace: str | Path | None = None, trace_id: str | None = None, label: str = N_("custom"),
                  model_latency_s: float = DEFAULT_MODEL_LATENCY_S, tokenizer: Tokenizer = estimate_tokens,
                  scenario: Mapping[str, Any] | None = None, executor: Executor | None = None,
                  stages: Stages | None = None) -> None:

@@ -190,7 +190,7 @@ class Run:
 def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: PolicyLike | None = None,
             budget: Budget | None = None, faults: Sequence[FaultLike] = (), context: ContextPolicy | None = None,
             compactor: Compactor | None = None, send_state: bool = True, controls: Controls | None = None,
-            trace: str | Path | None = None, trace_id: str | None = None, label: str = "custom",
+            trace: str | Path | None = None, trace_id: str | None = None, label: str = N_("custom"),
             model_latency_s: float = DEFAULT_MODEL_LATENCY_S, tokenizer: Tokenizer = estimate_tokens,
             scenario: Mapping[str, Any] | None = None, executor: Executor | None = None,
             stages: Stages | None = None) -> Run:
@@ -279,14 +279,17 @@ def budget_stop(run: Run, name: BudgetName, needed: float) -> Stop:
     limit = run.budget.limit(name)
     used = run.meter.used_of(name)
     if name == "context_tokens":
-        reason = f"the next request ({needed:g} tokens) is larger than the context budget ({limit:g} tokens)"
+        reason = Phrase(N_("the next request ({needed} tokens) is larger than the context budget ({limit} tokens)"),
+                        needed=f"{needed:g}", limit=f"{limit:g}")
     elif name == "wall_time_s" and needed <= 0:
-        reason = f"the wall-time budget ran out while waiting: {used:g} s of the {limit:g} s allowed are used"
+        reason = Phrase(N_("the wall-time budget ran out while waiting: {used} s of the {limit} s allowed are used"),
+                        used=f"{used:g}", limit=f"{limit:g}")
     elif name == "wall_time_s":
-        reason = (f"the wall-time budget would run out: {used:g} s used + {needed:g} s for the next step > "
-                  f"{limit:g} s allowed")
+        reason = Phrase(N_("the wall-time budget would run out: {used} s used + {needed} s for the next step > "
+                           "{limit} s allowed"), used=f"{used:g}", needed=f"{needed:g}", limit=f"{limit:g}")
     else:
-        reason = f"the {name} budget would be exceeded: {used:g} used + {needed:g} needed > {limit:g} allowed"
+        reason = Phrase(N_("the {name} budget would be exceeded: {used} used + {needed} needed > {limit} allowed"),
+                        name=name, used=f"{used:g}", needed=f"{needed:g}", limit=f"{limit:g}")
     return make_stop(run, "budget_exhausted", f"budget:{name}", reason, budget=name)
 
 

@@ -47,11 +47,16 @@ from agentloops.controller.stopping.status import SYSTEM_FAILURES, Stop
 from agentloops.controller.task.answers import contradiction
 from agentloops.controller.task.context import CompactionEvent, check_compaction, memory_from_state
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER
+from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.tools import ASK_USER
 from agentloops.criteria import Abort, correct
 from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import Response, ToolCall
+
+STOP_DECISION = readable(N_("stop:{status} ({code})"))
+"""A turn's decision when the run stops (English data in the trace; read back where shown)."""
+readable(N_("continue"))
 
 
 def play(run: Run) -> Stop | None:
@@ -59,7 +64,7 @@ def play(run: Run) -> Stop | None:
     run.turn += 1
     state = run.state
     goal = f"waiting for {state.waiting_for['input']}" if state.waiting_for else \
-        state.open[0] if state.open and assessment(run) != "complete" else "final answer"
+        state.open[0] if state.open and assessment(run) != "complete" else N_("final answer")
     t = Turn(run.turn, state.version, goal)
     if run.inbox:  # results still on their way from an earlier turn
         deliver_due(run)
@@ -75,7 +80,7 @@ def play(run: Run) -> Stop | None:
             stop = make_stop(run, "handed_off", "consecutive_failures",
                              f"{run.consecutive_failures} turns in a row failed; a person should look at it")
     if stop is not None:
-        t.decision = f"stop:{stop.status} ({stop.code})"
+        t.decision = STOP_DECISION.format(status=stop.status, code=stop.code)
     t.ended = (run.trace_id, run.clock.now, delta, run.meter, dict(run.meter.used), dict(state.items))
     run.turns.append(t)
     sink = run.sink
@@ -110,7 +115,7 @@ def turn(run: Run, t: Turn) -> Stop | None:
     message = t.message or Message.from_response(reply)
     if not reply.tool_calls and reply.finish_reason == "pause":
         run.groups.append([message])
-        t.action, t.decision = "pause", "continue: the provider paused the turn"
+        t.action, t.decision = "pause", N_("continue: the provider paused the turn")
         return None
     if not reply.tool_calls:
         return on_final(run, t, reply)  # a claim: checked against the completion condition and the facts
@@ -166,9 +171,11 @@ def ask(run: Run, t: Turn, request: Sequence[Message]) -> Response | Stop:
     except Exception as exc:  # a provider or model failure: a stop with a reason, never a traceback
         run.clock.advance(run.model_latency_s)
         meter.spend("tokens", size)  # the prompt was sent
-        t.action, t.observation = "model error", f"the model call failed ({type(exc).__name__})"
+        t.action = "model error"
+        t.observation = Phrase(N_("the model call failed ({error})"), error=type(exc).__name__)
         return make_stop(run, "system_failure", "model_error",
-                         f"the model call failed ({type(exc).__name__}); nothing more was attempted",
+                         Phrase(N_("the model call failed ({error}); nothing more was attempted"),
+                                error=type(exc).__name__),
                          error_class=type(exc).__name__)
     run.clock.advance(run.model_latency_s)
     message = t.message = Message.from_response(response)  # as the transcript will keep it: counted once
@@ -192,12 +199,15 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
                       "status": None, "route": None, "result": None})
     assessed = assessment(run)
     if policy.trust_model_claims:
-        verified = "the completion condition holds" if assessed == "complete" else \
-            "UNVERIFIED: the completion condition does not hold"
-        return make_stop(run, "succeeded", "model_said_done", f"the model stopped calling tools ({verified})",
+        verified = N_("the completion condition holds") if assessed == "complete" else \
+            N_("UNVERIFIED: the completion condition does not hold")
+        return make_stop(run, "succeeded", "model_said_done",
+                         Phrase(N_("the model stopped calling tools ({verified})"), verified=Phrase(verified)),
                          answer=response.content)
     if assessed == "complete":
-        reason, answer = f"{task.condition}: holds over state v{state.version}", response.content
+        reason: str = Phrase(N_("{condition}: holds over state v{version}"), condition=task.condition,
+                             version=state.version)
+        answer = response.content
         written = task.type.answer({f.item: f.summary for f in state.facts.values()}, {})
         if answer == written:  # the same text, kept as the phrase a learner reads in their own language
             answer = written
@@ -215,9 +225,9 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
         note = (f"CONTROLLER: not done yet. The completion condition is: {task.condition}. "
                 f"Still missing: {', '.join(open_items)}.")
         run.groups.append([t.message or Message.from_response(response), Message("system", note)])
-        state.note(f"final answer rejected: {', '.join(open_items)} still open")
-        t.observation = "completion condition not met"
-        t.decision = "continue: premature claim rejected, the model was told what is missing"
+        state.note(Phrase(N_("final answer rejected: {items} still open"), items=", ".join(open_items)))
+        t.observation = N_("completion condition not met")
+        t.decision = N_("continue: premature claim rejected, the model was told what is missing")
         return None
     extra = tuple((item, Phrase(N_("the model declared success without it"))) for item in open_items)
     if not state.facts:  # nothing obtained: the model lacked a detail, or did not know what to do
@@ -225,19 +235,19 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
                         for name, param in spec.params.items() if param.ask_user and name not in state.inputs), None)
         if unasked is not None:  # a value only the user can give was never asked for: ask it now
             state.set_waiting(*unasked)
-            return make_stop(run, "waiting_for_user", "missing_parameter", "the model stopped without asking for "
-                             "a detail only the user can give", question=unasked[1])
+            return make_stop(run, "waiting_for_user", "missing_parameter", N_("the model stopped without asking for "
+                             "a detail only the user can give"), question=unasked[1])
         return make_stop(run, "handed_off", "no_next_step", Phrase(N_("the model stopped without obtaining anything "
                          "or asking; a person decides the next step")), missing=extra, answer=response.content)
     return make_stop(run, "partially_completed", "premature_claim",
-                     f"the model claimed success {run.claims_rejected + 1}× while {', '.join(open_items)} stayed "
-                     "open", missing=extra, answer=response.content)
+                     Phrase(N_("the model claimed success {n}× while {items} stayed open"), n=run.claims_rejected + 1,
+                            items=", ".join(open_items)), missing=extra, answer=response.content)
 
 
 def on_ask(run: Run, t: Turn, calls: Sequence[ToolCall], ask: ToolCall) -> Stop:
     """The model asks the user: the task waits (every other call of the reply is answered, not run)."""
     args = ask.parsed_arguments or {}
-    question = str(args.get("question") or "Could you give me the missing detail?")
+    question = str(args.get("question") or N_("Could you give me the missing detail?"))
     parameter = str(args.get("parameter") or "answer")
     t.action, t.args_summary = "ask_user", normalize_args(args)
     t.actions.append({"label": "ask_user", "call_id": ask.id, "tool": ASK_USER, "args": dict(args),

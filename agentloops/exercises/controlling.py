@@ -31,6 +31,7 @@ from agentloops.controller.policy.error_policy import DEFAULT_POLICY, RouteConte
 from agentloops.controller.policy.routes import Route, route_name
 from agentloops.controller.stopping.progress import ProgressMonitor, Repeat, fingerprint
 from agentloops.controller.task.state import TaskState
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.tools import TRANSIENT, ToolResult, ToolSpec, ToolStatus
 from agentloops.exercises import outputs
 from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_call
@@ -77,7 +78,7 @@ def _explain(verdict: Repeat) -> str:
     why = _(_NO_NEW_OBSERVATION) if verdict.why == _NO_NEW_OBSERVATION else verdict.why
     return _("{tool}{args} was already done at turn {turn} with the same progress (v{version}) and brought no new "
              "observation ({why}); nothing it depends on has changed since").format(
-                 tool=fp.tool, args=fp.args, turn=verdict.first_turn, version=fp.state_version, why=why)
+                 tool=fp.tool, args=fp.args, turn=verdict.first_turn, version=fp.state_version, why=read_back(why))
 
 
 def _act(tool: str, version: int, **args: Any) -> Action:
@@ -156,9 +157,9 @@ def judge_repeat(raw: Any, action: Action, history: tuple[Attempt, ...]) -> Verd
         raise LearnerError(_("your function returned {value}; expected True (a repeat: stop before running it) or "
                              "False (let it run)").format(value=outputs.show(raw)))
     if raw == expected:
-        return True, _("{answer} — {why}").format(answer=raw, why=why)
+        return True, _("{answer} — {why}").format(answer=raw, why=read_back(why))
     return False, _("you said {answer} for {action} after: {history}; expected {expected} — {why}").format(
-        answer=raw, action=action, history=_history_text(history), expected=expected, why=why)
+        answer=raw, action=action, history=_history_text(history), expected=expected, why=read_back(why))
 
 
 _RANDOM_NAME = re.compile(r"^random history (\d+)$")
@@ -218,13 +219,13 @@ WRITE_TOOL = ToolSpec("write_tool", "a tool that changes the world (a refund)", 
 _ERRORS: dict[str, str | None] = {
     "ok": None,
     "empty": None,
-    "invalid_arguments": "read_tool: order_id must be a string; got int 1042",
-    "missing_parameter": "read_tool needs order_id, which only the user can give",
-    "timeout": "the tool gave no answer within 5 s",
-    "rate_limited": "the tool's service answered: too many requests",
-    "permission_denied": "read_tool: the caller lacks orders:refund",
-    "not_found": "order B-9999 does not exist",
-    "permanent_error": "read_tool: the output format changed (no status field)",
+    "invalid_arguments": N_("read_tool: order_id must be a string; got int 1042"),
+    "missing_parameter": N_("read_tool needs order_id, which only the user can give"),
+    "timeout": N_("the tool gave no answer within 5 s"),
+    "rate_limited": N_("the tool's service answered: too many requests"),
+    "permission_denied": N_("read_tool: the caller lacks orders:refund"),
+    "not_found": N_("order B-9999 does not exist"),
+    "permanent_error": N_("read_tool: the output format changed (no status field)"),
 }
 
 
@@ -331,9 +332,9 @@ def judge_move(raw: Any, result: ToolResult, ctx: RouteContext) -> Verdict:
         raise LearnerError(_("your function returned {value}, which is not a move; expected one of: {moves}").format(
             value=repr(raw), moves=", ".join(map(repr, MOVES))))
     if raw == expected:
-        return True, _("{answer} — {why}").format(answer=raw, why=why)
+        return True, _("{answer} — {why}").format(answer=raw, why=read_back(why))
     return False, _("you said {answer} ({context}); the controller says {expected} — {why}").format(
-        answer=repr(raw), context=describe_context(ctx), expected=repr(expected), why=why)
+        answer=repr(raw), context=describe_context(ctx), expected=repr(expected), why=read_back(why))
 
 
 _Q5_PROMPT = N_("Write next_move(result, ctx) returning one of: {moves}. {rules}")
@@ -437,7 +438,7 @@ def _state_call(function: Callable[[TaskState], Any], prices: Mapping[str, Price
 
 def _completion_cases(function: Callable[..., Any]) -> list[Case]:
     return [Case(case_label(name), partial(_state_call, function, prices),
-                 partial(judge_completion, prices=prices, expected=expected, why=why))
+                 partial(judge_completion, prices=prices, expected=expected, why=read_back(why)))
             for name, prices, expected, why in COMPLETION_CASES]
 
 

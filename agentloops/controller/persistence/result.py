@@ -27,7 +27,7 @@ from agentloops.controller.vocabulary.render import html_table
 from agentloops.controller.vocabulary.tools import (
     Toolbox,
 )
-from agentloops.i18n import N_, _
+from agentloops.i18n import N_, _, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -194,22 +194,22 @@ class ControllerRun:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per turn: state version, open/missing items, context size, budgets left, decision."""
-        import pandas as pd
+        from agentloops.controller.vocabulary.frames import shown_frame
 
-        return pd.DataFrame([t.to_row() for t in self.turns]).set_index("turn")
+        return shown_frame([t.to_row() for t in self.turns]).set_index("turn")
 
     def calls_frame(self) -> pd.DataFrame:
         """One row per tool call: start, end, arrival and state (draw a Gantt chart from it)."""
-        import pandas as pd
+        from agentloops.controller.vocabulary.frames import shown_frame
 
-        return pd.DataFrame([CALL_JSON.dump_python(c) for c in self.calls])
+        return shown_frame([CALL_JSON.dump_python(c) for c in self.calls])
 
     def headline(self) -> str:
         """One line: label, status, code, turns and tool calls."""
         return _("{label} [{task}, policy {policy}]: {status} ({code}) after {turns} turn(s), {calls} tool call(s), "
                  "{seconds} s simulated").format(
-            label=self.label, task=self.task.name, policy=self.policy.name, status=self.status, code=self.code,
-            turns=self.steps, calls=int(self.usage.get("tool_calls", 0)),
+            label=shown(self.label), task=self.task.name, policy=self.policy.name, status=self.status,
+            code=self.code, turns=self.steps, calls=int(self.usage.get("tool_calls", 0)),
             seconds=f"{self.usage.get('wall_time_s', 0):g}")
 
     def __str__(self) -> str:
@@ -222,7 +222,7 @@ class ControllerRun:
 
     def _repr_html_(self) -> str:
         rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", t.pending_goal, t.action, t.tool_status,
-                 t.delta_text(), t.context_tokens, t.decision] for t in self.turns]
+                 t.delta_shown(), t.context_tokens, t.decision] for t in self.turns]
         changed = [t.state_version_after != t.state_version for t in self.turns]
         headers = [*TURN_HEADERS[:-1], N_("context tokens"), TURN_HEADERS[-1]]
         table = html_table(self.headline(), [_(h) for h in headers], rows, highlight=changed)

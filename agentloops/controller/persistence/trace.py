@@ -41,6 +41,7 @@ from agentloops.controller.persistence.trace_lines import (
 )
 from agentloops.controller.task.state import DELTA_JSON
 from agentloops.controller.vocabulary.errors import TraceError
+from agentloops.controller.vocabulary.readback import read_back, readable
 from agentloops.controller.vocabulary.render import clip, html_table
 from agentloops.errors import describe_validation_error
 from agentloops.i18n import N_, _
@@ -60,6 +61,10 @@ _KINDS = ("start", "turn", "event", "resume", "stop")
 TURN_HEADERS: tuple[str, ...] = (N_("turn"), N_("state"), N_("pending goal"), N_("action"), N_("tool status"),
                                  N_("state delta"), N_("decision"))
 """A trace's turn table columns (English here; shown through ``_()``)."""
+
+NO_CHANGE = readable(N_("no change: {why}"))
+NOTHING_NEW = readable(N_("nothing new observed"))
+"""A turn's state delta when nothing changed (English data; read back where shown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +129,16 @@ class TurnRecord:
         if changes:
             return "; ".join(changes)
         unchanged = self.state_delta.get("unchanged") or []
-        return "no change: " + ("; ".join(unchanged) if unchanged else "nothing new observed")
+        return NO_CHANGE.format(why="; ".join(unchanged) if unchanged else NOTHING_NEW)
+
+    def delta_shown(self) -> str:
+        """:meth:`delta_text` as the learner reads it: each change read back on its own."""
+        changes = self.state_delta.get("changes") or []
+        if changes:
+            return _("; ").join(read_back(c) for c in changes)
+        unchanged = self.state_delta.get("unchanged") or []
+        why = _("; ").join(read_back(u) for u in unchanged) if unchanged else read_back(NOTHING_NEW)
+        return _(NO_CHANGE).format(why=why)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON line (``kind`` = ``turn``)."""
@@ -230,31 +244,36 @@ class Trace:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per turn (imports pandas on first use)."""
-        import pandas as pd
+        from agentloops.controller.vocabulary.frames import shown_frame
 
-        return pd.DataFrame([t.to_row() for t in self.turns]).set_index("turn")
+        return shown_frame([t.to_row() for t in self.turns]).set_index("turn")
 
     def table(self) -> str:
         """The turns as a text table: version, goal, action, status, state delta, decision."""
-        rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", clip(t.pending_goal, 22), clip(t.action, 40),
-                 clip(t.tool_status, 26), clip(t.delta_text(), 60), clip(t.decision, 44)] for t in self.turns]
+        rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", clip(read_back(t.pending_goal), 22),
+                 clip(read_back(t.action), 40), clip(t.tool_status, 26), clip(t.delta_shown(), 60),
+                 clip(read_back(t.decision), 44)] for t in self.turns]
         return text_table([_(h) for h in TURN_HEADERS], rows)
 
     def __str__(self) -> str:
-        head = f"trace {self.trace_id} ({self.start.label}, task {self.start.task.type}, " \
-               f"policy {self.start.policy.name}): {len(self.turns)} turns"
-        tail = f"stop: {self.stop['status']} ({self.stop['code']}): {self.stop['reason']}" if self.stop else \
-            "no stop line: the run did not finish (killed?)"
+        head = _("trace {trace_id} ({label}, task {task}, policy {policy}): {n} turns").format(
+            trace_id=self.trace_id, label=read_back(self.start.label), task=self.start.task.type,
+            policy=self.start.policy.name, n=len(self.turns))
+        tail = _("stop: {status} ({code}): {reason}").format(
+            status=self.stop["status"], code=self.stop["code"], reason=read_back(self.stop["reason"])) if self.stop \
+            else _("no stop line: the run did not finish (killed?)")
         events = "".join(f"\nevent at {e.at_s:g} s: {e.call_id} {e.verdict} ({e.note})" for e in self.events)
         return f"{head}\n{self.table()}{events}\n{tail}"
 
     def _repr_html_(self) -> str:
         rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", t.pending_goal, t.action, t.tool_status,
-                 t.delta_text(), t.decision] for t in self.turns]
+                 t.delta_shown(), t.decision] for t in self.turns]
         changed = [t.state_version_after != t.state_version for t in self.turns]
-        note = (f"stop: {self.stop['status']} ({self.stop['code']}): {self.stop['reason']}" if self.stop
-                else "no stop line: the run did not finish")
-        return html_table(f"trace {self.trace_id}", [_(h) for h in TURN_HEADERS], rows, note, highlight=changed)
+        note = (_("stop: {status} ({code}): {reason}").format(status=self.stop["status"], code=self.stop["code"],
+                                                              reason=read_back(self.stop["reason"])) if self.stop
+                else _("no stop line: the run did not finish"))
+        return html_table(_("trace {trace_id}").format(trace_id=self.trace_id), [_(h) for h in TURN_HEADERS], rows,
+                          note, highlight=changed)
 
 
 def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, truncated_tail: bool = False,

@@ -129,11 +129,12 @@ class ErrorPolicy(BaseModel):
 
 DEFAULT_POLICY = ErrorPolicy(
     name="default",
-    description="the article's policy: ask, repair once, retry within one shared budget, never route around a denial",
+    description=N_("the article's policy: ask, repair once, retry within one shared budget, never route around a "
+                   "denial"),
 )
 NAIVE_POLICY = ErrorPolicy(
     name="naive",
-    description="every error goes down one retry branch; the model's 'done' is trusted; per-tool retry budgets",
+    description=N_("every error goes down one retry branch; the model's 'done' is trusted; per-tool retry budgets"),
     missing_parameter="return_to_model",
     invalid_argument_repairs=99,
     attempts_per_tool=3,
@@ -154,8 +155,8 @@ NAIVE_POLICY = ErrorPolicy(
 )
 DEGRADE_POLICY = ErrorPolicy(
     name="degrade",
-    description="like default, but prefers partial answers and human exits: degrade when retries run out, "
-                "ask the user about a missing resource, request authorization on a denial",
+    description=N_("like default, but prefers partial answers and human exits: degrade when retries run out, "
+                   "ask the user about a missing resource, request authorization on a denial"),
     on_retries_exhausted="degrade",
     not_found="ask_user",
     permission_denied="request_authorization",
@@ -259,9 +260,10 @@ def route(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -> Route:
         return _denied(policy, result)
     if status in ("timeout", "rate_limited", "permanent_error"):  # the tool says retrying cannot help
         if policy.permanent_error == "return_to_model":
-            return ReturnToModel("permanent error handed back to the model")
+            return ReturnToModel(N_("permanent error handed back to the model"))
         if can_retry and (fallback := _usable_fallback(policy, ctx)) is not None:
-            return Fallback(fallback.name, f"{spec.name} failed ({status}, not retryable); switching")
+            return Fallback(fallback.name, Phrase(N_("{tool} failed ({status}, not retryable); switching"),
+                                                   tool=spec.name, status=status))
         return Degrade(status, result.error or status)
     raise ValueError(f"unknown tool status {status!r}")  # pragma: no cover
 
@@ -270,7 +272,7 @@ def _model_or_user(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -
     """What only the model or the user can fix: invalid arguments, a missing parameter, a resource not found."""
     if result.status == "invalid_arguments":
         if ctx.repairs_used < policy.invalid_argument_repairs:
-            return Repair("invalid arguments: the model may repair them")
+            return Repair(N_("invalid arguments: the model may repair them"))
         return StopRun("failed_unrecoverable", "invalid_arguments_repeated",
                        Phrase(N_("invalid arguments again after {n} repair(s): {error}"), n=ctx.repairs_used,
                               error=result.error))
@@ -278,14 +280,14 @@ def _model_or_user(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext) -
         if policy.missing_parameter == "ask_user":
             question = result.question or "Could you give the missing detail?"
             return AskUser(question, result.parameter or "answer",
-                           "only the user can supply it; guessing spreads errors")
-        return ReturnToModel("missing parameter handed back to the model")
+                           N_("only the user can supply it; guessing spreads errors"))
+        return ReturnToModel(N_("missing parameter handed back to the model"))
     if policy.not_found == "fail":
         return Degrade("not_found", result.error or "not found")
     if policy.not_found == "ask_user":
         return AskUser(f"{result.error or 'Not found'}. Which one did you mean (check the identifier or version)?",
-                       "identifier", "the resource does not exist as named; the user may know the right one")
-    return ReturnToModel("not found handed back to the model")
+                       "identifier", N_("the resource does not exist as named; the user may know the right one"))
+    return ReturnToModel(N_("not found handed back to the model"))
 
 
 def _denied(policy: ErrorPolicy, result: ToolResult) -> Route:
@@ -296,7 +298,7 @@ def _denied(policy: ErrorPolicy, result: ToolResult) -> Route:
     if policy.permission_denied == "request_authorization":
         return StopRun("handed_off", "authorization_required",
                        Phrase(N_("{error}; sent for authorization"), error=result.error))
-    return ReturnToModel("permission denied handed back to the model")
+    return ReturnToModel(N_("permission denied handed back to the model"))
 
 
 def _empty(policy: ErrorPolicy, ctx: RouteContext, can_retry: bool) -> Route:
@@ -305,12 +307,12 @@ def _empty(policy: ErrorPolicy, ctx: RouteContext, can_retry: bool) -> Route:
         if ctx.allows_not_found:
             return AcceptNotFound()
         if can_retry and (fallback := _usable_fallback(policy, ctx)) is not None:
-            return Fallback(fallback.name, "empty here; an independent source may have it")
+            return Fallback(fallback.name, N_("empty here; an independent source may have it"))
         return Degrade("empty", Phrase(N_("empty result, and this task does not accept 'not found'")))
     if policy.empty == "return_to_model":
-        return ReturnToModel("empty result handed back to the model")
+        return ReturnToModel(N_("empty result handed back to the model"))
     if can_retry:  # the naive policy retries an empty result as if it were transient
-        return Retry(policy.backoff(ctx.attempts_on_tool), "empty treated as a transient failure")
+        return Retry(policy.backoff(ctx.attempts_on_tool), N_("empty treated as a transient failure"))
     return Degrade("empty", Phrase(N_("empty result; retries spent")))
 
 
@@ -318,22 +320,26 @@ def _transient(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext, can_r
     """A failure the tool marked ``retryable``: bounded retry with back-off, then a fallback."""
     status, spec = result.status, ctx.spec
     if policy.transient == "return_to_model":
-        return ReturnToModel(f"{status} handed back to the model")
+        return ReturnToModel(Phrase(N_("{status} handed back to the model"), status=status))
     if not can_retry:
         if policy.on_retries_exhausted == "stop":
-            return StopRun("budget_exhausted", "budget:retries", f"retry budget spent; last error: {result.error}",
+            return StopRun("budget_exhausted", "budget:retries",
+                           Phrase(N_("retry budget spent; last error: {error}"), error=result.error),
                            budget="retries")
         return Degrade(status, Phrase(N_("gave up after the retry budget was spent ({status})"), status=status))
     if ctx.attempts_on_tool >= policy.attempts_per_tool:
         if (fallback := _usable_fallback(policy, ctx)) is not None:
-            return Fallback(fallback.name, f"{spec.name} failed {ctx.attempts_on_tool}× ({status}); switching")
+            return Fallback(fallback.name, Phrase(N_("{tool} failed {n}× ({status}); switching"), tool=spec.name,
+                                                       n=ctx.attempts_on_tool, status=status))
         if ctx.retries_left is None:  # no shared budget is on: the tool's own attempts are the only bound
             return Degrade(status, Phrase(N_("{tool} failed {n}× ({status}) and no retry budget allows more "
                                              "attempts"), tool=spec.name, n=ctx.attempts_on_tool, status=status))
     backoff = policy.backoff(ctx.attempts_on_tool)  # the tool's own retry_after_s, when it gives one, is a floor
     delay = backoff if result.retry_after_s is None else max(backoff, result.retry_after_s)
-    return Retry(delay, f"{status} is transient and {spec.name} has no side effects"
-                 if not spec.side_effects else f"{status}; the policy allows retrying side effects")
+    if spec.side_effects:
+        return Retry(delay, Phrase(N_("{status}; the policy allows retrying side effects"), status=status))
+    return Retry(delay, Phrase(N_("{status} is transient and {tool} has no side effects"), status=status,
+                               tool=spec.name))
 
 
 def routing_table(policy: PolicyLike | None = None) -> Table:
@@ -373,25 +379,25 @@ def _routing_cases(chosen: ErrorPolicy) -> list[tuple[str, ToolResult, RouteCont
         result = Result(status, retryable=transient.get(status, False), error=f"({status})", question="Which one?",
                         parameter="id")
         if status == "empty":
-            cases.append(("task accepts 'not found'", result,
+            cases.append((N_("task accepts 'not found'"), result,
                           RouteContext(read, allows_not_found=True, retries_left=3)))
-            cases.append(("task needs data; fallback exists", result,
+            cases.append((N_("task needs data; fallback exists"), result,
                           RouteContext(read, retries_left=3, fallback=backup)))
-            cases.append(("task needs data; no fallback", result, RouteContext(read, retries_left=3)))
+            cases.append((N_("task needs data; no fallback"), result, RouteContext(read, retries_left=3)))
         elif status in transient:
-            cases.append(("1st attempt, retries left", result, RouteContext(read, 1, 3, backup)))
-            cases.append((f"{chosen.attempts_per_tool} attempts on this tool", result,
+            cases.append((N_("1st attempt, retries left"), result, RouteContext(read, 1, 3, backup)))
+            cases.append((Phrase(N_("{n} attempts on this tool"), n=chosen.attempts_per_tool), result,
                           RouteContext(read, chosen.attempts_per_tool, 2, backup)))
-            cases.append(("retry budget spent", result, RouteContext(read, 1, 0, backup)))
-            cases.append(("tool has side effects", result, RouteContext(write, 1, 3)))
+            cases.append((N_("retry budget spent"), result, RouteContext(read, 1, 0, backup)))
+            cases.append((N_("tool has side effects"), result, RouteContext(write, 1, 3)))
         elif status == "invalid_arguments":
-            cases.append(("first time", result, RouteContext(read, repairs_used=0)))
-            cases.append(("after one repair", result, RouteContext(read, repairs_used=1)))
+            cases.append((N_("first time"), result, RouteContext(read, repairs_used=0)))
+            cases.append((N_("after one repair"), result, RouteContext(read, repairs_used=1)))
         elif status == "permanent_error":
-            cases.append(("fallback exists", result, RouteContext(read, retries_left=3, fallback=backup)))
-            cases.append(("fallback needs a permission the caller lacks", result,
+            cases.append((N_("fallback exists"), result, RouteContext(read, retries_left=3, fallback=backup)))
+            cases.append((N_("fallback needs a permission the caller lacks"), result,
                           RouteContext(read, retries_left=3, fallback=locked)))
-            cases.append(("no fallback", result, RouteContext(read, retries_left=3)))
+            cases.append((N_("no fallback"), result, RouteContext(read, retries_left=3)))
         else:
             cases.append(("", result, RouteContext(read, retries_left=3, fallback=backup)))
     return cases

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from agentloops.i18n import N_
+
 
 @dataclass(frozen=True, slots=True)
 class Accept:
@@ -28,7 +30,7 @@ class AcceptNotFound:
     name: ClassVar[str] = "accept_not_found"
     """How tables and traces name this route."""
 
-    reason: str = "empty, and this task accepts 'not found'"
+    reason: str = N_("empty, and this task accepts 'not found'")
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from agentloops.controller.sim.timeline import Controls
 from agentloops.controller.stopping.progress import normalize_args
 from agentloops.controller.task.context import COMPACTORS
 from agentloops.controller.task.tasks import Task, make_task
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import Table, clip, html_table
 from agentloops.controller.vocabulary.tools import RESULT_JSON, ToolResult, ToolSpec
 from agentloops.i18n import N_, Phrase, _
@@ -153,7 +154,7 @@ class TraceDiff:
         return "; ".join(parts)
 
     def __str__(self) -> str:
-        table = text_table(["#", self.before_label, self.after_label, ""], self.rows())
+        table = text_table(["#", read_back(self.before_label), read_back(self.after_label), ""], self.rows())
         stops = (f"stop  {self.before_label}: {self.before_stop[0]} ({self.before_stop[1]})\n"
                  f"stop  {self.after_label}: {self.after_stop[0]} ({self.after_stop[1]})")
         deltas = "".join(f"\nturn {t} state delta, only in {self.before_label}: {clip(a, 90)}\n"
@@ -165,10 +166,10 @@ class TraceDiff:
 
     def _repr_html_(self) -> str:
         rows = self.rows()
-        body = html_table(self.summary(), ["#", self.before_label, self.after_label, ""], rows,
-                          highlight=[r[3] == "≠" for r in rows])
-        stops = (f"<div>stop {html.escape(self.before_label)}: <b>{html.escape(self.before_stop[0])}</b> "
-                 f"({html.escape(self.before_stop[1])}) → {html.escape(self.after_label)}: "
+        before, after = read_back(self.before_label), read_back(self.after_label)
+        body = html_table(self.summary(), ["#", before, after, ""], rows, highlight=[r[3] == "≠" for r in rows])
+        stops = (f"<div>{html.escape(_('stop'))} {html.escape(before)}: <b>{html.escape(self.before_stop[0])}</b> "
+                 f"({html.escape(self.before_stop[1])}) → {html.escape(after)}: "
                  f"<b>{html.escape(self.after_stop[0])}</b> ({html.escape(self.after_stop[1])})</div>")
         return f"<div>{body}{stops}</div>"
 
@@ -233,8 +234,9 @@ class Replay:
     served: int = 0
 
     def __str__(self) -> str:
-        head = (f"replay of trace {self.original.trace_id} ({self.original.start.label}) under policy "
-                f"{self.run.policy.name!r}: {self.served} tool result(s) served from the recording")
+        head = _("replay of trace {trace_id} ({label}) under policy {policy!r}: {served} tool result(s) served from "
+                 "the recording").format(trace_id=self.original.trace_id, label=_(self.original.start.label),
+                                         policy=self.run.policy.name, served=self.served)
         return f"{head}\n{self.diff}"
 
     def _repr_html_(self) -> str:
@@ -305,8 +307,9 @@ def replay(trace: TraceLike, *, policy: PolicyLike | None = None, model: Model |
         if run.status != "waiting_for_user":
             break
         run = resume(run, answer.answer, model=None if rebuild else model, executor=executor)
-    diff = diff_traces(original, run.trace, before_label=f"recorded ({recorded_policy.name})",
-                       after_label=label or f"replay ({chosen.name})", unrecorded=executor.unrecorded)
+    diff = diff_traces(original, run.trace, before_label=Phrase(N_("recorded ({policy})"), policy=recorded_policy.name),
+                       after_label=label or Phrase(N_("replay ({policy})"), policy=chosen.name),
+                       unrecorded=executor.unrecorded)
     return Replay(original, run, diff, executor.served)
 
 
@@ -346,9 +349,10 @@ class Regression:
         return Table.build(title,
                            [N_("scenario"), f"stop ({self.before})", f"stop ({self.after})", N_("actions"),
                             N_("first divergence"), N_("expected")], rows,
-                           note=f"{changed} of {len(self.replays)} trajectories changed (actions, stop or state "
-                                f"deltas). {served} tool result(s) were served from the recordings; {live} call(s) "
-                                "were not in them and ran on the live stubs.")
+                           note=Phrase(N_("{changed} of {n} trajectories changed (actions, stop or state deltas). "
+                                          "{served} tool result(s) were served from the recordings; {live} call(s) "
+                                          "were not in them and ran on the live stubs."), changed=changed,
+                                       n=len(self.replays), served=served, live=live))
 
     @property
     def ok(self) -> bool:

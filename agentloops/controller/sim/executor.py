@@ -43,7 +43,7 @@ def execute(spec: ToolSpec, args: Mapping[str, Any], *, injector: FaultInjector 
     fault = injector.effect(spec.name, args) if injector is not None and injector.faults else None
     kind = None if fault is None else fault.kind
     if kind == "crash":
-        raise ProcessKilled(f"simulated kill inside {spec.name}")
+        raise ProcessKilled(Phrase(N_("simulated kill inside {tool}"), tool=spec.name))
     if fault is not None and kind not in _STILL_RUNS:
         return fault_result(fault, spec)
     latency = (fault.latency_s or spec.timeout_s) if fault is not None and kind == "slow" else spec.latency_s

@@ -51,7 +51,7 @@ from pydantic import (
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.tools import ToolResult, ToolSpec
 from agentloops.errors import describe_validation_error
-from agentloops.i18n import N_, Phrase
+from agentloops.i18n import N_, Phrase, _
 
 FaultKind = Literal[
     "timeout", "rate_limited", "empty", "reject_arguments", "missing_parameter", "permission_denied",
@@ -105,11 +105,11 @@ class Fault(BaseModel):
         return self
 
     def describe(self) -> str:
-        """One line, e.g. ``get_weather(city=Beijing): timeout ×1``."""
+        """One line, e.g. ``get_weather(city=Beijing): timeout ×1``, in the language in use."""
         where = ", ".join(f"{k}={v}" for k, v in self.match.items())
-        count = "always" if self.times is None else f"×{self.times}"
-        skip = f" after {self.after}" if self.after else ""
-        retry = "" if self.retryable is None else (" (retryable)" if self.retryable else " (not retryable)")
+        count = _("always") if self.times is None else f"×{self.times}"
+        skip = _(" after {n}").format(n=self.after) if self.after else ""
+        retry = "" if self.retryable is None else (_(" (retryable)") if self.retryable else _(" (not retryable)"))
         return f"{self.tool}({where}): {self.kind} {count}{skip}{retry}"
 
 

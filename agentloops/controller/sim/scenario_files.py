@@ -33,6 +33,7 @@ from agentloops.controller.vocabulary.errors import ConfigError, ControllerScena
 from agentloops.controller.vocabulary.ledger import CallState
 from agentloops.controller.vocabulary.tools import ASK_USER
 from agentloops.errors import describe_validation_error
+from agentloops.i18n import N_
 from agentloops.resources import data_dir
 from agentloops.response import Response
 from agentloops.scenario import read_json_file
@@ -197,6 +198,34 @@ class ControllerScenario(_Strict):
     def build_task(self) -> Task:
         """The task, with budget overrides applied."""
         return make_task(self.task.type, self.task.params, budget=self.budget or None, source=f"{self.name}: task")
+
+
+SHIPPED_TITLES: tuple[str, ...] = (
+    N_("two cities, every tool answers"),
+    N_("the model re-asks for city A"),
+    N_("a model that only sees its last two messages, without task state"),
+    N_("one timeout, then success"),
+    N_("persistent timeouts, fallback included"),
+    N_("a model that declares success early"),
+    N_("the main service changes its output format"),
+    N_("empty results where the task needs data"),
+    N_("invalid arguments twice"),
+    N_("the user cancels mid-task"),
+    N_("order lookup without an order id, then resumed"),
+    N_("permission denied, with a tempting alternative tool"),
+    N_("a high-risk write goes to a person"),
+    N_("a document that does not exist"),
+    N_("an empty result that is the answer"),
+    N_("parallel fetches: one fails, one duplicated, one arrives after cancellation"),
+    N_("a careless compaction drops constraints and finished work"),
+    N_("the same careless compaction, caught by the check"),
+    N_("the model provider goes down mid-task"),
+    N_("an open-ended goal: find as much as you can"),
+    N_("an empty result a careless loop would report as 'no result, please try again'"),
+    N_("the wall-time budget runs out while three fetches are in flight"),
+)
+"""The shipped scenarios' titles, for the catalog: a title is data (English in the file) and shown through ``_()``
+(``tests/test_readback.py`` checks every shipped scenario's title is here)."""
 
 
 def scenario_from_dict(data: Any, source: str = "controller scenario") -> ControllerScenario:

@@ -35,8 +35,10 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, TypeAdapter, ValidationError
 
+from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.tools import TRANSIENT, Param
 from agentloops.errors import describe_validation_error
+from agentloops.i18n import N_
 
 
 def normalize_value(value: Any, *, casefold: bool = False) -> Any:
@@ -74,6 +76,11 @@ def normalize_args(args: Mapping[str, Any] | None, params: Mapping[str, Param] |
     canonical = {str(key): normalize_value(value, casefold=key in schema and schema[key].normalize == "casefold")
                  for key, value in args.items() if value is not None}
     return json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+ALREADY_DONE = readable(N_("{tool}{args} was already done at turn {turn} with the same progress (v{version}) and "
+                           "brought no new observation ({why}); nothing it depends on has changed since"))
+"""Why a repeat changes nothing (English data in the trace and the stop record; read back where shown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +133,8 @@ class Repeat:
     def explain(self) -> str:
         """One sentence for the trace and the stop record."""
         fp = self.fingerprint
-        return (f"{fp.tool}{fp.args} was already done at turn {self.first_turn} with the same progress "
-                f"(v{fp.state_version}) and brought no new observation ({self.why}); "
-                "nothing it depends on has changed since")
+        return ALREADY_DONE.format(tool=fp.tool, args=fp.args, turn=self.first_turn, version=fp.state_version,
+                                   why=self.why)
 
 
 RepeatCheck = Callable[[Fingerprint, "Sighting | None"], bool]

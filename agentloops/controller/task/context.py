@@ -27,7 +27,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt
 
 from agentloops.controller.task.state import TaskState
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.tools import ToolResult
+from agentloops.i18n import _
 from agentloops.tokens import Tokenizer, estimate_tokens
 
 
@@ -149,8 +151,10 @@ class CompactionCheck:
     dropped: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return "compaction kept goal, constraints, inputs, facts, sources, open items and attempts" if self.ok else (
-            "compaction dropped: " + "; ".join(self.dropped))
+        """The check in one line, in the language in use."""
+        if self.ok:
+            return _("compaction kept goal, constraints, inputs, facts, sources, open items and attempts")
+        return _("compaction dropped: {lines}").format(lines=_("; ").join(read_back(d) for d in self.dropped))
 
 
 def check_compaction(memory: str, state: TaskState) -> CompactionCheck:

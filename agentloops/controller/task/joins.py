@@ -11,6 +11,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt, model_validator
 
+from agentloops.i18n import N_, Phrase
+
+_KINDS = {"all": N_("all"), "any": N_("any")}
+"""A join's kind as its description names it (the English text is the kind itself)."""
+
 
 class JoinRule(BaseModel):
     """When a batch of parallel calls is done.
@@ -45,8 +50,9 @@ class JoinRule(BaseModel):
 
     def describe(self) -> str:
         """``all``, ``any`` or ``minimum 2``, plus the timeout."""
-        text = f"minimum {self.minimum}" if self.kind == "minimum" else self.kind
-        return text + (f" within {self.timeout_s:g} s" if self.timeout_s else "")
+        kind = Phrase(N_("minimum {n}"), n=self.minimum) if self.kind == "minimum" else Phrase(_KINDS[self.kind])
+        return Phrase(N_("{join} within {seconds} s"), join=kind, seconds=f"{self.timeout_s:g}") if self.timeout_s \
+            else kind
 
 
 JoinCheck = Callable[[int, int, int, int], bool]

@@ -30,9 +30,22 @@ from pydantic import BeforeValidator, ConfigDict, Field, PlainSerializer, TypeAd
 from typing_extensions import TypedDict  # (pydantic reads typing's only from Python 3.12)
 
 from agentloops.controller.vocabulary.errors import TaskFinishedError
+from agentloops.controller.vocabulary.readback import readable
+from agentloops.i18n import N_, Phrase
 
 ItemStatus = Literal["open", "done", "missing"]
 """``open``: still to do; ``done``: a verified fact with a source; ``missing``: given up, with a reason."""
+
+
+ALREADY_KNOWN = readable(N_("{item} already known from turn {turn} ({same}, source {source})"))
+SAME_VALUE = readable(N_("same value"))
+NOT_AN_ITEM = readable(N_("{item} is not an item of this task"))
+NEW_FACT = readable(N_("+fact {item} = {summary} [{source}]"))
+MISSING = readable(N_("missing {item}: {reason}"))
+FAILURE = readable(N_("failure {tool}: {status}"))
+INPUT = readable(N_("input {name} = {value}"))
+WAITING = readable(N_("waiting for {name}"))
+"""The state delta's lines (English data in the trace, read back in the learner's language where shown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +198,8 @@ class TaskState:
         return delta
 
     def _refuse(self, change: str) -> TaskFinishedError:
-        return TaskFinishedError(f"task already stopped ({self.finished}); refused change: {change}")
+        return TaskFinishedError(Phrase(N_("task already stopped ({status}); refused change: {change}"),
+                                        status=self.finished, change=change))
 
     def _bump(self, change: str, progress: bool) -> None:
         if self.finished is not None:
@@ -199,16 +213,17 @@ class TaskState:
     def add_fact(self, fact: Fact) -> bool:
         """Record a verified fact; returns False (and says why) when it adds nothing."""
         if self.finished is not None:
-            raise self._refuse(f"fact {fact.item}")
+            raise self._refuse(Phrase(N_("fact {item}"), item=fact.item))
         known = self.facts.get(fact.item)
         if known is not None:
-            same = "same value" if known.value == fact.value else "a different value; the first verified one is kept"
-            self._unchanged.append(f"{fact.item} already known from turn {known.turn} ({same}, source {known.source})")
+            same = SAME_VALUE if known.value == fact.value else "a different value; the first verified one is kept"
+            self._unchanged.append(ALREADY_KNOWN.format(item=fact.item, turn=known.turn, same=same,
+                                                        source=known.source))
             return False
         if fact.item not in self.items:
-            self._unchanged.append(f"{fact.item} is not an item of this task")
+            self._unchanged.append(NOT_AN_ITEM.format(item=fact.item))
             return False
-        self._bump(f"+fact {fact.item} = {fact.summary} [{fact.source}]", progress=True)
+        self._bump(NEW_FACT.format(item=fact.item, summary=fact.summary, source=fact.source), progress=True)
         self.facts[fact.item] = fact
         self.sourced += bool(fact.source)
         if self.items[fact.item] == "open":
@@ -228,10 +243,10 @@ class TaskState:
                 there is no more specific one than "cannot be obtained".
         """
         if self.finished is not None:
-            raise self._refuse(f"missing {item}")
+            raise self._refuse(Phrase(N_("missing {item}"), item=item))
         if self.items.get(item) != "open":
             return False
-        self._bump(f"missing {item}: {reason}", progress=True)
+        self._bump(MISSING.format(item=item, reason=reason), progress=True)
         self.items[item] = "missing"
         self.open = tuple([other for other in self.open if other != item])
         self.reasons[item] = reason
@@ -241,18 +256,18 @@ class TaskState:
 
     def record_failure(self, tool: str, status: str, summary: str, turn: int) -> None:
         """Remember a failed attempt so later turns (and compactions) know it was tried."""
-        self._bump(f"failure {tool}: {status}", progress=False)
+        self._bump(FAILURE.format(tool=tool, status=status), progress=False)
         self.failures.append({"tool": tool, "status": status, "summary": summary, "turn": turn})
 
     def add_input(self, name: str, value: str) -> None:
         """Record what the user supplied and stop waiting."""
-        self._bump(f"input {name} = {value!r}", progress=True)
+        self._bump(INPUT.format(name=name, value=repr(value)), progress=True)
         self.inputs[name] = value
         self.waiting_for = None
 
     def set_waiting(self, name: str, question: str) -> None:
         """Remember the one question the task is waiting on."""
-        self._bump(f"waiting for {name}", progress=False)
+        self._bump(WAITING.format(name=name), progress=False)
         self.waiting_for = {"input": name, "question": question}
 
     def note(self, text: str) -> None:

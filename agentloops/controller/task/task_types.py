@@ -16,9 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, m
 from agentloops.controller.policy.budgets import Budget, Limit
 from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.task.world import ORDERS, WEATHER
+from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.i18n import N_, Phrase, joined
 
+WEATHER_SUMMARY = readable(N_("{temp}°C, {sky}"))
+"""A weather fact's summary (English in the trace; read back where shown)."""
 
 class _Params(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -228,7 +231,7 @@ class WeatherTask(TaskType):
         sky = data.get("conditions", data.get("sky"))
         if not isinstance(temp, (int, float)) or not sky:
             return Phrase(N_("temperature or conditions missing"))
-        return {"temp_c": temp, "conditions": sky}, Phrase(N_("{temp}°C, {sky}"), temp=temp, sky=Phrase(str(sky)))
+        return {"temp_c": temp, "conditions": sky}, Phrase(WEATHER_SUMMARY, temp=temp, sky=Phrase(str(sky)))
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
         parts = [Phrase(N_("{city}: {summary}"), city=item.split(":", 1)[1], summary=s) for item, s in facts.items()]

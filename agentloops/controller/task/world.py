@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.tools import Param, ToolFailure, ToolSpec
 from agentloops.i18n import N_, Phrase
 
@@ -24,6 +25,8 @@ WEATHER: dict[str, dict[str, Any]] = {
     "Xi'an": {"temp_c": 17, "conditions": N_("windy")},
 }
 """Today's weather per city (°C)."""
+for _weather in WEATHER.values():
+    readable(_weather["conditions"])  # a fact's summary in a trace line is read back with its conditions
 
 ORDERS: dict[str, dict[str, Any]] = {
     "A-1042": {"status": N_("shipped"), "eta": "2024-06-03", "total": 59.0},

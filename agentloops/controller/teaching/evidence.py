@@ -38,7 +38,7 @@ from agentloops.controller.task.tasks import TASK_TYPES, Task, completion_table,
 from agentloops.controller.teaching.experiments import UNCAPPED_FACTOR, Measured, measure_uncapped, uncapped
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import Table, clip
-from agentloops.i18n import N_, Phrase
+from agentloops.i18n import N_, Phrase, joined
 
 HAPPY_PATHS: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
     "weather_compare": ({}, {}, {}),
@@ -224,10 +224,11 @@ def budget_basis(task: str | None = None, *, measure: int = 0, seed: int = 0) ->
     headers = [N_("task"), N_("budget"), N_("configured"), N_("shortest"), N_("median"), "p95", N_("max (all runs)"),
                N_("one failure adds"), N_("derived"), N_("normal runs cut"), N_("failing runs cut"),
                N_("long tail (why)"), N_("rule")]
-    note = (f"Measured: {measure} random cases per task type (seeds {seed}…{seed + measure - 1}), every budget "
-            f"lifted ×{UNCAPPED_FACTOR:g}. shortest, median, p95: over the runs that succeeded; one failure: "
-            "one timeout on the happy path (research: one failed join). Check the derived limits on fresh seeds "
-            "with limit_check().")
+    note = Phrase(N_("Measured: {measure} random cases per task type (seeds {first}…{last}), every budget lifted "
+                     "×{factor}. shortest, median, p95: over the runs that succeeded; one failure: one timeout on the "
+                     "happy path (research: one failed join). Check the derived limits on fresh seeds with "
+                     "limit_check()."), measure=measure, first=seed, last=seed + measure - 1,
+                  factor=f"{UNCAPPED_FACTOR:g}")
     return Table.build(N_("Budgets per task type, derived from the uncapped distribution"), headers, rows, note=note)
 
 
@@ -257,9 +258,9 @@ def stop_statuses() -> Table:
     for scenario in list_controller_scenarios():
         shown[scenario.expect.status].append(scenario.name)
         if scenario.resume is not None:
-            shown[scenario.resume.expect.status].append(f"{scenario.name} (after resume)")
+            shown[scenario.resume.expect.status].append(Phrase(N_("{name} (after resume)"), name=scenario.name))
     base = status_table()
-    rows = [(*row, ", ".join(shown[row[0]]) or "-") for row in base.rows]
+    rows = [(*row, joined(shown[row[0]]) if shown[row[0]] else "-") for row in base.rows]
     return Table.build(base.title, [*list(base.headers), N_("scenarios")], rows, note=base.note)
 
 
@@ -289,31 +290,31 @@ def repeated_call_trace(scenario: str = "weather-reask") -> Table:
 
 
 _PROBES: tuple[tuple[str, str, dict[str, Any], tuple[Fault, ...], dict[str, Any]], ...] = (
-    ("none (baseline)", "weather_compare", {}, (), {}),
-    ("timeout once", "weather_compare", {}, (Fault(tool="get_weather", kind="timeout", times=1,
+    (N_("none (baseline)"), "weather_compare", {}, (), {}),
+    (N_("timeout once"), "weather_compare", {}, (Fault(tool="get_weather", kind="timeout", times=1,
                                                     match={"city": "Beijing"}),), {}),
-    ("timeout always (+ fallback)", "weather_compare", {}, (
+    (N_("timeout always (+ fallback)"), "weather_compare", {}, (
         Fault(tool="get_weather", kind="timeout", match={"city": "Beijing"}),
         Fault(tool="weather_backup", kind="timeout", match={"city": "Beijing"})), {}),
-    ("rate limited once", "weather_compare", {}, (Fault(tool="get_weather", kind="rate_limited", times=1,
+    (N_("rate limited once"), "weather_compare", {}, (Fault(tool="get_weather", kind="rate_limited", times=1,
                                                          match={"city": "Beijing"}),), {}),
-    ("empty, task needs data", "weather_compare", {}, (
+    (N_("empty, task needs data"), "weather_compare", {}, (
         Fault(tool="get_weather", kind="empty", match={"city": "Beijing"}),
         Fault(tool="weather_backup", kind="empty", match={"city": "Beijing"})), {}),
-    ("empty, task accepts 'not found'", "recall_check", {"product": "kettle-k9"}, (), {}),
-    ("format change", "weather_compare", {}, (Fault(tool="get_weather", kind="format_change",
+    (N_("empty, task accepts 'not found'"), "recall_check", {"product": "kettle-k9"}, (), {}),
+    (N_("format change"), "weather_compare", {}, (Fault(tool="get_weather", kind="format_change",
                                                      match={"city": "Beijing"}),), {}),
-    ("invalid arguments once", "weather_compare", {}, (), {"bad_arguments": 1}),
-    ("invalid arguments twice", "weather_compare", {}, (), {"bad_arguments": 2}),
-    ("service rejects arguments", "weather_compare", {}, (Fault(tool="get_weather", kind="reject_arguments",
+    (N_("invalid arguments once"), "weather_compare", {}, (), {"bad_arguments": 1}),
+    (N_("invalid arguments twice"), "weather_compare", {}, (), {"bad_arguments": 2}),
+    (N_("service rejects arguments"), "weather_compare", {}, (Fault(tool="get_weather", kind="reject_arguments",
                                                                  match={"city": "Beijing"}),), {}),
-    ("missing parameter", "order_status", {}, (), {}),
-    ("permission denied (gate)", "refund", {}, (), {"alternative": ("db_write", {
+    (N_("missing parameter"), "order_status", {}, (), {}),
+    (N_("permission denied (gate)"), "refund", {}, (), {"alternative": ("db_write", {
         "table": "refunds", "values": {"order_id": "A-1042", "amount": 25.0}})}),
-    ("permission denied (backend)", "weather_compare", {}, (Fault(tool="get_weather", kind="permission_denied",
+    (N_("permission denied (backend)"), "weather_compare", {}, (Fault(tool="get_weather", kind="permission_denied",
                                                                    match={"city": "Beijing"}),), {}),
-    ("not found", "document_lookup", {"document_id": "B"}, (), {}),
-    ("permanent error, no usable fallback", "document_lookup", {"document_id": "A"}, (
+    (N_("not found"), "document_lookup", {"document_id": "B"}, (), {}),
+    (N_("permanent error, no usable fallback"), "document_lookup", {"document_id": "A"}, (
         Fault(tool="read_metadata", kind="permanent_error"),), {}),
 )
 

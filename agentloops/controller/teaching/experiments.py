@@ -43,7 +43,7 @@ from agentloops.controller.task.tasks import TASK_TYPES, Task, make_task
 from agentloops.controller.vocabulary.render import Table
 from agentloops.controller.vocabulary.tools import ASK_USER, ToolResult
 from agentloops.errors import RunError
-from agentloops.i18n import N_, Phrase
+from agentloops.i18n import N_, Phrase, _
 from agentloops.loop import run_loop
 
 if TYPE_CHECKING:
@@ -55,6 +55,9 @@ FAULT_MENU: tuple[tuple[FaultKind, int | None], ...] = (
 )
 """(kind, times) pairs a random case draws its faults from (``None``: always)."""
 
+
+NO_QUIRKS = N_("no quirks")
+"""A case's planner quirks when it has none."""
 
 @dataclass(frozen=True)
 class RandomCase:
@@ -81,10 +84,10 @@ class RandomCase:
         return TaskPlanner(task or self.task(), **self.planner)
 
     def describe(self) -> str:
-        """One line: faults and quirks."""
-        faults = "; ".join(f.describe() for f in self.faults) or "no faults"
+        """One line: faults and quirks (in the language in use)."""
+        faults = "; ".join(f.describe() for f in self.faults) or _("no faults")
         quirks = ", ".join(f"{k}={v}" for k, v in self.planner.items() if k != "seed" and v not in (0, 0.0, None))
-        return f"{faults} | {quirks or 'no quirks'}"
+        return f"{faults} | {quirks or _(NO_QUIRKS)}"
 
 
 def random_case(seed: int) -> RandomCase:
@@ -323,7 +326,7 @@ class TaskCase:
 
     def describe(self) -> str:
         """One line: parameters, faults and quirks."""
-        faults = "; ".join(f.describe() for f in self.faults) or "no faults"
+        faults = "; ".join(f.describe() for f in self.faults) or _("no faults")
         quirks = ", ".join(f"{k}={v}" for k, v in self.planner.items()
                            if k not in ("seed", "parallel") and v not in (0, 0.0, None))
         return f"{json.dumps(self.params, ensure_ascii=False)} | {faults} | {quirks or 'no quirks'}"

@@ -18,6 +18,7 @@ programming mistakes and for the simulated crash that proves traces survive.
 
 from __future__ import annotations
 
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.errors import UsageError
 
 
@@ -44,6 +45,9 @@ class ConfigError(ControllerUsageError, ValueError):
 class TaskFinishedError(ControllerUsageError, RuntimeError):
     """Something tried to change a task that has already stopped: a finished task is never reopened."""
 
+    def __str__(self) -> str:
+        return read_back(self.args[0]) if self.args else ""
+
 
 class ProcessKilled(BaseException):
     """A simulated ``kill -9`` inside a tool; like KeyboardInterrupt, it is not an ordinary error.
@@ -52,6 +56,9 @@ class ProcessKilled(BaseException):
     crashes into a safe error summary" handling does not swallow it: the run
     really dies, and the test then reads what the trace kept on disk.
     """
+
+    def __str__(self) -> str:
+        return read_back(self.args[0]) if self.args else ""
 
 
 class StageError(ControllerUsageError, TypeError):

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, TypeAdapter
 
 from agentloops.controller.vocabulary.tools import ToolResult
+from agentloops.i18n import N_, Phrase
 
 CallState = Literal["pending", "running", "succeeded", "failed", "cancelled", "ignored"]
 CALL_STATES: tuple[CallState, ...] = ("pending", "running", "succeeded", "failed", "cancelled", "ignored")
@@ -162,7 +163,7 @@ class Ledger:
             verdict, note = "unknown", "no call with this id was started"
         elif arrival.call_id in self.applied or call.deliveries > 0:
             call.deliveries += 1
-            verdict, note = "duplicate", f"delivery {arrival.delivery}: already applied once; ignored"
+            verdict, note = "duplicate", Phrase(N_("delivery {n}: already applied once; ignored"), n=arrival.delivery)
         elif self.closed or call.state in ("cancelled", "ignored"):
             call.deliveries += 1
             if call.arrived_at is None:

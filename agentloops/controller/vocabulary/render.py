@@ -5,8 +5,9 @@ a CI log, renders in a notebook and turns into pandas or Markdown on request.
 
 A table holds English data (``records()``, ``column()`` and ``to_frame()`` read the English headers, and
 ``--json`` writes them); it is *shown* in the learner's language: the title, the headers (marked with ``N_``
-where the table is built) and every cell that is a :class:`~agentloops.i18n.Phrase` are translated as they
-are printed or rendered.
+where the table is built) and every text cell — a :class:`~agentloops.i18n.Phrase`, or a trace line
+:func:`~agentloops.controller.vocabulary.readback.read_back` knows — are translated as they are printed or
+rendered.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentloops.i18n import Phrase, _, shown
+from agentloops.controller.vocabulary.readback import read_back
+from agentloops.i18n import shown
 from agentloops.tables import markdown_table, text_table
 
 if TYPE_CHECKING:
@@ -55,14 +57,15 @@ class Table:
 
     def to_frame(self) -> pd.DataFrame:
         """The rows as a DataFrame (imports pandas on first use)."""
-        import pandas as pd
+        from agentloops.controller.vocabulary.frames import shown_frame
 
-        return pd.DataFrame(list(self.rows), columns=list(self.headers))
+        return shown_frame(list(self.rows), columns=list(self.headers))
 
     def shown(self) -> Table:
-        """The table as a learner reads it: title, headers, notes and phrase cells in the language in use."""
-        rows = tuple(tuple(shown(v) if isinstance(v, Phrase) else v for v in row) for row in self.rows)
-        return Table(shown(self.title), tuple(_(h) for h in self.headers), rows, shown(self.note))
+        """The table as a learner reads it: title, headers, notes and text cells (phrases, trace lines) in the
+        language in use."""
+        rows = tuple(tuple(read_back(v) if isinstance(v, str) else v for v in row) for row in self.rows)
+        return Table(read_back(self.title), tuple(shown(h) for h in self.headers), rows, read_back(self.note))
 
     def to_markdown(self) -> str:
         """A Markdown table with the title in bold above it."""
@@ -86,13 +89,14 @@ def html_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]
 
     A wide table (the budget basis: a sentence of basis per row) must not run off the right edge of a
     notebook's output: long cells wrap at :data:`CELL_MAX_EM` and the table scrolls sideways inside its
-    own box when it is still wider than the page.
+    own box when it is still wider than the page. A cell is shown read back (:func:`read_back`): a trace line
+    in the learner's language.
     """
     head = "".join(f"<th style='text-align:left'>{html.escape(str(h))}</th>" for h in headers)
     body = []
     for i, row in enumerate(rows):
         style = " style='background:#fde9c9'" if highlight and highlight[i] else ""
-        cells = "".join(f"<td style='{_CELL_STYLE}'>{html.escape(str(v))}</td>" for v in row)
+        cells = "".join(f"<td style='{_CELL_STYLE}'>{html.escape(read_back(v))}</td>" for v in row)
         body.append(f"<tr{style}>{cells}</tr>")
     foot = f"<div><small>{html.escape(note).replace(chr(10), '<br>')}</small></div>" if note else ""
     return (f"<div class='agentloops-wide' style='overflow-x:auto;max-width:100%'><b>{html.escape(title)}</b>"

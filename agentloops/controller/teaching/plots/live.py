@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from agentloops.controller.teaching.plots.one_run import (
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
 
     from agentloops.controller.persistence.result import ControllerRun
 
+
+_STYLE_LOCK = threading.RLock()
+"""Held inside :meth:`LiveFigure.style`: the rc settings are global to the process, shared by every thread."""
 
 CHART_DPI = 80
 """Pixels per inch of a widget chart; the widget shows the PNG at exactly its pixel size."""
@@ -64,11 +69,21 @@ class LiveFigure:
         self.png = b""
 
     @staticmethod
-    def style() -> Any:
-        """The package's rc settings (text reads them when created, hatches when drawn)."""
+    @contextmanager
+    def style() -> Iterator[None]:
+        """The package's rc settings (text reads them when created, hatches when drawn), one thread at a time.
+
+        ``rc_context`` restores the settings it found when it ends, and the settings are the process's: a widget's
+        worker ending its block while the kernel's thread draws another chart (in a block of its own) hands that
+        chart the settings from before — so the fonts with Chinese glyphs are made the process's default first,
+        and a chart drawn meanwhile still finds them (else: "Glyph … missing from font(s) DejaVu Sans")."""
         import matplotlib
 
-        return matplotlib.rc_context(cast(Any, chart_style()))
+        style = chart_style()
+        with _STYLE_LOCK:
+            matplotlib.rcParams["font.family"] = style["font.family"]
+            with matplotlib.rc_context(cast(Any, style)):
+                yield
 
     @property
     def size_px(self) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from agentloops.controller.teaching.widgets.panel import (
     _View,
 )
 from agentloops.controller.vocabulary.render import html_table
-from agentloops.i18n import N_, _
+from agentloops.i18n import N_, Phrase, _
 from agentloops.tables import text_table
 
 
@@ -77,9 +77,9 @@ class ClaimsState:
     counts: Mapping[str, Mapping[str, int]]
 
     def rows(self) -> list[list[Any]]:
-        """One row per policy and outcome."""
-        return [[policy, kind, count] for policy, by_kind in self.counts.items() for kind, count in
-                sorted(by_kind.items(), key=lambda kv: -kv[1])]
+        """One row per policy and outcome (a verified or unverified success as a phrase: shown translated)."""
+        return [[policy, _OUTCOMES.get(kind, kind), count] for policy, by_kind in self.counts.items()
+                for kind, count in sorted(by_kind.items(), key=lambda kv: -kv[1])]
 
     def text(self) -> str:
         """The counts as a text table."""
@@ -87,6 +87,9 @@ class ClaimsState:
                  "allowed: {pushback}").format(n=self.n, p=f"{self.p_early_claim:g}", pushback=self.premature_claims)
         return f"{head}\n" + text_table(_headers(CLAIM_HEADERS), self.rows())
 
+
+_OUTCOMES = {"verified": Phrase(N_("verified")), "unverified": Phrase(N_("unverified"))}
+"""A success's outcome as the claims table names it (the text is the outcome itself)."""
 
 class ClaimsExplorer(_Panel):
     """How often is "done" true? Set how eagerly the model claims, and how often the controller pushes back."""

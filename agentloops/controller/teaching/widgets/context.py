@@ -27,6 +27,7 @@ from agentloops.controller.teaching.widgets.panel import (
     _View,
 )
 from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import clip, html_table
 from agentloops.i18n import N_, _
 from agentloops.tables import text_table
@@ -60,7 +61,7 @@ def context_run(offload_over_tokens: int | None = 150, compact_over_tokens: int 
     task = make_task("research", sources=["s1", "s2", "s3", "s4", "s5", "s6"], minimum=6, budget=RESEARCH_BUDGET)
     context = ContextPolicy(offload_over_tokens=offload_over_tokens, compact_over_tokens=compact_over_tokens,
                             keep_recent_turns=keep_recent_turns, check_compaction=check_compaction)
-    name = label or "this configuration"
+    name = label or N_("this configuration")
     return Controller(task, TaskPlanner(task, use_state=send_state), context=context, send_state=send_state,
                       compactor=careless_compactor if compactor == "careless" else memory_from_state,
                       trace_id=name, label=name).run()
@@ -89,7 +90,7 @@ class ContextState:
                     turns=comp["turns_compacted"], before=comp["tokens_before"], after=comp["tokens_after"],
                     used=comp["used"])
                 + ("" if comp["ok"] else _("; dropped {n} item(s)").format(n=len(comp["dropped"]))))
-            out.append([t.turn, t.context_tokens, note, clip(t.action, 40), clip(t.delta_text(), 50)])
+            out.append([t.turn, t.context_tokens, note, clip(read_back(t.action), 40), clip(t.delta_shown(), 50)])
         return out
 
     def text(self) -> str:
@@ -148,7 +149,7 @@ class ContextExplorer(_Panel):
         settings = dict(zip(SETTINGS, key, strict=True))
         run = context_run(**settings)
         send = bool(settings["send_state"])
-        baseline = context_run(None, None, send_state=send, label="no storage, no compaction")
+        baseline = context_run(None, None, send_state=send, label=N_("no storage, no compaction"))
         state = ContextState(settings, run, baseline)
         limit = run.task.budget.limit("context_tokens")
         return _View(state, self._chart.update(run, baseline, limit), {

@@ -37,6 +37,7 @@ from agentloops.controller.teaching.widgets.panel import (
     turns_text,
 )
 from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.i18n import N_, _
 
 SLIDER_BUDGETS: dict[str, tuple[int, int, int]] = {
@@ -103,13 +104,13 @@ class ControllerExplorer(_Panel):
         _check("fault", fault, list(FAULT_CHOICES))
         self._state: ControllerExplorerState | None = None
         self.scenario = _classed(widgets.Dropdown(
-            options=[(f"{s.name} — {s.title}", s.name) for s in map(load_controller_scenario, names)],
+            options=[(f"{s.name} — {_(s.title)}", s.name) for s in map(load_controller_scenario, names)],
             value=scenario, description=_("scenario"), style=_STYLE, layout=_WIDE), f"{PREFIX}-scenario")
         self.policy = _classed(widgets.Dropdown(
             options=[(_(SCENARIO_POLICY), SCENARIO_POLICY), *((p, p) for p in POLICIES)], value=policy,
             description=_("error policy"), style=_STYLE, layout=_MENU), f"{PREFIX}-policy")
         self.fault = _classed(widgets.Dropdown(
-            options=[(_("{name} — {note}").format(name=k, note=_(v.note)) if v else _("none"), k)
+            options=[(_("{name} — {note}").format(name=_(k), note=_(v.note)) if v else _("none"), k)
                      for k, v in FAULT_CHOICES.items()], value=fault,
             description=_("inject a fault"), style=_STYLE, layout=_WIDE), f"{PREFIX}-fault")
         self.budgets: dict[str, widgets.IntSlider] = {}
@@ -182,7 +183,7 @@ class ControllerExplorer(_Panel):
         state = ControllerExplorerState(scenario, run.policy.name, fault, budget, faults, run)
         return _View(state, self._chart.update(run), {
             "status": (f"<div style='font-size:16px'>{_badge(run.status)} <code>{html.escape(run.code)}"
-                       f"</code> — {html.escape(run.stop.reason)}</div>"
+                       f"</code> — {html.escape(read_back(run.stop.reason))}</div>"
                        f"<div style='font-size:14px'>{html.escape(run.headline())}</div>"),
             "stop": stop_html(run), "table": turns_html(run)})
 

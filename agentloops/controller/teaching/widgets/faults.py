@@ -31,16 +31,16 @@ class FaultChoice:
 
 FAULT_CHOICES: dict[str, FaultChoice | None] = {
     "none": None,
-    "timeout once": FaultChoice("timeout", 1, False, N_("the service is slow once, then answers")),
-    "timeout always": FaultChoice("timeout", None, True, N_("the service and its fallback never answer")),
+    N_("timeout once"): FaultChoice("timeout", 1, False, N_("the service is slow once, then answers")),
+    N_("timeout always"): FaultChoice("timeout", None, True, N_("the service and its fallback never answer")),
     "empty": FaultChoice("empty", None, True, N_("both services answer with nothing")),
-    "invalid arguments": FaultChoice("reject_arguments", None, False, N_("the service rejects the arguments")),
-    "missing parameter": FaultChoice("missing_parameter", 1, False, N_("the request is ambiguous: ask which one")),
-    "permission denied": FaultChoice("permission_denied", None, False, N_("the caller may not use this tool")),
-    "rate limited once": FaultChoice("rate_limited", 1, False, N_("too many requests, once")),
-    "not found": FaultChoice("not_found", None, False, N_("the resource does not exist")),
-    "permanent error": FaultChoice("permanent_error", None, True, N_("the service is down for maintenance")),
-    "format change": FaultChoice("format_change", None, False, N_("the service renamed its output fields")),
+    N_("invalid arguments"): FaultChoice("reject_arguments", None, False, N_("the service rejects the arguments")),
+    N_("missing parameter"): FaultChoice("missing_parameter", 1, False, N_("the request is ambiguous: ask which one")),
+    N_("permission denied"): FaultChoice("permission_denied", None, False, N_("the caller may not use this tool")),
+    N_("rate limited once"): FaultChoice("rate_limited", 1, False, N_("too many requests, once")),
+    N_("not found"): FaultChoice("not_found", None, False, N_("the resource does not exist")),
+    N_("permanent error"): FaultChoice("permanent_error", None, True, N_("the service is down for maintenance")),
+    N_("format change"): FaultChoice("format_change", None, False, N_("the service renamed its output fields")),
 }
 """The fault menu, by the name a learner picks."""
 

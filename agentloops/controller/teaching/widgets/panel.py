@@ -16,8 +16,9 @@ import ipywidgets as widgets
 from agentloops.controller.persistence.result import ControllerRun
 from agentloops.controller.teaching.prewarm import RENDER_LOCK, Prewarm, neighbours
 from agentloops.controller.vocabulary.errors import ConfigError
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import clip, html_table
-from agentloops.i18n import N_, _, language
+from agentloops.i18n import N_, _, language, shown
 from agentloops.tables import text_table
 
 PREFIX = "agentloops-ctl"
@@ -63,14 +64,15 @@ def _headers(headers: Sequence[str]) -> list[str]:
 
 def turn_rows(run: ControllerRun, width: int = 60) -> list[list[Any]]:
     """One row per turn: version change, pending goal, action, tool status, state delta, decision."""
-    return [[t.turn, f"v{t.state_version}→v{t.state_version_after}", t.pending_goal, clip(t.action, width),
-             clip(t.tool_status, 40), clip(t.delta_text(), width), clip(t.decision, 50)] for t in run.turns]
+    return [[t.turn, f"v{t.state_version}→v{t.state_version_after}", t.pending_goal, clip(read_back(t.action), width),
+             clip(t.tool_status, 40), clip(t.delta_shown(), width), clip(read_back(t.decision), 50)]
+            for t in run.turns]
 
 
 def turns_html(run: ControllerRun) -> str:
     """The per-turn table as HTML; turns that changed the state are highlighted."""
     changed = [t.state_version_after != t.state_version for t in run.turns]
-    return html_table(_("{label}: one row per turn (highlighted: the state changed)").format(label=run.label),
+    return html_table(_("{label}: one row per turn (highlighted: the state changed)").format(label=shown(run.label)),
                       _headers(TURN_HEADERS), turn_rows(run, 90), highlight=changed)
 
 
@@ -88,7 +90,7 @@ def stop_html(run: ControllerRun) -> str:
             f"<div style='flex:1'><b>{user}</b><pre style='white-space:pre-wrap'>"
             f"{html.escape(run.user_message())}</pre></div>"
             f"<div style='flex:1'><b>{system}</b><pre style='white-space:pre-wrap'>"
-            f"{html.escape(json.dumps(record, ensure_ascii=False, indent=1))}</pre></div></div>")
+            f"<code>{html.escape(json.dumps(record, ensure_ascii=False, indent=1))}</code></pre></div></div>")
 
 
 def stop_text(run: ControllerRun) -> str:
@@ -106,11 +108,12 @@ def routes(run: ControllerRun) -> list[tuple[str, str, str]]:
 
 
 def route_row(run: ControllerRun) -> dict[str, Any]:
-    """One table row about a run's routing: tool statuses, routes, how it ended, retries spent."""
+    """One table row about a run's routing: tool statuses, routes, how it ended, retries spent (keyed in the
+    language in use: the row is for display)."""
     taken = routes(run)
-    return {"tool statuses": " → ".join(s for _label, s, _route in taken),
-            "routes": " → ".join(r for _label, _status, r in taken),
-            "ends as": f"{run.status} ({run.code})", "retries": int(run.usage["retries"])}
+    return {_("tool statuses"): " → ".join(s for _label, s, _route in taken),
+            _("routes"): " → ".join(r for _label, _status, r in taken),
+            _("ends as"): f"{run.status} ({run.code})", _("retries"): int(run.usage["retries"])}
 
 
 PREWARM = True

@@ -25,7 +25,7 @@ from agentloops.controller.teaching.widgets.panel import (
     turns_html,
     turns_text,
 )
-from agentloops.i18n import _
+from agentloops.i18n import N_, _
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class StateExplorer(_Panel):
     def _view(self, key: tuple[Any, ...]) -> _View:
         """The configured loop and the reference for (TASK STATE, window, cities, fingerprints); chart, tables."""
         send_state, window, cities, detect_repeats = key
-        run = state_run(send_state, window, cities, detect_repeats, label="this run")
+        run = state_run(send_state, window, cities, detect_repeats, label=N_("this run"))
         reference = state_run(True, None, cities, True, label="with state (reference)")
         state = StateExplorerState(send_state, window, cities, detect_repeats, run, reference)
         return _View(state, self._chart.update(run, reference), {
