@@ -343,11 +343,8 @@ def _transient(policy: ErrorPolicy, result: ToolResult, ctx: RouteContext, can_r
 
 
 def routing_table(policy: PolicyLike | None = None) -> Table:
-    """How the policy routes each status, computed by calling :func:`route` (not written by hand).
-
-    Each row states the situation (retries left, a fallback, whether the task
-    accepts "not found", side effects) because the route depends on it.
-    """
+    """How the policy routes each status, computed by calling :func:`route` (not written by hand); each row states
+    the situation (retries left, a fallback, "not found" accepted, side effects) because the route depends on it."""
     chosen = resolve_policy(policy)
     rows = []
     for situation, result, ctx in _routing_cases(chosen):
@@ -363,8 +360,6 @@ def routing_table(policy: PolicyLike | None = None) -> Table:
 def _routing_cases(chosen: ErrorPolicy) -> list[tuple[str, ToolResult, RouteContext]]:
     """One (situation, result, context) per row of :func:`routing_table`: every status, in the situations
     its route depends on."""
-    from agentloops.controller.vocabulary.tools import ToolResult as Result
-
     def noop(args: dict[str, Any]) -> Any:
         return None
 
@@ -376,7 +371,7 @@ def _routing_cases(chosen: ErrorPolicy) -> list[tuple[str, ToolResult, RouteCont
     transient = {"timeout": True, "rate_limited": True}
     cases: list[tuple[str, ToolResult, RouteContext]] = []
     for status in TOOL_STATUSES:
-        result = Result(status, retryable=transient.get(status, False), error=f"({status})", question="Which one?",
+        result = ToolResult(status, retryable=transient.get(status, False), error=f"({status})", question="Which one?",
                         parameter="id")
         if status == "empty":
             cases.append((N_("task accepts 'not found'"), result,
