@@ -37,7 +37,7 @@ from agentloops.controller.task.context import COMPACTORS
 from agentloops.controller.task.joins import JoinCheck
 from agentloops.controller.task.task_types import Update
 from agentloops.controller.vocabulary.render import Table, clip
-from agentloops.i18n import N_, _
+from agentloops.i18n import N_, Said, _, speaking
 from agentloops.stubs import Model
 
 __all__ = ["ScenarioCheck", "build_controller", "check_scenario", "run_scenario", "scenario_table"]
@@ -169,7 +169,9 @@ def scenario_table() -> Table:
         expected = f"{s.expect.status} ({s.expect.code})"
         if s.resume is not None:
             expected += f" → {s.resume.expect.status}"
-        faults = "; ".join(f.describe() for f in s.faults) or "-"
-        rows.append((s.name, s.task.type, clip(faults, 48), expected, clip(_(s.title), 60)))
+        with speaking("en"):  # the table's data is English; the learner reads it in their language
+            english = "; ".join(f.describe() for f in s.faults) or "-"
+        faults = Said(clip(english, 48), clip("; ".join(f.describe() for f in s.faults) or "-", 48))
+        rows.append((s.name, s.task.type, faults, expected, Said(clip(s.title, 60), clip(_(s.title), 60))))
     return Table.build(N_("Controller scenarios"),
                        [N_("name"), N_("task"), N_("faults"), N_("expected stop"), N_("title")], rows)

@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 from agentloops.controller.policy.budgets import BUDGET_LABELS
 from agentloops.controller.task.state import Fact
 from agentloops.controller.vocabulary.render import Table
-from agentloops.i18n import N_, Phrase, _, language, shown
+from agentloops.i18n import N_, Phrase, Said, _, shown
 
 StopStatus = Literal[
     "succeeded", "partially_completed", "waiting_for_user", "failed_unrecoverable", "system_failure",
@@ -338,7 +338,7 @@ STOP_JSON: TypeAdapter[Stop] = TypeAdapter(Stop)
 
 def status_table() -> Table:
     """The nine stop statuses and their definitions (evidence: stop status definitions)."""
-    rows = [(d.status, d.label_zh if language() == "zh" else f"{d.label} ({d.label_zh})", Phrase(d.when),
+    rows = [(d.status, Said(f"{d.label} ({d.label_zh})", d.label_zh), Phrase(d.when),
              Phrase(d.user_gets), Phrase(d.system_keeps),
              Phrase(N_("yes") if d.resumable else N_("no"))) for d in STATUS_DEFINITIONS.values()]
     return Table.build(N_("Stop statuses"), [N_("status"), N_("name"), N_("when"), N_("the user gets"),

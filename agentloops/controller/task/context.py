@@ -27,9 +27,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt
 
 from agentloops.controller.task.state import TaskState
-from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.tools import ToolResult
-from agentloops.i18n import _
+from agentloops.i18n import N_, Phrase
 from agentloops.tokens import Tokenizer, estimate_tokens
 
 
@@ -151,10 +150,10 @@ class CompactionCheck:
     dropped: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        """The check in one line, in the language in use."""
+        """The check in one line: English, as trace notes and stop reasons keep it; shown translated (a phrase)."""
         if self.ok:
-            return _("compaction kept goal, constraints, inputs, facts, sources, open items and attempts")
-        return _("compaction dropped: {lines}").format(lines=_("; ").join(read_back(d) for d in self.dropped))
+            return Phrase(N_("compaction kept goal, constraints, inputs, facts, sources, open items and attempts"))
+        return Phrase(N_("compaction dropped: {lines}"), lines="; ".join(self.dropped))
 
 
 def check_compaction(memory: str, state: TaskState) -> CompactionCheck:

@@ -38,7 +38,7 @@ from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import Table
 from agentloops.controller.vocabulary.tools import Toolbox
 from agentloops.errors import describe_validation_error
-from agentloops.i18n import N_, Phrase, language
+from agentloops.i18n import N_, Phrase, Said
 
 __all__ = ["TASK_TYPES", "Assessment", "Task", "completion_table", "make_task"]
 
@@ -179,7 +179,7 @@ def completion_table() -> Table:
     rows = []
     for kind in TASK_TYPES.values():
         task = make_task(kind)
-        title = kind.title_zh if language() == "zh" else f"{kind.title} ({kind.title_zh})"  # no name twice in zh
+        title = Said(f"{kind.title} ({kind.title_zh})", kind.title_zh)  # no name twice in zh
         rows.append((kind.name, title, Phrase(kind.condition, **task.params.model_dump()),
                      Phrase(N_("{need} of {total}: {items}"), need=task.need, total=len(task.items),
                             items=", ".join(task.items)),

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 
-from agentloops.i18n import N_, Language, Phrase, _, _catalog, language
+from agentloops.i18n import N_, Language, Phrase, Said, _, _catalog, language
 
 _TEMPLATES: list[str] = [N_("{code}: {reason}")]
 """Templates registered with :func:`readable` (and the one every route's and missing item's line is built with:
@@ -81,6 +81,8 @@ def read_back(text: object) -> str:
         return str(text)
     if language() == "en" or not text:
         return str.__str__(text)
+    if isinstance(text, Said):  # its other wording was made when it was said
+        return text.shown()
     if isinstance(text, Phrase):  # its fields read back too, a plain English line among them
         fields = {k: read_back(v) if isinstance(v, str) else v for k, v in text.fields.items()}
         return _formatted(_(text.template), fields) if fields else _(text.template)
