@@ -33,7 +33,7 @@ def test_fields_are_read_back_in_turn() -> None:
     """``no change: {why}`` whose why is itself a template line: both parts are Chinese, the ids stay."""
     with speaking("zh"):
         shown = read_back(NO_CHANGE.format(why=DONE))
-    assert shown.startswith("无变化：get_weather{\"city\":\"shanghai\"} 在第 2 轮")
+    assert shown.startswith("无变化：`get_weather{\"city\":\"shanghai\"}` 在第 2 轮")
     assert "weather:Shanghai 在第 1 轮就已知道（值相同" in shown
     assert "already" not in shown
 
