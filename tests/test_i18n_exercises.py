@@ -306,3 +306,22 @@ def test_in_chinese_the_solutions_are_rendered_from_the_chinese_notebook_with_a_
     assert any("solution" in c["metadata"].get("tags", []) for c in first["cells"])
     with pytest.raises(al.UsageError, match="学员"):
         notebooks.render_solutions(shelf / "zh" / "exercises", force=True)
+
+
+def test_a_routes_reason_shows_the_tools_own_error_in_chinese() -> None:
+    """q5's reason is a phrase: the tool error inside it reads back by its own catalog entry, not by a template that
+    happens to match the whole line (``{tool} gave no answer within {seconds:g} s`` took "…; last error: the tool"
+    for a tool name)."""
+    from agentloops.controller.vocabulary.readback import read_back
+    from agentloops.exercises.controlling import ROUTING_CASES, controller_move
+    from agentloops.i18n import speaking, translate
+
+    errors = 0
+    for name, result, ctx in ROUTING_CASES:
+        _move, why = controller_move(result, ctx)
+        assert read_back(why) == str(why), name  # English: the line itself
+        if result.error and result.error in why:
+            errors += 1
+            with speaking("zh"):
+                assert translate(result.error, "zh") in read_back(why), (name, read_back(why))
+    assert errors >= 5  # the check above ran on the reasons that quote an error (the shared-budget timeout among them)

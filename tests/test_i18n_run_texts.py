@@ -144,6 +144,18 @@ def test_the_issues_two_messages_read_in_chinese_and_stay_as_they_were_in_englis
     assert early.missing[0][1] == "the model declared success without it"  # the record keeps the English text
 
 
+def test_a_trusted_claims_answer_reads_back_in_chinese_and_stays_english_as_data() -> None:
+    """The naive policy hands the model's own text to the user; the scripted model builds it from the catalog's
+    templates ("All done. {answer}"), so the message reads it back in Chinese while the record keeps English."""
+    trusted = ctl.run_scenario("weather-early-claim", policy="naive")
+    english = trusted.user_message()
+    assert english.splitlines()[0] == trusted.stop.answer == "All done. Weather compared — Shanghai: 24°C, sunny."
+    with speaking("zh"):
+        message = trusted.user_message()
+    assert message.splitlines()[0] == "全部完成。天气对比——Shanghai：24°C，晴。" and latin_words(message) == []
+    assert trusted.user_message() == english and trusted.system_record()["answer"] == trusted.stop.answer
+
+
 # --------------------------------------------------------------------------- tables
 
 

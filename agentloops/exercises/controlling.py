@@ -39,7 +39,7 @@ from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.failures import raised_text
 from agentloops.exercises.kit import PRICE_TASK, Action, Attempt, PriceEntry, price_state
 from agentloops.exercises.results import case_label
-from agentloops.i18n import N_, _, language
+from agentloops.i18n import N_, Phrase, _, language
 
 # --------------------------------------------------------------------------- q4: is this action a repeat?
 
@@ -285,10 +285,13 @@ def move_of(decision: Route) -> str:
 
 
 def controller_move(result: ToolResult, ctx: RouteContext) -> tuple[str, str]:
-    """The default policy's move for this result, with the route's full name and reason."""
+    """The default policy's move for this result, with the route's full name and reason (a phrase, so a tool's
+    error inside it is read back by its own catalog entry, not by a template that happens to match the line)."""
     decision = route(DEFAULT_POLICY, result, ctx)
     reason = getattr(decision, "reason", "")
-    return move_of(decision), f"{route_name(decision)}: {reason}" if reason else route_name(decision)
+    if not reason:
+        return move_of(decision), route_name(decision)
+    return move_of(decision), Phrase(N_("{code}: {reason}"), code=route_name(decision), reason=reason)
 
 
 def describe_context(ctx: RouteContext) -> str:

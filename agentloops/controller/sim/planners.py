@@ -26,6 +26,7 @@ from typing import Any
 from agentloops.controller.sim.scenario_files import ControllerScenario
 from agentloops.controller.task.tasks import Task
 from agentloops.controller.vocabulary.tools import ASK_USER, ToolResult
+from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import Response, ToolCall
 from agentloops.stubs import FunctionModel, Model, ScriptedModel
@@ -173,7 +174,7 @@ class TaskPlanner(FunctionModel):
             return self._calls(n, [self.task.type.action(first, self.task.params, know["inputs"])])
         early = self.claim_early_after is not None and len(done) >= self.claim_early_after
         if open_items and done and (early or chance("early")):
-            return _answer("All done. " + self.task.type.answer(_plain(done), {}))
+            return _answer(Phrase(N_("All done. {answer}"), answer=self.task.type.answer(_plain(done), {})))
         if self.open_ended and done and not open_items:  # no exit in the goal: one more search, always
             return self._calls(n, [self.task.type.action(next(iter(done)), self.task.params, know["inputs"])])
         if not open_items or (len(done) >= self.task.need and not self.open_ended):  # it knows what is enough

@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 
 from agentloops.controller.policy.budgets import BUDGET_LABELS
 from agentloops.controller.task.state import Fact
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import Table
 from agentloops.i18n import N_, Phrase, Said, _, shown
 
@@ -277,7 +278,7 @@ class Stop:
         s = self.status
         lines: list[str]
         if s == "succeeded":
-            lines = [shown(self.answer or "") or _("Done."), _("Sources:")] + [
+            lines = [read_back(self.answer or "") or _("Done."), _("Sources:")] + [
                 f"  {shown_item(f.item)}: {shown(f.source)}" for f in self.facts]
             return "\n".join(lines)
         if s == "waiting_for_user":
