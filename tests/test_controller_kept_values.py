@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentloops.controller.policy.budgets import BudgetMeter, SimClock
+from agentloops.controller.policy.budgets import BudgetMeter
 from agentloops.controller.task.state import STATE_JSON, Fact, TaskState
 from agentloops.controller.task.task_types import WEATHER_BUDGET
 from agentloops.tokens import CACHED_TEXT_LENGTH, _cached_count, _general_estimate, estimate_tokens
@@ -58,10 +58,10 @@ def test_end_turn_starts_the_next_turn():
 
 
 def test_the_budgets_the_state_block_shows_are_the_meters_left_as_json():
-    meter = BudgetMeter(WEATHER_BUDGET.with_values(tokens=None, retries=2.5), SimClock())
+    meter = BudgetMeter(WEATHER_BUDGET.with_values(tokens=None, retries=2.5))
     meter.spend("steps")
     meter.spend("retries", 0.25, tool="get_weather")
-    meter.clock.advance(1.2345)
+    meter.spend("wall_time_s", 1.2345)
     left = {k: v for k, v in meter.left().items() if v is not None and k != "context_tokens"}
     shown = json.loads(TaskState("t", "g", (), ("a",)).for_model(meter.left()).partition("\n")[2])["budget_left"]
     assert shown == left and shown["retries"] == 2.25 and "context_tokens" not in shown
