@@ -44,17 +44,17 @@ def test_kept_open_items_tally_and_done_count_agree_with_a_recount(steps):
     back = STATE_JSON.validate_python(json.loads(json.dumps(s.snapshot())))
     assert back.snapshot() == s.snapshot() and back.open == s.open
     assert back.failure_summary() == s.failure_summary() and back.for_model() == s.for_model()
-    assert back.end_turn().changes == ()  # restoring is not a turn
+    assert back.end_turn()["changes"] == []  # restoring is not a turn
 
 
 def test_end_turn_starts_the_next_turn():
     s = TaskState("t", "g", (), ("a", "b"))
     s.add_fact(Fact("a", 1, "one", "svc", 1))
     first = s.end_turn()
-    assert first.changes and (first.version_before, first.version_after) == (0, 1)
+    assert first["changes"] and (first["version_before"], first["version_after"]) == (0, 1)
     s.record_failure("tool", "timeout", "x", 2)
     second = s.end_turn()
-    assert (second.version_before, second.version_after) == (1, 2) and second.changes == ("failure tool: timeout",)
+    assert (second["version_before"], second["version_after"]) == (1, 2) and second["changes"] == ["failure tool: timeout"]
 
 
 def test_the_budgets_the_state_block_shows_are_the_meters_left_as_json():

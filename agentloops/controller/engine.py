@@ -106,7 +106,7 @@ class Turn:
             assert self.ended is not None, "the turn has not ended"
             trace_id, at_s, delta, meter, used, items = self.ended
             ended = {"trace_id": trace_id, "at_s": at_s, "state_delta": DELTA_JSON.dump_python(delta, mode="json"),
-                     "budget_left": meter.left(used, at_s), "progress": delta.progress,
+                     "budget_left": meter.left(used, at_s), "progress": delta["progress"],
                      "open_items": tuple(i for i, s in items.items() if s == "open"),
                      "missing_items": tuple(i for i, s in items.items() if s == "missing"),
                      "actions": tuple(a if isinstance(a, dict) else ACTION_JSON.dump_python(a, mode="json")

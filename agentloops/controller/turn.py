@@ -71,8 +71,8 @@ def play(run: Run) -> Stop | None:
     stop = turn(run, t)
     delta = state.end_turn()
     if stop is None:  # progress: nothing left to try, or too many failed turns in a row
-        run.monitor.idle = 0 if delta.progress else run.monitor.idle + 1  # idle turns in a row
-        run.consecutive_failures = run.consecutive_failures + 1 if t.failed and not delta.progress else 0
+        run.monitor.idle = 0 if delta["progress"] else run.monitor.idle + 1  # idle turns in a row
+        run.consecutive_failures = run.consecutive_failures + 1 if t.failed and not delta["progress"] else 0
         limit = run.policy.max_consecutive_failures
         if "open" not in state.items.values() and assessment(run) == "impossible":
             stop = stop_unobtainable(run)  # with open items left, go on: they make the partial answer better

@@ -75,9 +75,10 @@ FACT_JSON: TypeAdapter[Fact] = TypeAdapter(Fact)
 """Dumps a :class:`Fact` as stop records and saved runs hold it."""
 
 
-@dataclass(frozen=True, slots=True)
-class StateDelta:
-    """What one turn changed in the task state, and why it changed nothing when it did not.
+@with_config(ConfigDict(extra="forbid"))
+class StateDelta(TypedDict):
+    """What one turn changed in the task state, and why it changed nothing when it did not — as the trace's
+    turn line holds it (a plain dict; this type checks one read back).
 
     Attributes:
         version_before: state version when the turn began.
@@ -87,23 +88,15 @@ class StateDelta:
         progress: a fact, an item status or a user input was added (failures alone are not progress).
     """
 
-    __pydantic_config__ = ConfigDict(extra="forbid")  # a trace's turn line holds this record as it is
-
     version_before: int
     version_after: int
-    changes: tuple[str, ...] = ()
-    unchanged: tuple[str, ...] = ()
-    progress: bool = False
-
-    def __str__(self) -> str:
-        if not self.changes:
-            why = "; ".join(self.unchanged) or "nothing observed"
-            return f"no change (v{self.version_before}): {why}"
-        return f"v{self.version_before}→v{self.version_after}: " + "; ".join(self.changes)
+    changes: list[str]
+    unchanged: list[str]
+    progress: bool
 
 
 DELTA_JSON: TypeAdapter[StateDelta] = TypeAdapter(StateDelta)
-"""Dumps a :class:`StateDelta` as a trace's turn line holds it, and checks one read back."""
+"""Checks a state delta read back from a trace."""
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -193,7 +186,8 @@ class TaskState:
         """The delta since the state was made (or read back) or since the last :meth:`end_turn`, which starts
         collecting the next turn's changes afresh (what changes between two turns, a resumed answer for instance,
         is dropped by calling it once more)."""
-        delta = StateDelta(self._start, self.version, tuple(self._changes), tuple(self._unchanged), self._progress)
+        delta: StateDelta = {"version_before": self._start, "version_after": self.version, "changes": self._changes,
+                             "unchanged": self._unchanged, "progress": self._progress}
         self._start, self._changes, self._unchanged, self._progress = self.version, [], [], False
         return delta
 
