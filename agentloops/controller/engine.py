@@ -79,8 +79,8 @@ class Turn:
     """The turn being built (mutable), then its values; :meth:`record` freezes it into a :class:`TurnRecord`.
 
     The stages fill the first group of fields (``message`` is the model's reply as the transcript
-    keeps it); ``ended`` keeps the rest when the turn ends (the state delta, a copy of what was used
-    and of the items' statuses), so the record — and its trace line — is made only when read.
+    keeps it); ``ended`` keeps the rest when the turn ends (the state delta, what was left of each budget
+    and a copy of the items' statuses), so the record — and its trace line — is made only when read.
     """
 
     turn: int
@@ -97,16 +97,16 @@ class Turn:
     compaction: dict[str, Any] | None = None
     failed: bool = False
     message: Message | None = None
-    ended: tuple[str, float, StateDelta, BudgetMeter, dict[str, float], dict[str, str]] | None = None
+    ended: tuple[str, float, StateDelta, dict[str, float | None], dict[str, str]] | None = None
     _record: TurnRecord | None = None
 
     def record(self) -> TurnRecord:
         """The frozen record (made once, on first read)."""
         if self._record is None:
             assert self.ended is not None, "the turn has not ended"
-            trace_id, at_s, delta, meter, used, items = self.ended
+            trace_id, at_s, delta, left, items = self.ended
             ended = {"trace_id": trace_id, "at_s": at_s, "state_delta": DELTA_JSON.dump_python(delta, mode="json"),
-                     "budget_left": meter.left(used, at_s), "progress": delta["progress"],
+                     "budget_left": left, "progress": delta["progress"],
                      "open_items": tuple(i for i, s in items.items() if s == "open"),
                      "missing_items": tuple(i for i, s in items.items() if s == "missing"),
                      "actions": tuple(a if isinstance(a, dict) else ACTION_JSON.dump_python(a, mode="json")

@@ -81,7 +81,7 @@ def play(run: Run) -> Stop | None:
                              f"{run.consecutive_failures} turns in a row failed; a person should look at it")
     if stop is not None:
         t.decision = STOP_DECISION.format(status=stop.status, code=stop.code)
-    t.ended = (run.trace_id, run.meter.now, delta, run.meter, dict(run.meter.used), dict(state.items))
+    t.ended = (run.trace_id, run.meter.now, delta, run.meter.left(), dict(state.items))
     run.turns.append(t)
     sink = run.sink
     if sink.writer is None:

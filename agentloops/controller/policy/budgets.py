@@ -232,12 +232,10 @@ class BudgetMeter:
             return limit - round(self.now - self.started_at, 6)
         return limit if name == "context_tokens" else limit - self.used[name]
 
-    def left(self, used: Mapping[str, float] | None = None, now: float | None = None) -> dict[str, float | None]:
-        """What remains of every budget (``None`` for a budget that is off) — now, or as it was when the run
-        had used ``used`` at time ``now`` (a turn keeps those two values and works out its record later)."""
+    def left(self) -> dict[str, float | None]:
+        """What remains of every budget, rounded for people and the model (``None`` for a budget that is off)."""
         out: dict[str, float | None] = {}
-        used = self.used if used is None else used
-        elapsed = round((self.now if now is None else now) - self.started_at, 6)
+        used, elapsed = self.used, round(self.now - self.started_at, 6)
         for name, limit in self.limits.items():
             if limit is None or name == "context_tokens":
                 out[name] = limit
