@@ -71,10 +71,6 @@ class Fact:
     ref: str | None = None
 
 
-FACT_JSON: TypeAdapter[Fact] = TypeAdapter(Fact)
-"""Dumps a :class:`Fact` as stop records and saved runs hold it."""
-
-
 @with_config(ConfigDict(extra="forbid"))
 class StateDelta(TypedDict):
     """What one turn changed in the task state, and why it changed nothing when it did not — as the trace's
