@@ -26,7 +26,7 @@ def _recount(s: TaskState) -> tuple[list[str], list[str], int]:
 
 
 @given(ops)
-def test_kept_open_items_tally_and_done_count_agree_with_a_recount(steps):
+def test_open_items_tally_and_done_count_agree_with_a_recount(steps):
     s = TaskState("weather_compare", "compare", ("use °C",), ITEMS)
     for kind, item, status in steps:
         if kind in ("fact", "nosource"):
@@ -36,13 +36,13 @@ def test_kept_open_items_tally_and_done_count_agree_with_a_recount(steps):
         else:
             s.record_failure(item.split(":")[1], status, "x", 1)
         open_now, tried, done = _recount(s)
-        assert list(s.open) == s.open_items() == open_now
+        assert s.open_items() == open_now
         assert s.failure_summary() == tried
         for need in range(4):
             expect = "complete" if done >= need else "impossible" if done + len(open_now) < need else "incomplete"
             assert s.assess(need) == expect
     back = STATE_JSON.validate_python(json.loads(json.dumps(s.snapshot())))
-    assert back.snapshot() == s.snapshot() and back.open == s.open
+    assert back.snapshot() == s.snapshot() and back.open_items() == s.open_items()
     assert back.failure_summary() == s.failure_summary() and back.for_model() == s.for_model()
     assert back.end_turn()["changes"] == []  # restoring is not a turn
 

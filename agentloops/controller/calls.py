@@ -228,7 +228,8 @@ def _join(run: Run, t: Turn, launch: list[Attempt]) -> Stop | None:
     if cancel_at is not None and cancel_at >= start:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
-    still_needed = None if join.kind == "all" else run.task.need - run.state.sourced  # "all" waits for all anyway
+    sourced = sum(1 for fact in run.state.facts.values() if fact.source)  # the facts the completion stage counts
+    still_needed = None if join.kind == "all" else run.task.need - sourced  # "all" waits for all anyway
     queue = sorted(landing, key=ARRIVAL_ORDER)
     outcome, pending_stop, statuses = _wait(run, t, started, queue, deadline, join.needed(len(started), still_needed))
     if outcome == "deadline" and deadline is not None and deadline > run.meter.now:

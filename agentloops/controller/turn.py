@@ -62,9 +62,9 @@ readable(N_("continue"))
 def play(run: Run) -> Stop | None:
     """One turn from its start to its record: the stages, then progress and the next step."""
     run.turn += 1
-    state = run.state
+    state, open_items = run.state, run.state.open_items()
     goal = f"waiting for {state.waiting_for['input']}" if state.waiting_for else \
-        state.open[0] if state.open and assessment(run) != "complete" else N_("final answer")
+        open_items[0] if open_items and assessment(run) != "complete" else N_("final answer")
     t = Turn(run.turn, state.version, goal)
     if run.inbox:  # results still on their way from an earlier turn
         deliver_due(run)
