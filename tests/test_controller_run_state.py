@@ -105,7 +105,7 @@ def test_the_run_state_holds_the_runtime_records_themselves_and_its_turns_are_th
     assert saved["head"][0] == {"role": "user", "content": state.head[0].content, "tool_calls": [],
                                 "tool_call_id": None, "name": None}  # a message by field name, as before
     back = RunState.model_validate(saved)
-    assert back.state == state.state and back.state.open == state.state.open and back.monitor == state.monitor
+    assert back.state == state.state and back.state.open_items() == state.state.open_items() and back.monitor == state.monitor
 
 
 def test_a_rebuilt_controller_captures_exactly_the_state_it_was_built_from():

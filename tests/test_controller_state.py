@@ -21,8 +21,8 @@ def test_every_change_bumps_the_version_and_lands_in_the_delta():
     assert s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 1))
     s.record_failure("get_weather", "timeout", "slow", 1)
     delta = s.end_turn()
-    assert (delta.version_before, delta.version_after, s.version) == (0, 2, 2)
-    assert delta.progress and len(delta.changes) == 2
+    assert (delta["version_before"], delta["version_after"], s.version) == (0, 2, 2)
+    assert delta["progress"] and len(delta["changes"]) == 2
     assert s.open_items() == ["weather:B"] and s.done_items() == ["weather:A"]
 
 
@@ -32,15 +32,15 @@ def test_a_known_fact_changes_nothing_and_says_why():
     s.end_turn()
     assert not s.add_fact(Fact("weather:A", {"t": 1}, "1°C", "svc", 2))
     delta = s.end_turn()
-    assert delta.version_after == delta.version_before and not delta.progress
-    assert "already known from turn 1 (same value" in str(delta)
+    assert delta["version_after"] == delta["version_before"] and not delta["progress"]
+    assert delta["changes"] == [] and delta["unchanged"][0].startswith("weather:A already known from turn 1 (same value")
 
 
 def test_failures_change_the_version_but_are_not_progress():
     s = state()
     s.record_failure("get_weather", "timeout", "slow", 1)
     delta = s.end_turn()
-    assert delta.version_after == delta.version_before + 1 and not delta.progress
+    assert delta["version_after"] == delta["version_before"] + 1 and not delta["progress"]
     assert s.failure_summary() == ["get_weather: timeout"]
 
 

@@ -90,7 +90,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "running.resuming": ("resume",),
     "persistence.run_state": ("RunState",),
     "persistence.trace": ("Trace", "TraceWriter", "TurnRecord", "read_trace"),
-    "policy.budgets": ("BUDGET_NAMES", "Budget", "BudgetMeter", "Limit", "SimClock"),
+    "policy.budgets": ("BUDGET_NAMES", "Budget", "BudgetMeter", "Limit"),
     "policy.error_policy": ("DEFAULT_POLICY", "DEGRADE_POLICY", "NAIVE_POLICY", "POLICIES", "ErrorPolicy",
                             "RouteContext", "resolve_policy", "route", "routing_table"),
     "sim.faults": ("FAULT_KINDS", "Fault", "FaultInjector"),

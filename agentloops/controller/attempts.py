@@ -176,12 +176,12 @@ def attempts(run: Run, t: Turn, first: Attempt) -> Attempt:
             wait = decision.delay_s + (now.spec.timeout_s if now.spec is not None else 0.0)
             if not run.meter.allows("wall_time_s", wait):
                 return replace(now, parts=None, route=budget_stop(run, "wall_time_s", wait))
-            cancel_at = run.controls.cancel_within(run.clock.now, decision.delay_s)
+            cancel_at = run.controls.cancel_within(run.meter.now, decision.delay_s)
             if cancel_at is not None:  # the retry never starts
-                run.clock.advance(cancel_at - run.clock.now)
+                run.meter.spend("wall_time_s", cancel_at - run.meter.now)
                 why = f"the user cancelled the task while waiting to retry {now.tool}"
                 return replace(now, parts=None, route=cancel_stop(run, why, now.tool))
-            run.clock.advance(decision.delay_s)
+            run.meter.spend("wall_time_s", decision.delay_s)
         run.meter.spend("retries", tool=now.tool)
         if isinstance(decision, Retry):
             tries, kind, again = tries + 1, "retry", now
@@ -197,7 +197,7 @@ def _attempt(run: Run, t: Turn, use: Attempt, kind: str, last: Attempt | None) -
     """One more attempt of an admitted call, run at once (the clock waits for it) unless a cancel came due or a
     budget is spent (then it is settled with that stop); what it returns is delivered through the ledger."""
     timeout = use.spec.timeout_s if use.spec is not None else 0.0
-    if run.controls.cancelled(run.clock.now):
+    if run.controls.cancelled(run.meter.now):
         why, stop = "cancelled", cancel_stop(run, f"the user cancelled the task before the next attempt of "
                                                   f"{use.tool}", use.tool)
     elif not run.meter.allows("tool_calls"):
@@ -212,7 +212,7 @@ def _attempt(run: Run, t: Turn, use: Attempt, kind: str, last: Attempt | None) -
                        parts=None, action=None, route=stop)
     run.call_counter += 1
     call_id = f"{run.trace_id}-c{run.call_counter}"
-    started = run.clock.now
+    started = run.meter.now
     run.ledger.open(call_id, use.tool, use.norm, run.turn, started, kind)
     raw = run.executor(use.spec, use.args)  # type: ignore[arg-type]
     run.meter.spend("tool_calls")
@@ -221,10 +221,10 @@ def _attempt(run: Run, t: Turn, use: Attempt, kind: str, last: Attempt | None) -
     if cancel_at is not None:
         record(t, use, label, call_id, kind, None, "cancelled")  # cancelled while it runs: it lands late
         return _cancelled_while_running(run, use, kind, raw, started, cancel_at, call_id)
-    run.clock.advance(raw.latency_s)
+    run.meter.spend("wall_time_s", raw.latency_s)
     result, parts = usable(run, use, raw)
     for delivery in range(1, result.deliveries + 1):
-        deliver(run, Arrival(run.clock.now, call_id, result, delivery, run.trace_id))
+        deliver(run, Arrival(run.meter.now, call_id, result, delivery, run.trace_id))
     return replace(use, kind=kind, call_id=call_id, result=result, parts=parts,
                    action=record(t, use, label, call_id, kind, result, None), route=None)
 
@@ -277,8 +277,8 @@ def usable(run: Run, use: Attempt, result: ToolResult) -> tuple[ToolResult, Part
 def _cancelled_while_running(run: Run, use: Attempt, kind: str, raw: ToolResult, started: float,
                              cancel_at: float, call_id: str) -> Attempt:
     """Stop waiting at the cancel time; the call's result is queued to land late (and be refused)."""
-    run.clock.advance(cancel_at - started)
-    run.ledger.cancel_running(run.clock.now, "cancelled: the user cancelled the task")
+    run.meter.spend("wall_time_s", cancel_at - started)
+    run.ledger.cancel_running(run.meter.now, "cancelled: the user cancelled the task")
     late, _ = usable(run, use, raw)
     run.inbox.extend(arrivals(started, call_id, late, run.trace_id))
     return replace(use, kind=kind, call_id=call_id, result=ToolResult(
@@ -299,7 +299,7 @@ def deliver(run: Run, arrival: Arrival) -> str:
 
 def deliver_due(run: Run) -> None:
     """Deliver the results that have landed by now (from an earlier turn's cancelled or leftover calls)."""
-    now = run.clock.now
+    now = run.meter.now
     due = [a for a in run.inbox if a.at <= now]
     run.inbox = [a for a in run.inbox if a.at > now]
     for arrival in sorted(due, key=ARRIVAL_ORDER):

@@ -118,7 +118,7 @@ def admit(run: Run, t: Turn, use: Attempt, *, in_batch: bool, reserved: Mapping[
     """
     tool, spec, policy = use.tool, use.spec, run.policy
     fp = use.fp = Fingerprint(tool, use.norm, run.state.progress_count)
-    if run.controls.cancelled(run.clock.now):
+    if run.controls.cancelled(run.meter.now):
         stop = cancel_stop(run, f"the user cancelled the task before {tool} ran", tool)
         return _refuse(run, t, use, "blocked", "stop:cancelled", stop)
     if policy.detect_repeats and (repeat := run.monitor.check(fp)) is not None:
@@ -183,7 +183,7 @@ Started = dict[str, Attempt]
 def _launch(run: Run, t: Turn, launch: list[Attempt]) -> tuple[Started, list[Arrival], Stop | None]:
     """Start every admitted call at the same moment; a call the budgets cannot pay for is not started.
     Returns the started calls, when their results will arrive, and the stop if none could be paid for."""
-    start, meter = run.clock.now, run.meter
+    start, meter = run.meter.now, run.meter
     started: Started = {}
     landing: list[Arrival] = []
     refused: Stop | None = None
@@ -220,7 +220,7 @@ def _join(run: Run, t: Turn, launch: list[Attempt]) -> Stop | None:
     started, landing, refused = _launch(run, t, launch)
     if not started:  # the budgets could pay for none of them: stop now, naming the budget
         return refused
-    start, join, cancel_at = run.clock.now, run.task.join, run.controls.cancel_at_s
+    start, join, cancel_at = run.meter.now, run.task.join, run.controls.cancel_at_s
     remaining_wall = run.meter.remaining("wall_time_s")
     candidates = [start + remaining_wall] if remaining_wall is not None else []
     if join.timeout_s is not None and len(launch) > 1:
@@ -228,13 +228,14 @@ def _join(run: Run, t: Turn, launch: list[Attempt]) -> Stop | None:
     if cancel_at is not None and cancel_at >= start:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
-    still_needed = None if join.kind == "all" else run.task.need - run.state.sourced  # "all" waits for all anyway
+    sourced = sum(1 for fact in run.state.facts.values() if fact.source)  # the facts the completion stage counts
+    still_needed = None if join.kind == "all" else run.task.need - sourced  # "all" waits for all anyway
     queue = sorted(landing, key=ARRIVAL_ORDER)
     outcome, pending_stop, statuses = _wait(run, t, started, queue, deadline, join.needed(len(started), still_needed))
-    if outcome == "deadline" and deadline is not None and deadline > run.clock.now:
-        run.clock.advance(deadline - run.clock.now)
+    if outcome == "deadline" and deadline is not None and deadline > run.meter.now:
+        run.meter.spend("wall_time_s", deadline - run.meter.now)
     _wrap_up(run, t, outcome, queue, started, statuses, pending_stop)
-    if pending_stop is None and run.controls.cancelled(run.clock.now):
+    if pending_stop is None and run.controls.cancelled(run.meter.now):
         running = f" while {t.action} was running" if len(started) == 1 else " during a batch"
         return cancel_stop(run, f"the user cancelled the task{running}", next(iter(started.values())).tool)
     if pending_stop is None and outcome == "deadline":
@@ -262,8 +263,8 @@ def _wait(run: Run, t: Turn, started: Started, queue: list[Arrival], deadline: f
         if deadline is not None and queue[0].at > deadline:
             return "deadline", None, statuses
         arrival = queue.pop(0)
-        if arrival.at > run.clock.now:
-            run.clock.advance(arrival.at - run.clock.now)
+        if arrival.at > run.meter.now:
+            run.meter.spend("wall_time_s", arrival.at - run.meter.now)
         if deliver(run, arrival) == "applied":
             stop, ok = _settle(run, t, started[arrival.call_id], statuses)
             finished, succeeded = finished + 1, succeeded + ok
@@ -303,9 +304,9 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
             Phrase(N_("join '{rule}' can no longer be satisfied"), rule=join.describe()) if outcome == "impossible" \
             else _WHY_ENDED.get(outcome or "", Phrase(N_("the task stopped: {reason}"), reason=stopped.reason)
                                 if stopped else N_("the batch was stopped"))
-        if outcome == "deadline" and run.controls.cancelled(run.clock.now):  # the user cancelled, not the join
+        if outcome == "deadline" and run.controls.cancelled(run.meter.now):  # the user cancelled, not the join
             why = N_("the user cancelled the task")
-        cancelled = run.ledger.cancel_running(run.clock.now, Phrase(N_("cancelled: {why}"), why=why))
+        cancelled = run.ledger.cancel_running(run.meter.now, Phrase(N_("cancelled: {why}"), why=why))
         for call_id in cancelled:
             use = started[call_id]
             run.groups[-1].append(Message("tool", json.dumps({"tool": use.tool, "status": "cancelled",

@@ -144,7 +144,7 @@ class Controller:
             "schema_version": RUN_STATE_SCHEMA, "status": stop.status, "question": stop.question,  # continues it
             "parameter": (run.state.waiting_for or {}).get("input"), "task": TaskRef(**run.task.spec()),
             "faults": run.injector.faults, "injector": run.injector.seen, "meter": run.meter.state(),
-            "clock": run.clock.now, "paused_at_version": run.state.version, "repairs_used": sum(run.repairs.values()),
+            "clock": run.meter.now, "paused_at_version": run.state.version, "repairs_used": sum(run.repairs.values()),
             "model_calls": int(run.meter.used["model_calls"]), "turns": turn_records(run),
             "calls": run.ledger.records(), "store": run.store.items, "pause_id": uuid.uuid4().hex[:12],
             "trace_path": str(run.trace_path) if run.trace_path else None, "trace_lines": run.sink.lines,
@@ -180,8 +180,8 @@ class Controller:
         for name in _AS_IS:
             setattr(run, name, getattr(saved, name))
         run.monitor.repeat = run.stages.repeat  # (a stage is not saved: the resume passes it again)
-        run.injector.seen, run.clock.now, run.turns = Counter(saved.injector), saved.clock, list(saved.turns)
-        run.meter = BudgetMeter(run.budget, run.clock, run.policy.retry_scope, **saved.meter,
+        run.injector.seen, run.turns = Counter(saved.injector), list(saved.turns)
+        run.meter = BudgetMeter(run.budget, run.policy.retry_scope, now=saved.clock, **saved.meter,
                                 check=run.stages.budget_check)
         run.store.items.update(saved.store)
         run.resumed_at_turn = run.turn + 1
@@ -191,7 +191,7 @@ class Controller:
                 run.ledger.applied.add(call.call_id)
 
 
-_SAVED_OTHERWISE = ("task", "injector", "meter", "clock", "turns", "store", "trace_path", "stop")
+_SAVED_OTHERWISE = ("task", "injector", "meter", "turns", "store", "trace_path", "stop")
 """Run attributes whose run-state field of the same name holds them in another shape (converted both ways)."""
 
 _AS_IS = tuple(name for name in RunState.model_fields

@@ -1,6 +1,6 @@
 """The run value: everything one run remembers, in one dataclass that every stage of a turn takes.
 
-:class:`Run` holds the task state, the meter and its clock, the progress monitor, the call
+:class:`Run` holds the task state, the meter (and its clock), the progress monitor, the call
 ledger, the transcript and the trace (:func:`new_run` sets one up). The stages of a turn are
 plain functions over it (:mod:`~agentloops.controller.turn`, :mod:`~agentloops.controller.calls`);
 :class:`~agentloops.controller.controller.Controller` owns one and runs them. A turn is
@@ -23,7 +23,7 @@ from typing import Any
 
 from agentloops.controller.persistence.trace import TRACE_SCHEMA, TraceSink, TurnRecord
 from agentloops.controller.persistence.trace_lines import ACTION_JSON, Action, StartLine, TaskRef
-from agentloops.controller.policy.budgets import Budget, BudgetMeter, BudgetName, SimClock
+from agentloops.controller.policy.budgets import Budget, BudgetMeter, BudgetName
 from agentloops.controller.policy.error_policy import ErrorPolicy, PolicyLike, resolve_policy
 from agentloops.controller.sim.executor import execute
 from agentloops.controller.sim.faults import FaultInjector, FaultLike
@@ -79,8 +79,8 @@ class Turn:
     """The turn being built (mutable), then its values; :meth:`record` freezes it into a :class:`TurnRecord`.
 
     The stages fill the first group of fields (``message`` is the model's reply as the transcript
-    keeps it); ``ended`` keeps the rest when the turn ends (the state delta, a copy of what was used
-    and of the items' statuses), so the record — and its trace line — is made only when read.
+    keeps it); ``ended`` keeps the rest when the turn ends (the state delta, what was left of each budget
+    and a copy of the items' statuses), so the record — and its trace line — is made only when read.
     """
 
     turn: int
@@ -97,16 +97,16 @@ class Turn:
     compaction: dict[str, Any] | None = None
     failed: bool = False
     message: Message | None = None
-    ended: tuple[str, float, StateDelta, BudgetMeter, dict[str, float], dict[str, str]] | None = None
+    ended: tuple[str, float, StateDelta, dict[str, float | None], dict[str, str]] | None = None
     _record: TurnRecord | None = None
 
     def record(self) -> TurnRecord:
         """The frozen record (made once, on first read)."""
         if self._record is None:
             assert self.ended is not None, "the turn has not ended"
-            trace_id, at_s, delta, meter, used, items = self.ended
+            trace_id, at_s, delta, left, items = self.ended
             ended = {"trace_id": trace_id, "at_s": at_s, "state_delta": DELTA_JSON.dump_python(delta, mode="json"),
-                     "budget_left": meter.left(used, at_s), "progress": delta.progress,
+                     "budget_left": left, "progress": delta["progress"],
                      "open_items": tuple(i for i, s in items.items() if s == "open"),
                      "missing_items": tuple(i for i, s in items.items() if s == "missing"),
                      "actions": tuple(a if isinstance(a, dict) else ACTION_JSON.dump_python(a, mode="json")
@@ -160,7 +160,6 @@ class Run:
     tokenizer: Tokenizer
     scenario: dict[str, Any] | None
     executor: Executor
-    clock: SimClock
     meter: BudgetMeter
     state: TaskState
     system: Message
@@ -200,7 +199,6 @@ def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: P
     bound = (stages or Stages()).guarded()
     limits = budget if budget is not None else task.budget
     injector = _injector(faults, toolbox)
-    clock = SimClock()
     state_line = "Every request ends with a TASK STATE block: trust it over older messages. " if send_state else ""
     system = Message("system", f"You are a tool-calling agent working on one task ({task.name}).\nTools:\n"
                                f"{toolbox.describe()}\n{state_line}A reply without tool calls is your final answer; "
@@ -210,8 +208,8 @@ def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: P
                controls=controls or _NO_CONTROLS, trace_path=Path(trace) if trace is not None else None,
                trace_id=trace_id or new_trace_id(), label=label, model_latency_s=model_latency_s,
                tokenizer=tokenizer, scenario=dict(scenario) if scenario is not None else None,
-               executor=executor or partial(execute, injector=injector, granted=task.granted), clock=clock,
-               meter=BudgetMeter(limits, clock, chosen.retry_scope, check=bound.budget_check), state=task.new_state(),
+               executor=executor or partial(execute, injector=injector, granted=task.granted),
+               meter=BudgetMeter(limits, chosen.retry_scope, check=bound.budget_check), state=task.new_state(),
                system=system, stages=bound, monitor=ProgressMonitor(bound.repeat), head=[Message("user", task.prompt)])
 
 
@@ -231,7 +229,7 @@ def start_line(run: Run) -> StartLine:
     """The trace's first line: the configuration a replay needs, as the run holds it (a dict when read)."""
     return StartLine.model_construct(**{  # the run's own values (already checked), then the ones it keeps otherwise
         **{name: getattr(run, name) for name in StartLine.model_fields if name in Run.__dataclass_fields__},
-        "kind": "start", "schema_version": TRACE_SCHEMA, "at_s": run.clock.now, "task": TaskRef(**run.task.spec())})
+        "kind": "start", "schema_version": TRACE_SCHEMA, "at_s": run.meter.now, "task": TaskRef(**run.task.spec())})
 
 
 def _injector(faults: Sequence[FaultLike], toolbox: Toolbox) -> FaultInjector:
@@ -266,7 +264,7 @@ def make_stop(run: Run, status: StopStatus, code: str, reason: str, **extra: Any
     missing = tuple(state.missing_items().items())
     extra_missing = tuple(extra.pop("missing", ()))
     given_up = dict(extra_missing)
-    return Stop(status=status, code=code, reason=reason, turn=run.turn, at_s=run.clock.now, trace_id=run.trace_id,
+    return Stop(status=status, code=code, reason=reason, turn=run.turn, at_s=run.meter.now, trace_id=run.trace_id,
                 task=run.task.name, policy=run.policy.name, facts=tuple(state.facts.values()),
                 missing=missing + extra_missing,
                 open_items=tuple(i for i in state.open_items() if i not in given_up),

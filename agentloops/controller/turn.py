@@ -62,17 +62,17 @@ readable(N_("continue"))
 def play(run: Run) -> Stop | None:
     """One turn from its start to its record: the stages, then progress and the next step."""
     run.turn += 1
-    state = run.state
+    state, open_items = run.state, run.state.open_items()
     goal = f"waiting for {state.waiting_for['input']}" if state.waiting_for else \
-        state.open[0] if state.open and assessment(run) != "complete" else N_("final answer")
+        open_items[0] if open_items and assessment(run) != "complete" else N_("final answer")
     t = Turn(run.turn, state.version, goal)
     if run.inbox:  # results still on their way from an earlier turn
         deliver_due(run)
     stop = turn(run, t)
     delta = state.end_turn()
     if stop is None:  # progress: nothing left to try, or too many failed turns in a row
-        run.monitor.idle = 0 if delta.progress else run.monitor.idle + 1  # idle turns in a row
-        run.consecutive_failures = run.consecutive_failures + 1 if t.failed and not delta.progress else 0
+        run.monitor.idle = 0 if delta["progress"] else run.monitor.idle + 1  # idle turns in a row
+        run.consecutive_failures = run.consecutive_failures + 1 if t.failed and not delta["progress"] else 0
         limit = run.policy.max_consecutive_failures
         if "open" not in state.items.values() and assessment(run) == "impossible":
             stop = stop_unobtainable(run)  # with open items left, go on: they make the partial answer better
@@ -81,7 +81,7 @@ def play(run: Run) -> Stop | None:
                              f"{run.consecutive_failures} turns in a row failed; a person should look at it")
     if stop is not None:
         t.decision = STOP_DECISION.format(status=stop.status, code=stop.code)
-    t.ended = (run.trace_id, run.clock.now, delta, run.meter, dict(run.meter.used), dict(state.items))
+    t.ended = (run.trace_id, run.meter.now, delta, run.meter.left(), dict(state.items))
     run.turns.append(t)
     sink = run.sink
     if sink.writer is None:
@@ -93,7 +93,7 @@ def play(run: Run) -> Stop | None:
 
 def turn(run: Run, t: Turn) -> Stop | None:
     """The stages of one turn: each takes the last one's value and may end the run with a :class:`Stop`."""
-    if run.controls.cancelled(run.clock.now, run.turn):  # the user's cancel, idle turns, a step and a call left
+    if run.controls.cancelled(run.meter.now, run.turn):  # the user's cancel, idle turns, a step and a call left
         t.action = "cancel"
         return cancel_stop(run, "the user cancelled the task")
     idle = run.policy.idle_turns
@@ -169,7 +169,7 @@ def ask(run: Run, t: Turn, request: Sequence[Message]) -> Response | Stop:
     try:
         response = run.model(request)
     except Exception as exc:  # a provider or model failure: a stop with a reason, never a traceback
-        run.clock.advance(run.model_latency_s)
+        run.meter.spend("wall_time_s", run.model_latency_s)
         meter.spend("tokens", size)  # the prompt was sent
         t.action = "model error"
         t.observation = Phrase(N_("the model call failed ({error})"), error=type(exc).__name__)
@@ -177,7 +177,7 @@ def ask(run: Run, t: Turn, request: Sequence[Message]) -> Response | Stop:
                          Phrase(N_("the model call failed ({error}); nothing more was attempted"),
                                 error=type(exc).__name__),
                          error_class=type(exc).__name__)
-    run.clock.advance(run.model_latency_s)
+    run.meter.spend("wall_time_s", run.model_latency_s)
     message = t.message = Message.from_response(response)  # as the transcript will keep it: counted once
     usage = response.usage
     completion = usage.completion_tokens if usage is not None and usage.completion_tokens is not None else \
@@ -264,7 +264,7 @@ def finish(run: Run, stop: Stop) -> Stop:
     Late deliveries are written *after* the stop line, in the order they land: they are part of the
     record, and the closed ledger and the frozen state make sure they change nothing.
     """
-    run.ledger.cancel_running(run.clock.now, f"cancelled: the task stopped ({stop.status})")
+    run.ledger.cancel_running(run.meter.now, f"cancelled: the task stopped ({stop.status})")
     if run.inbox:
         deliver_due(run)  # results that landed during the last turn, before the stop
     run.state.finish(stop.status)

@@ -11,8 +11,9 @@ token budget; a tool is not started if its timeout could break the wall-time
 budget. So a run never exceeds a budget; it stops with status
 ``budget_exhausted`` and names the budget instead.
 
-Time is simulated (:class:`SimClock`): tool latencies, timeouts and retry
-back-off advance a number, so tests never sleep and runs are reproducible.
+Time is simulated, and it is the wall-time budget's own: spending wall time
+(a tool's latency, a timeout, a retry's back-off) moves the meter's clock,
+:attr:`BudgetMeter.now`, so tests never sleep and runs are reproducible.
 """
 
 from __future__ import annotations
@@ -53,23 +54,6 @@ BUDGET_LABELS: dict[BudgetName, str] = {
     "context_tokens": "largest single request (tokens)",
     "retries": "retries, shared by all tools (a fallback switch counts)",
 }
-
-
-class SimClock:
-    """Simulated seconds: latencies, timeouts and back-off advance it; nothing sleeps."""
-
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = float(now)
-
-    def advance(self, seconds: float) -> float:
-        """Move time forward by ``seconds`` (never backwards) and return the new time."""
-        if seconds < 0:
-            raise ValueError(f"a clock cannot go back {seconds} s")
-        self.now = round(self.now + seconds, 6)
-        return self.now
-
-    def __repr__(self) -> str:
-        return f"SimClock(now={self.now:g})"
 
 
 class Limit(BaseModel):
@@ -167,7 +151,7 @@ EPSILON = 1e-6
 """The clock keeps microseconds; comparisons allow that much rounding."""
 
 _NOTHING_USED: dict[str, float] = {name: 0 for name in BUDGET_NAMES if name != "wall_time_s"}
-"""A new meter's usage (time is the clock's, not counted here)."""
+"""A new meter's usage (time is read off the meter's clock, not counted here)."""
 
 
 BudgetCheck = Callable[[str, float, float, "float | None"], bool]
@@ -181,14 +165,15 @@ def within(name: str, used: float, amount: float, limit: float | None) -> bool:
 
 
 class BudgetMeter:
-    """Counts what a run has used and answers "may I spend this?" before each spend.
+    """Counts what a run has used — time included: its clock is the wall-time budget's — and answers
+    "may I spend this?" before each spend.
 
     ``retry_scope="per_tool"`` gives every tool its own retry allowance — the
     naive design the article warns about: with fallbacks, total attempts grow
     with the number of tools (the retry storm hidden in the routing layer).
     """
 
-    def __init__(self, budget: Budget, clock: SimClock, retry_scope: RetryScope = "shared",
+    def __init__(self, budget: Budget, retry_scope: RetryScope = "shared", *, now: float = 0.0,
                  used: dict[str, float] | None = None, retries_by_tool: dict[str, int] | None = None,
                  started_at: float | None = None, check: BudgetCheck | None = None) -> None:
         self.check: BudgetCheck = check or within
@@ -196,9 +181,10 @@ class BudgetMeter:
         self.budget = budget
         self.limits: dict[str, float | None] = budget.limits
         """Each budget's limit, read once (the budget is frozen; the meter asks on every check)."""
-        self.clock = clock
+        self.now = float(now)
+        """Simulated seconds: spending wall time moves it forward; nothing sleeps."""
         self.retry_scope: RetryScope = retry_scope
-        self.started_at = clock.now if started_at is None else started_at
+        self.started_at = self.now if started_at is None else started_at
         self.used: dict[str, float] = {**_NOTHING_USED, **used} if used else dict(_NOTHING_USED)
         self.retries_by_tool: dict[str, int] = dict(retries_by_tool or {})
         """Retries spent per tool (what ``retry_scope="per_tool"`` limits; kept under either scope)."""
@@ -206,11 +192,11 @@ class BudgetMeter:
     def elapsed(self) -> float:
         """Simulated seconds of work so far (a resumed run's clock continues from its pause, so time
         spent waiting for the user is never counted)."""
-        return round(self.clock.now - self.started_at, 6)
+        return round(self.now - self.started_at, 6)
 
     def used_of(self, name: BudgetName) -> float:
         """How much of one budget the run has used (the largest request for ``context_tokens``)."""
-        return round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else self.used[name]
+        return self.elapsed() if name == "wall_time_s" else self.used[name]
 
     def allows(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> bool:
         """True when spending ``amount`` more of ``name`` keeps the run within its limit (the budget stage
@@ -220,13 +206,16 @@ class BudgetMeter:
         elif name == "retries" and self.retry_scope == "per_tool" and tool is not None:
             used = self.retries_by_tool.get(tool, 0)
         else:  # (as :meth:`used_of` reads it)
-            used = round(self.clock.now - self.started_at, 6) if name == "wall_time_s" else self.used[name]
+            used = round(self.now - self.started_at, 6) if name == "wall_time_s" else self.used[name]
         return self.check(name, used, amount, self.limits[name])
 
     def spend(self, name: BudgetName, amount: float = 1, tool: str | None = None) -> None:
-        """Record use of a budget (time is spent by advancing the clock, not here)."""
+        """Record use of a budget; spending wall time moves the clock forward (never back)."""
         if name == "wall_time_s":
-            raise ValueError("wall time is spent by advancing the clock")
+            if amount < 0:
+                raise ValueError(f"a clock cannot go back {amount} s")
+            self.now = round(self.now + amount, 6)
+            return
         if name == "context_tokens":
             self.used[name] = max(self.used[name], amount)
             return
@@ -240,15 +229,13 @@ class BudgetMeter:
         if limit is None:
             return None
         if name == "wall_time_s":
-            return limit - round(self.clock.now - self.started_at, 6)
+            return limit - round(self.now - self.started_at, 6)
         return limit if name == "context_tokens" else limit - self.used[name]
 
-    def left(self, used: Mapping[str, float] | None = None, now: float | None = None) -> dict[str, float | None]:
-        """What remains of every budget (``None`` for a budget that is off) — now, or as it was when the run
-        had used ``used`` at time ``now`` (a turn keeps those two values and works out its record later)."""
+    def left(self) -> dict[str, float | None]:
+        """What remains of every budget, rounded for people and the model (``None`` for a budget that is off)."""
         out: dict[str, float | None] = {}
-        used = self.used if used is None else used
-        elapsed = round((self.clock.now if now is None else now) - self.started_at, 6)
+        used, elapsed = self.used, round(self.now - self.started_at, 6)
         for name, limit in self.limits.items():
             if limit is None or name == "context_tokens":
                 out[name] = limit
@@ -273,18 +260,19 @@ class BudgetMeter:
 
     def usage(self) -> dict[str, float]:
         """What the run used of every budget."""
-        used, elapsed = self.used, round(self.clock.now - self.started_at, 6)  # (as used_of reads each one)
+        used, elapsed = self.used, self.elapsed()
         return {name: elapsed if name == "wall_time_s" else  # (rounding it again, or an int, changes nothing)
                 value if type(value := used[name]) is int else round(value, 6) for name in BUDGET_NAMES}
 
     def within_limits(self) -> dict[str, bool]:
         """Per budget: did usage stay within the limit? (The property tests assert all True.)"""
-        used, elapsed = self.used, round(self.clock.now - self.started_at, 6)  # (as used_of reads each one)
+        used, elapsed = self.used, self.elapsed()
         return {name: limit is None or (elapsed if name == "wall_time_s" else used[name]) <= limit + EPSILON
                 for name, limit in self.limits.items()}
 
     def state(self) -> MeterUse:
-        """What a saved run keeps of this meter (a resume passes it back: ``BudgetMeter(budget, clock, **kept)``)."""
+        """What a saved run keeps of this meter besides its clock (a resume passes it back:
+        ``BudgetMeter(budget, scope, now=clock, **kept)``)."""
         return {"used": dict(self.used), "retries_by_tool": dict(self.retries_by_tool), "started_at": self.started_at}
 
 

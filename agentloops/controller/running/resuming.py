@@ -112,10 +112,10 @@ def _reopen_trace(run: Run, data: Mapping[str, Any]) -> None:
 def _answer(run: Run, saved: SavedLike, data: dict[str, Any], answer: str) -> None:
     """Mark the pause as continued and hand the user's answer to the task (state version + 1)."""
     parameter = str(data.get("parameter") or "answer")
-    mark_resumed(saved, data, run.clock.now)
+    mark_resumed(saved, data, run.meter.now)
     run.state.add_input(parameter, answer)
     run.state.end_turn()  # the answer came between two turns: it is not the next turn's change
     run.groups.append([Message("user", f"{USER_ANSWER_PREFIX} {parameter}: {answer}")])
-    run.sink.write({"kind": "resume", "trace_id": run.trace_id, "turn": run.turn, "at_s": run.clock.now,
+    run.sink.write({"kind": "resume", "trace_id": run.trace_id, "turn": run.turn, "at_s": run.meter.now,
                     "parameter": parameter, "answer": answer, "state_version": run.state.version,
                     "from_version": int(data["paused_at_version"])})

@@ -71,13 +71,10 @@ class Fact:
     ref: str | None = None
 
 
-FACT_JSON: TypeAdapter[Fact] = TypeAdapter(Fact)
-"""Dumps a :class:`Fact` as stop records and saved runs hold it."""
-
-
-@dataclass(frozen=True, slots=True)
-class StateDelta:
-    """What one turn changed in the task state, and why it changed nothing when it did not.
+@with_config(ConfigDict(extra="forbid"))
+class StateDelta(TypedDict):
+    """What one turn changed in the task state, and why it changed nothing when it did not — as the trace's
+    turn line holds it (a plain dict; this type checks one read back).
 
     Attributes:
         version_before: state version when the turn began.
@@ -87,23 +84,15 @@ class StateDelta:
         progress: a fact, an item status or a user input was added (failures alone are not progress).
     """
 
-    __pydantic_config__ = ConfigDict(extra="forbid")  # a trace's turn line holds this record as it is
-
     version_before: int
     version_after: int
-    changes: tuple[str, ...] = ()
-    unchanged: tuple[str, ...] = ()
-    progress: bool = False
-
-    def __str__(self) -> str:
-        if not self.changes:
-            why = "; ".join(self.unchanged) or "nothing observed"
-            return f"no change (v{self.version_before}): {why}"
-        return f"v{self.version_before}→v{self.version_after}: " + "; ".join(self.changes)
+    changes: list[str]
+    unchanged: list[str]
+    progress: bool
 
 
 DELTA_JSON: TypeAdapter[StateDelta] = TypeAdapter(StateDelta)
-"""Dumps a :class:`StateDelta` as a trace's turn line holds it, and checks one read back."""
+"""Checks a state delta read back from a trace."""
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -148,9 +137,6 @@ class TaskState:
         progress_count: how many changes were progress (a fact, an item settled, a user input);
             also available as :attr:`progress_version`.
         finished: the stop status once the task has stopped, else ``None``.
-
-    Worked out from them (so a state read from a file has them too): ``open``, the items still to do in task
-    order, and ``sourced``, how many facts name their source (what :meth:`assess` counts).
     """
 
     __pydantic_config__ = ConfigDict(extra="forbid")
@@ -177,8 +163,6 @@ class TaskState:
         self.__post_init__()
 
     def __post_init__(self) -> None:  # (pydantic calls it for a state read from a saved run)
-        self.open: tuple[str, ...] = tuple([item for item, status in self.items.items() if status == "open"])
-        self.sourced = sum(1 for fact in self.facts.values() if fact.source)
         self._start, self._progress = self.version, False  # the changes of the turn being collected
         self._changes: list[str] = []
         self._unchanged: list[str] = []
@@ -193,7 +177,8 @@ class TaskState:
         """The delta since the state was made (or read back) or since the last :meth:`end_turn`, which starts
         collecting the next turn's changes afresh (what changes between two turns, a resumed answer for instance,
         is dropped by calling it once more)."""
-        delta = StateDelta(self._start, self.version, tuple(self._changes), tuple(self._unchanged), self._progress)
+        delta: StateDelta = {"version_before": self._start, "version_after": self.version, "changes": self._changes,
+                             "unchanged": self._unchanged, "progress": self._progress}
         self._start, self._changes, self._unchanged, self._progress = self.version, [], [], False
         return delta
 
@@ -225,9 +210,6 @@ class TaskState:
             return False
         self._bump(NEW_FACT.format(item=fact.item, summary=fact.summary, source=fact.source), progress=True)
         self.facts[fact.item] = fact
-        self.sourced += bool(fact.source)
-        if self.items[fact.item] == "open":
-            self.open = tuple([item for item in self.open if item != fact.item])
         self.items[fact.item] = "done"
         self.reasons.pop(fact.item, None)
         self.codes.pop(fact.item, None)
@@ -248,7 +230,6 @@ class TaskState:
             return False
         self._bump(MISSING.format(item=item, reason=reason), progress=True)
         self.items[item] = "missing"
-        self.open = tuple([other for other in self.open if other != item])
         self.reasons[item] = reason
         if code is not None:
             self.codes[item] = code
@@ -286,8 +267,8 @@ class TaskState:
         return assess(self.items, self.facts, need)
 
     def open_items(self) -> list[str]:
-        """Items still to do, in task order (a new list of :attr:`open`)."""
-        return list(self.open)
+        """Items still to do, in task order."""
+        return [item for item, status in self.items.items() if status == "open"]
 
     def done_items(self) -> list[str]:
         """Items settled by a verified fact."""
@@ -313,7 +294,7 @@ class TaskState:
         view: dict[str, Any] = {
             "version": self.version, "goal": self.goal, "constraints": list(self.constraints),
             "done": {item: f"{fact.summary} [{fact.source}]" for item, fact in self.facts.items()},
-            "open": list(self.open), "missing": self.missing_items(), "inputs": self.inputs,
+            "open": self.open_items(), "missing": self.missing_items(), "inputs": self.inputs,
             "tried": self.failure_summary(),
         }
         if budget_left is not None:

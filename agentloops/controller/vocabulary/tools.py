@@ -22,7 +22,6 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter
@@ -244,11 +243,7 @@ class Toolbox:
         return list(self.tools)
 
     def describe(self) -> str:
-        """One line per tool, plus the ask_user action, for the system message (written once per toolbox)."""
-        return self._description
-
-    @cached_property
-    def _description(self) -> str:
+        """One line per tool, plus the ask_user action, for the system message."""
         lines = [f"- {spec.signature()}: {spec.description}" for spec in self.tools.values()]
         lines.append(f"- {ASK_USER}(question): ask the user for information only they have")
         return "\n".join(lines)
