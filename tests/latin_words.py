@@ -84,7 +84,7 @@ def api_values() -> frozenset[str]:
 
 def _controller_ids() -> set[str]:
     """The controller's names for things a learner passes in: task types, policies, compactors, scenarios, tools,
-    their parameters and the fields of their results."""
+    their parameters, the fields of their results and the services behind them (a fact's source, ``library``)."""
     from agentloops.controller import list_controller_scenarios
     from agentloops.controller.policy.error_policy import POLICIES
     from agentloops.controller.task.context import COMPACTORS
@@ -93,7 +93,7 @@ def _controller_ids() -> set[str]:
 
     names = set(TASK_TYPES) | set(POLICIES) | set(COMPACTORS) | {s.name for s in list_controller_scenarios()}
     for spec in TOOLS.values():
-        names |= {spec.name, *spec.params, *spec.output_fields}
+        names |= {spec.name, *spec.params, *spec.output_fields, spec.backend, spec.source}
     return names
 
 

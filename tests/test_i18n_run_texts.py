@@ -26,7 +26,8 @@ from agentloops.controller.stopping.status import STATUS_DEFINITIONS
 from agentloops.controller.task.world import TOOLS, WEATHER
 from agentloops.controller.teaching import evidence
 from agentloops.controller.teaching.widgets.budgets import budget_explorer
-from agentloops.controller.vocabulary.ledger import CallState, Verdict
+from agentloops.controller.teaching.widgets.parallel import calls_text, parallel_run
+from agentloops.controller.vocabulary.ledger import Arrival, CallState, Ledger, Verdict
 from agentloops.controller.vocabulary.render import Table
 from agentloops.controller.vocabulary.tools import ToolStatus
 from agentloops.errors import ErrorCode
@@ -213,6 +214,59 @@ def test_the_budget_explorers_table_is_chinese() -> None:
     set_language("en")
     english = re.sub(r"<[^>]+>", " ", budget_explorer(12, prewarm=False).table.value)
     assert "cap-only" in english and "ended as" in english and not CJK.search(english)
+
+
+# --------------------------------------------------------------------------- parallel calls
+
+
+def _ledger_notes() -> list[str]:
+    """The ledger's note for each refused delivery: a duplicate, an unknown id, another task's, two late ones."""
+    ledger = Ledger("task-1")
+    for call_id in ("c1", "c2", "c3"):
+        ledger.open(call_id, "fetch", "{}", 1, 0.0)
+    ok = ctl.ToolResult("ok", data={"x": 1})
+    for arrival in (Arrival(1.0, "c1", ok), Arrival(1.1, "c1", ok, 2), Arrival(1.2, "c9", ok),
+                    Arrival(1.3, "c2", ok, 1, "task-0")):
+        ledger.deliver(arrival, True)
+    ledger.cancel_running(2.0, "join satisfied")
+    ledger.deliver(Arrival(3.0, "c2", ok), True)
+    ledger.close()
+    ledger.deliver(Arrival(4.0, "c3", ok), True)
+    return [e.note for e in ledger.events]
+
+
+def _parallel_texts() -> list[str]:
+    """What a learner reads of parallel runs (a join met, a deadline, a user's cancel, a budget run out): why each
+    call ended, each refused delivery's note, each batch's observation."""
+    runs = [parallel_run(minimum=1), parallel_run(minimum=3), parallel_run(cancel_at_s=2.0),
+            ctl.run_scenario("research-budget-runs-out-in-flight")]
+    return [text for run in runs for text in [*(c.note for c in run.calls), *(e.note for e in run.events),
+                                              *(t.observation for t in run.turns if "," in t.tool_status)] if text]
+
+
+def test_a_parallel_runs_notes_read_in_chinese_and_stay_english_as_data() -> None:
+    notes, texts = _ledger_notes(), _parallel_texts()
+    assert notes == ["delivery 2: already applied once; ignored", "no call with this id was started",
+                     "belongs to task task-0, not task-1", "arrived after the call was cancelled; recorded, not applied",
+                     "arrived after the task had already stopped; recorded, not applied"]
+    assert {"cancelled: join 'minimum 1 within 10 s' satisfied", "cancelled: the join's deadline passed",
+            "cancelled: the user cancelled the task", "join 'minimum 1 within 10 s' satisfied; 3 cancelled, 1 ok",
+            "the user cancelled the task; 2 cancelled, 1 ok, 1 permanent_error"} <= set(texts)
+    assert any(t.startswith("cancelled: the task stopped: the wall-time budget would run out") for t in texts)
+    assert [shown(t) for t in notes + texts] == notes + texts  # English shows the data as it is
+    set_language("zh")
+    for text in notes + texts:
+        assert CJK.search(shown(text)) and latin_words(shown(text)) == [], (text, shown(text))
+    assert [str.__str__(t) for t in notes] == _ledger_notes()  # the data stays English in Chinese too
+
+
+def test_the_parallel_explorers_call_table_is_chinese() -> None:
+    english = calls_text(parallel_run())
+    assert " call " in english and "late at 13 s: c4 — arrived after the task had already stopped" in english
+    set_language("zh")
+    chinese = calls_text(parallel_run())
+    assert latin_words(chinese) == [], latin_words(chinese)
+    assert "在任务已经停止之后才到" in chinese
 
 
 # --------------------------------------------------------------------------- quiz options

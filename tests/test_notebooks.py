@@ -160,12 +160,9 @@ def _run_cases(paths: list[Path]) -> list[Any]:
             for p in paths]
 
 
-STILL_ENGLISH = {"15-parallel-calls.ipynb": 93, "16-context-compaction.ipynb": 101, "17-interview-drill.ipynb": 15,
-                 "18-part2-solutions.ipynb": 10}
+STILL_ENGLISH = {"16-context-compaction.ipynb": 101}
 """Chinese notebooks whose outputs still show English (issue 25 is open for them): the count may fall, never
-rise. What is left: frames and prints the notebooks build themselves from English data (15, 16), printed stop
-reasons and join notes (15, 18), the world's documents (16), and the evidence tables' fingerprints and budget
-bases (17)."""
+rise. What is left: frames the notebook builds itself from English data and the world's documents (16)."""
 
 
 @pytest.mark.notebook

@@ -292,6 +292,21 @@ def _settle(run: Run, t: Turn, first: Attempt, statuses: dict[str, str]) -> tupl
     return stop, result.status == "ok" or (result.status == "empty" and isinstance(settled.route, AcceptNotFound))
 
 
+def _why_cancelled(run: Run, outcome: str | None, stopped: Stop | None) -> Phrase:
+    """Why the calls still running are cancelled, as a phrase (a learner reads it in the call table and the trace)."""
+    rule = run.task.join.describe()
+    if outcome == "deadline" and run.controls.cancelled(run.meter.now):  # the user cancelled, not the join
+        return Phrase(N_("the user cancelled the task"))
+    if outcome == "satisfied":
+        return Phrase(N_("join '{rule}' satisfied"), rule=rule)
+    if outcome == "impossible":
+        return Phrase(N_("join '{rule}' can no longer be satisfied"), rule=rule)
+    if ended := _WHY_ENDED.get(outcome or ""):
+        return Phrase(ended)
+    return Phrase(N_("the task stopped: {reason}"), reason=stopped.reason) if stopped else \
+        Phrase(N_("the batch was stopped"))
+
+
 def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], started: Started,
              statuses: dict[str, str], stopped: Stop | None = None) -> None:
     """Cancel what the join no longer needs (its results, ``leftover``, will land late) and summarise the turn;
@@ -299,13 +314,7 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
     cancelled."""
     actions = cast("list[Action]", t.actions)  # a turn of tool calls records only tool actions
     if len(started) > 1 or leftover:  # something may still be running
-        join = run.task.join
-        why: str = Phrase(N_("join '{rule}' satisfied"), rule=join.describe()) if outcome == "satisfied" else \
-            Phrase(N_("join '{rule}' can no longer be satisfied"), rule=join.describe()) if outcome == "impossible" \
-            else _WHY_ENDED.get(outcome or "", Phrase(N_("the task stopped: {reason}"), reason=stopped.reason)
-                                if stopped else N_("the batch was stopped"))
-        if outcome == "deadline" and run.controls.cancelled(run.meter.now):  # the user cancelled, not the join
-            why = N_("the user cancelled the task")
+        why = _why_cancelled(run, outcome, stopped)
         cancelled = run.ledger.cancel_running(run.meter.now, Phrase(N_("cancelled: {why}"), why=why))
         for call_id in cancelled:
             use = started[call_id]
@@ -319,8 +328,8 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
         if len(started) > 1 or cancelled:
             order = [a.call_id for a in actions if a.call_id in started]
             t.tool_status = ", ".join(statuses.get(c or "", "-") for c in order)
-            t.observation = f"{why}; " + ", ".join(f"{sum(1 for s in statuses.values() if s == k)} {k}"
-                                                    for k in sorted(set(statuses.values())))
+            t.observation = Phrase(N_("{why}; {counts}"), why=why, counts=", ".join(
+                f"{sum(1 for s in statuses.values() if s == k)} {k}" for k in sorted(set(statuses.values()))))
             return
     # a batch of one reads as the call it is: ``timeout→ok`` when it was retried
     t.tool_status = "→".join(a.status or "-" for a in actions) if len(actions) > 1 else \

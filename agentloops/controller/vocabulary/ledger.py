@@ -158,9 +158,10 @@ class Ledger:
         status = arrival.result.status
         verdict: Verdict
         if arrival.task_id and arrival.task_id != self.task_id:
-            verdict, note = "stale", f"belongs to task {arrival.task_id}, not {self.task_id}"
+            verdict, note = "stale", Phrase(N_("belongs to task {task}, not {own}"), task=arrival.task_id,
+                                            own=self.task_id)
         elif call is None:
-            verdict, note = "unknown", "no call with this id was started"
+            verdict, note = "unknown", Phrase(N_("no call with this id was started"))
         elif arrival.call_id in self.applied or call.deliveries > 0:
             call.deliveries += 1
             verdict, note = "duplicate", Phrase(N_("delivery {n}: already applied once; ignored"), n=arrival.delivery)
@@ -170,8 +171,8 @@ class Ledger:
                 call.arrived_at = arrival.at
                 call.status = status
             call.state = "ignored"
-            why = "the task had already stopped" if self.closed else "the call was cancelled"
-            verdict, note = "late", f"arrived after {why}; recorded, not applied"
+            why = Phrase(N_("the task had already stopped") if self.closed else N_("the call was cancelled"))
+            verdict, note = "late", Phrase(N_("arrived after {why}; recorded, not applied"), why=why)
         else:
             call.deliveries += 1
             call.arrived_at = call.ended_at = arrival.at

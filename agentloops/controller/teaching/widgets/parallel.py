@@ -25,7 +25,7 @@ from agentloops.controller.teaching.widgets.panel import (
     _Panel,
     _View,
 )
-from agentloops.i18n import N_, _
+from agentloops.i18n import N_, _, shown
 from agentloops.tables import text_table
 
 
@@ -51,12 +51,13 @@ def parallel_run(minimum: int = 2, s3_latency: float = 2.5, s4_latency: float = 
 
 
 def calls_text(run: ControllerRun) -> str:
-    """The calls of a run as text: id, tool, arguments, kind, start, end, arrival, state."""
-    rows = [[c.call_id.rsplit("-", 1)[-1], c.tool, c.args, c.kind, f"{c.started_at:g}",
+    """The calls of a run as text: id, tool, arguments, kind, start, end, arrival, state (the kind and each refused
+    delivery's note in the language in use)."""
+    rows = [[c.call_id.rsplit("-", 1)[-1], c.tool, c.args, _(c.kind), f"{c.started_at:g}",
              "" if c.ended_at is None else f"{c.ended_at:g}", "" if c.arrived_at is None else f"{c.arrived_at:g}",
              c.state, c.deliveries] for c in run.calls]
     events = "".join("\n  " + _("{verdict} at {at} s: {call} — {note}").format(
-        verdict=e.verdict, at=f"{e.at_s:g}", call=e.call_id.rsplit("-", 1)[-1], note=e.note) for e in run.events)
+        verdict=e.verdict, at=f"{e.at_s:g}", call=e.call_id.rsplit("-", 1)[-1], note=shown(e.note)) for e in run.events)
     refused = "\n" + _("refused deliveries:") + events if events else ""
     return text_table(_headers(CALL_HEADERS), rows) + refused
 
