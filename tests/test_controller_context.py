@@ -159,5 +159,5 @@ def test_what_a_compaction_dropped_is_english_data_and_reads_in_chinese() -> Non
         shown = [check.shown(), goal.shown(), turn.delta_shown(), careless.turns[0].delta_shown(),
                  *(read_back(line) for line in plain_lines)]
         assert "硬约束：每条论断都注明来源 ID" in check.shown() and "「智能体循环为什么停不下来」" in goal.shown()
-        assert "压缩器的记忆照样采用" in turn.delta_shown() and "ReAct 智能体的停止条件" in careless.turns[0].delta_shown()
+        assert "照样采用了压缩器的记忆" in turn.delta_shown() and "ReAct 智能体的停止条件" in careless.turns[0].delta_shown()
     assert [english_words(text, allowed) for text in shown] == [[]] * len(shown)
