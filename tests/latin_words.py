@@ -61,19 +61,20 @@ def api_values() -> frozenset[str]:
     """Names a learner meets as data, not prose.
 
     The package's criteria, scenarios and wire formats, every documented provider stop value, the values of its
-    finish reasons, stop statuses and codes, tool statuses, call states, message roles, a turn's action kinds and
-    language codes, the controller's ids (:func:`_controller_ids`), and JSON's and Python's literals.
+    finish reasons, stop statuses and codes, tool statuses, call states, message roles, a turn's action kinds,
+    which memory a compaction used and language codes, the controller's ids (:func:`_controller_ids`), and JSON's
+    and Python's literals.
     """
     from agentloops import criteria, errors, i18n, messages, record, scenario, stops
     from agentloops.controller.policy import budgets
     from agentloops.controller.stopping import status
-    from agentloops.controller.task import state
+    from agentloops.controller.task import context, state
     from agentloops.controller.vocabulary import ledger, tools
     from agentloops.exercises import controlling
 
     aliases = [stops.FinishReason, stops.StopKind, stops.ProviderFormat, scenario.ScenarioFormat, status.StopStatus,
                status.StopCode, tools.ToolStatus, ledger.CallState, ledger.Verdict,
-               state.ItemStatus, budgets.BudgetName, errors.ErrorCode, record.Outcome, messages.Role, controlling.Move,
+               state.ItemStatus, context.MemoryUsed, budgets.BudgetName, errors.ErrorCode, record.Outcome, messages.Role, controlling.Move,
                i18n.Language]
     values = {value for alias in aliases for value in get_args(alias) if isinstance(value, str)}
     values |= {row.value for row in stops.STOP_VALUES} | set(criteria.CRITERIA) | set(scenario.scenario_names())
@@ -84,7 +85,8 @@ def api_values() -> frozenset[str]:
 
 def _controller_ids() -> set[str]:
     """The controller's names for things a learner passes in: task types, policies, compactors, scenarios, tools,
-    their parameters, the fields of their results and the services behind them (a fact's source, ``library``)."""
+    their parameters, the fields of their results, and their backends and source labels (a fact's source
+    pointer, ``library:fetch#c1``, names them)."""
     from agentloops.controller import list_controller_scenarios
     from agentloops.controller.policy.error_policy import POLICIES
     from agentloops.controller.task.context import COMPACTORS
@@ -93,7 +95,7 @@ def _controller_ids() -> set[str]:
 
     names = set(TASK_TYPES) | set(POLICIES) | set(COMPACTORS) | {s.name for s in list_controller_scenarios()}
     for spec in TOOLS.values():
-        names |= {spec.name, *spec.params, *spec.output_fields, spec.backend, spec.source}
+        names |= {spec.name, *spec.params, *spec.output_fields, spec.backend, spec.source} - {""}
     return names
 
 

@@ -21,6 +21,7 @@ from agentloops.controller.running.resuming import resume
 from agentloops.controller.sim.executor import execute
 from agentloops.controller.task.context import observe, summarize
 from agentloops.controller.task.world import TOOLS
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.messages import Message
 
 
@@ -134,3 +135,29 @@ def test_an_observation_within_the_offload_limit_is_kept_exactly_as_when_its_dat
             assert kept == _transcript(task_type, limit, counted_apart), (task_type, limit)
             offloaded.append(any('"ref": "ref:' in (m.content or "") for request in kept for m in request))
         assert offloaded[0] and not offloaded[-1], offloaded  # both sides of the limit were met
+
+
+def test_what_a_compaction_dropped_is_english_data_and_reads_in_chinese() -> None:
+    """The check's lines stay English in the trace; shown, or read back from the trace's plain text, they are
+    Chinese: the goal, the research constraints, the facts and the sources' titles through the catalog."""
+    from agentloops.i18n import speaking
+    from tests.latin_words import allowed_words, english_words
+
+    careless = run_scenario("research-compaction-careless")
+    check, turn = careless.compactions[0].check, careless.turns[3]
+    english = ("compaction dropped: constraint: cite every claim with its source id; constraint: use only the listed "
+               "sources; fact: source:s1 [library via fetch (c1)]; fact: source:s2 [library via fetch (c2)]; "
+               "fact: source:s3 [library via fetch (c3)]")
+    assert str(check) == check.shown() == english and f"compaction used: {english}" in turn.state_delta["unchanged"]
+    task = make_task("research")
+    s = task.new_state()
+    goal = check_compaction("MEMORY {}", s).dropped[0]
+    assert goal == "goal: summarise 'why agent loops fail to stop' from at least 2 of the sources s1, s2, s3, s4"
+    allowed = allowed_words("16-context-compaction.ipynb")
+    with speaking("zh"):
+        plain_lines = [str.__str__(line) for line in check.dropped]  # as a trace file gives them back
+        shown = [check.shown(), goal.shown(), turn.delta_shown(), careless.turns[0].delta_shown(),
+                 *(read_back(line) for line in plain_lines)]
+        assert "硬约束：每条论断都注明来源 ID" in check.shown() and "「智能体循环为什么停不下来」" in goal.shown()
+        assert "照样采用了压缩器的记忆" in turn.delta_shown() and "ReAct 智能体的停止条件" in careless.turns[0].delta_shown()
+    assert [english_words(text, allowed) for text in shown] == [[]] * len(shown)

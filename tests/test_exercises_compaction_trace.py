@@ -86,6 +86,13 @@ def test_facts_without_constraints_end_as_ours_yet_fail_on_what_they_dropped() -
                "dropped constraint: cite every claim" in message for message in failed.values())
 
 
+def test_what_the_memory_dropped_is_named_in_the_learners_language() -> None:
+    with speaking("zh"):
+        result = q13.judge(facts_without_constraints)
+    message = result.case("research-compaction-checked").message
+    assert "硬约束：每条论断都注明来源 ID；硬约束：只使用列出的来源" in message and "constraint" not in message
+
+
 @pytest.mark.parametrize("exercise", [q13, q14], ids=lambda e: e.name)
 def test_a_crashing_answer_fails_every_case_with_the_error_not_a_traceback(exercise: Exercise) -> None:
     def crashes(argument: Any) -> Any:

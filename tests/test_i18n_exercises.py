@@ -79,7 +79,7 @@ def _verdict(result: ExerciseResult) -> tuple[str, list[str]]:
 
 def _values(text: str) -> list[str]:
     """What a message quotes from the run, which no translation may change: quoted text, code names, numbers."""
-    tokens = (t.strip(";,.:()").removeprefix("tools[") for t in text.split())  # a table cell says 工具[…]
+    tokens = (t.strip(";,.:()[]").removeprefix("tools[") for t in text.split())  # a table cell says 工具[…]
     return [t for t in tokens if re.search(r'[="_\d]', t) and not re.search(r"[A-Z]?[a-z]+'s\b", t)]
 
 

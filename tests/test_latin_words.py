@@ -125,4 +125,5 @@ def test_api_values_pass_only_as_spelt() -> None:
 def test_api_values_are_the_packages_own() -> None:
     values = api_values()
     assert {"stop", "length", "succeeded", "handed_off", "budget:retries", "timeout", "normal", "correct"} <= values
+    assert {"compactor", "safe_memory", "library", "archive", "fetch"} <= values  # a compaction's memory; backends
     assert not {"the", "is", "model", "declared"} & values

@@ -160,11 +160,6 @@ def _run_cases(paths: list[Path]) -> list[Any]:
             for p in paths]
 
 
-STILL_ENGLISH = {"16-context-compaction.ipynb": 101}
-"""Chinese notebooks whose outputs still show English (issue 25 is open for them): the count may fall, never
-rise. What is left: frames the notebook builds itself from English data and the world's documents (16)."""
-
-
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", _run_cases(ALL))
 def test_notebook_runs_from_a_fresh_kernel(path: Path) -> None:
@@ -173,5 +168,5 @@ def test_notebook_runs_from_a_fresh_kernel(path: Path) -> None:
         from tests.latin_words import notebook_words, summary
 
         words = notebook_words(nb, path.relative_to(ZH).as_posix())
-        assert len(words) <= STILL_ENGLISH.get(path.relative_to(ZH).as_posix(), 0), (f"{_id(path)} shows English a Chinese learner reads: translate it, or add the word "
+        assert not words, (f"{_id(path)} shows English a Chinese learner reads: translate it, or add the word "
                            f"with its reason to the allow-list in notebooks/glossary.md.\n{summary(words)}")

@@ -45,7 +45,7 @@ from agentloops.controller.engine import (
 from agentloops.controller.stopping.progress import normalize_args
 from agentloops.controller.stopping.status import SYSTEM_FAILURES, Stop
 from agentloops.controller.task.answers import contradiction
-from agentloops.controller.task.context import CompactionEvent, check_compaction, memory_from_state
+from agentloops.controller.task.context import CompactionEvent, MemoryUsed, check_compaction, memory_from_state
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER
 from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.tools import ASK_USER
@@ -138,7 +138,7 @@ def prepare_request(run: Run, t: Turn) -> tuple[Message, ...]:
         return request
     memory = run.compactor(run.state)
     check = check_compaction(memory, run.state)
-    used = "compactor"
+    used: MemoryUsed = "compactor"
     if not check.ok and run.context.check_compaction:
         memory, used = memory_from_state(run.state), "safe_memory"
     compacted = len(run.groups) - keep
@@ -149,7 +149,9 @@ def prepare_request(run: Run, t: Turn) -> tuple[Message, ...]:
     run.compactions.append(event)
     t.compaction = event.to_dict()
     if not check.ok:
-        run.state.note(f"compaction refused: {check}" if used == "safe_memory" else f"compaction used: {check}")
+        refused = used == "safe_memory"
+        run.state.note(Phrase(N_("compaction refused: {check}") if refused else N_("compaction used: {check}"),
+                              check=check.phrase()))
     return request
 
 

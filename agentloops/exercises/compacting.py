@@ -25,6 +25,7 @@ from agentloops.controller.running.scenarios import build_controller
 from agentloops.controller.sim.scenario_files import load_controller_scenario
 from agentloops.controller.task.context import memory_from_state
 from agentloops.controller.task.state import TaskState
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.exercises import outputs
 from agentloops.exercises.checking import Case, LearnerError, Verdict
 from agentloops.exercises.failures import raised_text
@@ -112,7 +113,7 @@ def judge(raw: Any, case: str) -> Verdict:
         turn, dropped = raw["dropped"][0]
         return False, _("in {scenario}, the run ended {mine} as with the package's memory, but your memory before "
                         "turn {turn} dropped {dropped} — the compaction check refuses it").format(
-            scenario=case, mine=mine, turn=turn, dropped="; ".join(dropped))
+            scenario=case, mine=mine, turn=turn, dropped=_("; ").join(read_back(line) for line in dropped))
     return True, _("in {scenario}, {mine}, as with the package's memory; every memory kept what it must").format(
         scenario=case, mine=mine)
 

@@ -22,13 +22,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt
 
 from agentloops.controller.task.state import TaskState
+from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.tools import ToolResult
-from agentloops.i18n import N_, Phrase
+from agentloops.i18n import N_, Phrase, joined
 from agentloops.tokens import Tokenizer, estimate_tokens
 
 
@@ -107,6 +108,9 @@ def observe(result: ToolResult, tool: str, args: Mapping[str, Any], store: Conte
     return observation, ref
 
 
+MemoryUsed = Literal["compactor", "safe_memory"]
+"""Which memory replaced the older turns: the compactor's, or (the check refused it) the one written from state."""
+
 Compactor = Callable[[TaskState], str]
 """Writes the memory that replaces older turns, from the task state."""
 
@@ -149,11 +153,30 @@ class CompactionCheck:
     ok: bool
     dropped: tuple[str, ...] = ()
 
-    def __str__(self) -> str:
-        """The check in one line: English, as trace notes and stop reasons keep it; shown translated (a phrase)."""
+    def phrase(self) -> Phrase:
+        """The check in one line: English, as trace notes keep it, and shown in the learner's language."""
         if self.ok:
             return Phrase(N_("compaction kept goal, constraints, inputs, facts, sources, open items and attempts"))
-        return Phrase(N_("compaction dropped: {lines}"), lines="; ".join(self.dropped))
+        return Phrase(N_("compaction dropped: {lines}"), lines=joined(self.dropped, "; "))
+
+    def __str__(self) -> str:
+        return self.phrase()
+
+    def shown(self) -> str:
+        """The check in one line, in the language in use (``print(check)`` prints the English)."""
+        return self.phrase().shown()
+
+
+DROPPED: dict[str, str] = {part: readable(template) for part, template in (
+    ("goal", N_("goal: {goal}")), ("constraint", N_("constraint: {constraint}")),
+    ("input", N_("input: {name} = {value}")), ("fact", N_("fact: {item} [{source}]")),
+    ("open item", N_("open item: {item}")), ("tried", N_("tried: {attempt}")))}
+"""How :func:`check_compaction` names each part a memory dropped: English lines in traces, read back translated."""
+
+
+def _phrase(text: str) -> Phrase:
+    """``text`` as a phrase: itself if it is one, else shown through the catalog (a constraint marked with ``N_``)."""
+    return text if isinstance(text, Phrase) else Phrase(text)
 
 
 def check_compaction(memory: str, state: TaskState) -> CompactionCheck:
@@ -162,16 +185,16 @@ def check_compaction(memory: str, state: TaskState) -> CompactionCheck:
     (``tool: status``). Plain substring checks: any wording that keeps the exact texts passes."""
     dropped: list[str] = []
     if state.goal not in memory:
-        dropped.append(f"goal: {state.goal}")
-    dropped += [f"constraint: {c}" for c in state.constraints if c not in memory]
-    dropped += [f"input: {name} = {value}" for name, value in state.inputs.items()
+        dropped.append(Phrase(DROPPED["goal"], goal=_phrase(state.goal)))
+    dropped += [Phrase(DROPPED["constraint"], constraint=_phrase(c)) for c in state.constraints if c not in memory]
+    dropped += [Phrase(DROPPED["input"], name=name, value=value) for name, value in state.inputs.items()
                 if name not in memory or value not in memory]
     for fact in state.facts.values():
         if fact.item not in memory or fact.source not in memory:
-            dropped.append(f"fact: {fact.item} [{fact.source}]")
-    dropped += [f"open item: {item}" for item in state.open_items() if item not in memory]
+            dropped.append(Phrase(DROPPED["fact"], item=fact.item, source=fact.source))
+    dropped += [Phrase(DROPPED["open item"], item=item) for item in state.open_items() if item not in memory]
     tried = dict.fromkeys(f"{f['tool']}: {f['status']}" for f in state.failures)
-    dropped += [f"tried: {attempt}" for attempt in tried if attempt not in memory]
+    dropped += [Phrase(DROPPED["tried"], attempt=attempt) for attempt in tried if attempt not in memory]
     return CompactionCheck(not dropped, tuple(dropped))
 
 
@@ -193,7 +216,7 @@ class CompactionEvent:
     tokens_after: int
     turns_compacted: int
     check: CompactionCheck
-    used: str
+    used: MemoryUsed
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""

@@ -12,6 +12,7 @@ from typing import Any
 from agentloops.controller.policy.budgets import Budget, Limit
 from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.task.task_types import DocumentParams, RecallParams, ResearchParams, TaskType
+from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.i18n import N_, Phrase, joined
 
@@ -45,7 +46,7 @@ class DocumentTask(TaskType):
         return f"read the {p.field} field of document {p.document_id}"
 
     def constraints(self, p: DocumentParams) -> tuple[str, ...]:
-        return ("only the archive is an authoritative source",)
+        return (N_("only the archive is an authoritative source"),)
 
     def prompt(self, p: DocumentParams) -> str:
         if p.field == "published":
@@ -98,7 +99,7 @@ class RecallTask(TaskType):
         return f"say whether {p.product} has any recall notice"
 
     def constraints(self, p: RecallParams) -> tuple[str, ...]:
-        return ("only the official recall registry counts",)
+        return (N_("only the official recall registry counts"),)
 
     def prompt(self, p: RecallParams) -> str:
         return f"Is there any recall notice for {p.product}?"
@@ -119,6 +120,10 @@ class RecallTask(TaskType):
 RECALL_TASK = RecallTask()
 
 # -- research with parallel fetches ------------------------------------------------------------
+
+
+FACT_SUMMARY = readable(N_("“{title}” ({year})"))
+"""A source's fact: its title and year (a trace line's ``+fact`` reads back with the title translated)."""
 
 
 class ResearchTask(TaskType):
@@ -154,10 +159,11 @@ class ResearchTask(TaskType):
         return p.minimum
 
     def goal(self, p: ResearchParams) -> str:
-        return f"summarise '{p.topic}' from at least {p.minimum} of the sources {', '.join(p.sources)}"
+        return Phrase(N_("summarise '{topic}' from at least {minimum} of the sources {sources}"),
+                      topic=Phrase(p.topic), minimum=p.minimum, sources=", ".join(p.sources))
 
     def constraints(self, p: ResearchParams) -> tuple[str, ...]:
-        return ("cite every claim with its source id", "use only the listed sources")
+        return (N_("cite every claim with its source id"), N_("use only the listed sources"))
 
     def prompt(self, p: ResearchParams) -> str:
         return f"Summarise '{p.topic}' using at least {p.minimum} of these sources: {', '.join(p.sources)}."
@@ -173,7 +179,7 @@ if tool == "fetch" and args.get("source_id") in p.sources else None)
         data = result.data if isinstance(result.data, dict) else {}
         if "title" not in data or "published" not in data:
             return Phrase(N_("title or publication year missing"))
-        summary = Phrase(N_("“{title}” ({year})"), title=Phrase(str(data["title"])), year=data["published"])
+        summary = Phrase(FACT_SUMMARY, title=Phrase(str(data["title"])), year=data["published"])
         return {"title": data["title"], "published": data["published"]}, summary
 
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:

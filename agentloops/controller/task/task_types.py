@@ -63,7 +63,7 @@ class RecallParams(_Params):
 class ResearchParams(_Params):
     """Summarise a topic from several sources; ``minimum`` of them must be read."""
 
-    topic: str = "why agent loops fail to stop"
+    topic: str = N_("why agent loops fail to stop")
     sources: tuple[str, ...] = Field(default=("s1", "s2", "s3", "s4"), min_length=1)
     minimum: PositiveInt = 2
     join_timeout_s: PositiveFloat = 10.0
@@ -201,7 +201,7 @@ class WeatherTask(TaskType):
         return f"compare today's weather in {' and '.join(p.cities)}"
 
     def constraints(self, p: WeatherParams) -> tuple[str, ...]:
-        return ("report temperatures in °C", "cite the source of each figure")
+        return (N_("report temperatures in °C"), N_("cite the source of each figure"))
 
     def prompt(self, p: WeatherParams) -> str:
         return f"Compare today's weather in {' and '.join(p.cities)}. Use °C and cite your sources."
@@ -273,7 +273,7 @@ class OrderTask(TaskType):
         return "tell the user the status and delivery date of their order"
 
     def constraints(self, p: OrderParams) -> tuple[str, ...]:
-        return ("only the order the user named; never guess an order id",)
+        return (N_("only the order the user named; never guess an order id"),)
 
     def prompt(self, p: OrderParams) -> str:
         return f"Where is my order {p.order_id}?" if p.order_id else "Where is my order?"
@@ -334,8 +334,8 @@ class RefundTask(TaskType):
         return f"refund {p.amount:g} on order {p.order_id}"
 
     def constraints(self, p: RefundParams) -> tuple[str, ...]:
-        return ("refunds only through the payments service",
-                "never more than the order total")
+        return (N_("refunds only through the payments service"),
+                N_("never more than the order total"))
 
     def prompt(self, p: RefundParams) -> str:
         return f"Please refund {p.amount:g} on my order {p.order_id}."
