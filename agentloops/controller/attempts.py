@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
+from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, make_stop
 from agentloops.controller.policy.error_policy import RouteContext, route
 from agentloops.controller.policy.routes import Degrade, Fallback, Retry, Route
 from agentloops.controller.sim.timeline import arrivals
@@ -34,7 +34,7 @@ from agentloops.response import ToolCall
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
 """The encoder of a tool's data (to measure it) and of an observation."""
 
-Parts = tuple[str, Any, Any] | None
+Parts = tuple[str, Any, str] | None
 """What an ``ok`` or ``empty`` result gives the task: (item, value, summary), or ``None``."""
 
 @dataclass(slots=True)
@@ -261,17 +261,18 @@ def _no_handler(args: dict[str, Any]) -> Any:
 
 
 def usable(run: Run, use: Attempt, result: ToolResult) -> tuple[ToolResult, Parts]:
-    """Turn an ``ok`` result into (result, (item, value, summary)) or downgrade it when unusable."""
+    """What a result gives the task — ``(item, value, summary)`` from the update stage (an empty result: "none
+    found") — or the result downgraded when its data cannot be used."""
     if result.status not in ("ok", "empty") or use.item is None:
         return result, None
+    update = run.stages.update  # a learner's update stage, or the task type's
+    made = update(use.item, result) if update is not None else run.task.type.fact(use.item, result, run.task.params)
     if result.status == "empty":
-        return result, (use.item, None, None)
-    made = fact_of(run, use.item, result)
+        return result, (use.item, *(made if isinstance(made, tuple) else ([], "none found")))
     if isinstance(made, str):
         return replace(result, status="permanent_error", retryable=False,
                        error=f"{use.tool}: the data cannot be used for {use.item} ({made})"), None
-    value, summary = made
-    return result, (use.item, value, summary)
+    return result, (use.item, *made)
 
 
 def _cancelled_while_running(run: Run, use: Attempt, kind: str, raw: ToolResult, started: float,

@@ -41,7 +41,7 @@ from agentloops.controller.attempts import (
     tool_message,
     usable,
 )
-from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
+from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, make_stop
 from agentloops.controller.policy.budgets import EPSILON, BudgetName
 from agentloops.controller.policy.error_policy import (
     Accept,
@@ -334,9 +334,6 @@ def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop 
     if isinstance(decision, (Accept, AcceptNotFound)):
         if parts is not None:
             item_name, value, summary = parts
-            if isinstance(decision, AcceptNotFound) or summary is None:
-                made = fact_of(run, item_name, result)
-                value, summary = made if isinstance(made, tuple) else ([], "none found")
             source = Phrase(N_("{backend} via {tool} ({call})"), backend=result.source or tool, tool=tool,
                             call=call_id.rsplit('-', 1)[-1])
             state.add_fact(Fact(item_name, value, summary, source, run.turn, ref))

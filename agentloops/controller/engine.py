@@ -250,12 +250,6 @@ def assessment(run: Run) -> str:
     return run.stages.completion(MappingProxyType(state.items), MappingProxyType(state.facts), run.task.need)
 
 
-def fact_of(run: Run, item: str, result: ToolResult) -> Any:
-    """The update stage: the fact ``result`` establishes for ``item`` (value, summary), or why it cannot."""
-    update = run.stages.update
-    return update(item, result) if update is not None else run.task.type.fact(item, result, run.task.params)
-
-
 # -- the stops: every stage can end the run with one ------------------------------------------------------
 def make_stop(run: Run, status: StopStatus, code: str, reason: str, **extra: Any) -> Stop:
     """A stop with everything the user message and the system record need (``missing`` adds items).
