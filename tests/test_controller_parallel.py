@@ -41,13 +41,13 @@ def test_the_ledger_applies_once_and_refuses_late_and_foreign_results():
     ledger = Ledger("task-1")
     ledger.open("c1", "fetch", "{}", 1, 0.0)
     ledger.open("c2", "fetch", "{}", 1, 0.0)
-    assert ledger.deliver(Arrival(1.0, "c1", OK, 1, "task-1"), True) == "applied"
-    assert ledger.deliver(Arrival(1.1, "c1", OK, 2, "task-1"), True) == "duplicate"
-    assert ledger.deliver(Arrival(1.2, "c9", OK), True) == "unknown"
-    assert ledger.deliver(Arrival(1.3, "c2", OK, 1, "task-0"), True) == "stale"
+    assert ledger.deliver(Arrival(1.0, "c1", OK, 1, "task-1")) == "applied"
+    assert ledger.deliver(Arrival(1.1, "c1", OK, 2, "task-1")) == "duplicate"
+    assert ledger.deliver(Arrival(1.2, "c9", OK)) == "unknown"
+    assert ledger.deliver(Arrival(1.3, "c2", OK, 1, "task-0")) == "stale"
     assert ledger.cancel_running(2.0, "join satisfied") == ["c2"]
-    assert ledger.deliver(Arrival(5.0, "c2", OK, 1, "task-1"), True) == "late"
-    assert ledger.deliver(Arrival(5.1, "c2", OK, 2, "task-1"), True) == "duplicate"
+    assert ledger.deliver(Arrival(5.0, "c2", OK, 1, "task-1")) == "late"
+    assert ledger.deliver(Arrival(5.1, "c2", OK, 2, "task-1")) == "duplicate"
     states = {r.call_id: (r.state, r.ended_at, r.arrived_at) for r in ledger.records()}
     assert states == {"c1": ("succeeded", 1.0, 1.0), "c2": ("ignored", 2.0, 5.0)}
     assert [e.verdict for e in ledger.events] == ["duplicate", "unknown", "stale", "late", "duplicate"]
@@ -76,7 +76,7 @@ def test_no_finished_task_is_ever_reopened_by_a_late_or_duplicate_event(sequence
         elif kind == "cancel":
             ledger.cancel_running(float(n), "cancelled")
         elif kind == "deliver":
-            verdict = ledger.deliver(Arrival(float(n), f"c{index}", OK if ok else FAIL, 1, owner), ok)
+            verdict = ledger.deliver(Arrival(float(n), f"c{index}", OK if ok else FAIL, 1, owner))
             if verdict == "applied":
                 assert state.finished is None  # only an open task can receive results
                 applied.append(f"c{index}")

@@ -8,8 +8,8 @@
         budget; before each further attempt, the cancel time, the tool-call budget and the wall-time
         budget are checked (:func:`_attempt`)
 
-Results reach the task through the ledger (:func:`deliver`): applied once, while the call is
-running; late and duplicate deliveries are written to the trace and change nothing.
+Results reach the task through the ledger (:meth:`~agentloops.controller.vocabulary.ledger.Ledger.deliver`):
+applied once, while the call is running; late and duplicate deliveries are written to the trace and change nothing.
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def _attempt(run: Run, t: Turn, use: Attempt, kind: str, last: Attempt | None) -
     run.clock.advance(raw.latency_s)
     result, parts = usable(run, use, raw)
     for delivery in range(1, result.deliveries + 1):
-        deliver(run, Arrival(run.clock.now, call_id, result, delivery, run.trace_id))
+        run.ledger.deliver(Arrival(run.clock.now, call_id, result, delivery, run.trace_id), run.turn)
     return replace(use, kind=kind, call_id=call_id, result=result, parts=parts,
                    action=record(t, use, label, call_id, kind, result, None), route=None)
 
@@ -287,24 +287,13 @@ def _cancelled_while_running(run: Run, use: Attempt, kind: str, raw: ToolResult,
         route=cancel_stop(run, f"the user cancelled the task while {use.tool} was running", use.tool))
 
 
-def deliver(run: Run, arrival: Arrival) -> str:
-    """Hand one delivery to the ledger; what it refuses (late, duplicate…) is written to the trace."""
-    ledger = run.ledger
-    before = len(ledger.events)
-    verdict = ledger.deliver(arrival, succeeded=arrival.result.status in ("ok", "empty"))
-    if len(ledger.events) > before:
-        for event in ledger.events[before:]:
-            run.sink.write({"kind": "event", "trace_id": run.trace_id, "turn": run.turn, **event.to_dict()})
-    return verdict
-
-
 def deliver_due(run: Run) -> None:
     """Deliver the results that have landed by now (from an earlier turn's cancelled or leftover calls)."""
     now = run.clock.now
     due = [a for a in run.inbox if a.at <= now]
     run.inbox = [a for a in run.inbox if a.at > now]
     for arrival in sorted(due, key=ARRIVAL_ORDER):
-        deliver(run, arrival)
+        run.ledger.deliver(arrival, run.turn)
 
 
 def tool_message(run: Run, use: Attempt, result: ToolResult) -> str | None:

@@ -31,7 +31,6 @@ from agentloops.controller.attempts import (
     Attempt,
     attempts,
     decide,
-    deliver,
     not_run,
     plan,
     precheck,
@@ -264,7 +263,7 @@ def _wait(run: Run, t: Turn, started: Started, queue: list[Arrival], deadline: f
         arrival = queue.pop(0)
         if arrival.at > run.clock.now:
             run.clock.advance(arrival.at - run.clock.now)
-        if deliver(run, arrival) == "applied":
+        if run.ledger.deliver(arrival, run.turn) == "applied":
             stop, ok = _settle(run, t, started[arrival.call_id], statuses)
             finished, succeeded = finished + 1, succeeded + ok
             if run.stages.join(succeeded, finished, total, needed):

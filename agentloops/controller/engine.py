@@ -184,7 +184,7 @@ class Run:
     ledger: Ledger = field(init=False)
 
     def __post_init__(self) -> None:
-        self.ledger = Ledger(self.trace_id)
+        self.ledger = Ledger(self.trace_id, self.sink.write)  # what it refuses is written to the trace
 
 
 def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: PolicyLike | None = None,

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import chain
 
-from agentloops.controller.attempts import deliver, deliver_due
+from agentloops.controller.attempts import deliver_due
 from agentloops.controller.calls import run_calls
 from agentloops.controller.engine import (
     Run,
@@ -277,6 +277,6 @@ def finish(run: Run, stop: Stop) -> Stop:
         sink.write(line)
     if run.inbox:
         for arrival in sorted(run.inbox, key=ARRIVAL_ORDER):
-            deliver(run, arrival)  # late results: written to the trace, refused by the closed ledger
+            run.ledger.deliver(arrival, run.turn)  # late results: written to the trace, refused by the closed ledger
         run.inbox = []
     return stop
