@@ -172,7 +172,7 @@ def _answer_rejected(run: Run, t: Turn, use: Attempt, result: ToolResult) -> Rou
     record(t, use, use.label, None, "rejected", result, decision.name)
     run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
     settled = replace(use, result=result, route=decision)
-    return _apply(run, t, settled, tool_message(run, use, result)) or decision
+    return _apply(run, t, settled) or decision
 
 
 Started = dict[str, Attempt]
@@ -245,13 +245,11 @@ def _join(run: Run, t: Turn, launch: list[Attempt]) -> Stop | None:
 
 def _wait(run: Run, t: Turn, started: Started, queue: list[Arrival], deadline: float | None, needed: int
           ) -> tuple[str | None, Stop | None, dict[str, str]]:
-    """Settle the arrivals in time order until the join stage says the wait is over (``satisfied``), time is up
-    (``deadline``), nothing more will arrive, or a stop comes. Returns why it ended (``None``: the stop), the stop,
-    and each call's status; what is left in ``queue`` will land late.
-
-    It never ends early just because the batch alone can no longer meet its rule: the calls still running carry
-    evidence the task needs, so cancelling them would only mean issuing them again next turn.
-    """
+    """Settle the arrivals in time order — each routed, retried or switched (:func:`attempts`), applied, and its
+    progress recorded — until the join stage says the wait is over (``satisfied``), time is up (``deadline``),
+    nothing more will arrive, or a stop comes. Returns why it ended (``None``: the stop), the stop, and each
+    call's status; what is left in ``queue`` will land late. It never ends just because the batch can no longer
+    meet its rule: the calls still running carry evidence the task needs."""
     total, succeeded, finished, short = len(started), 0, 0, False
     statuses: dict[str, str] = {}
     stop: Stop | None = None
@@ -263,31 +261,23 @@ def _wait(run: Run, t: Turn, started: Started, queue: list[Arrival], deadline: f
         arrival = queue.pop(0)
         if arrival.at > run.clock.now:
             run.clock.advance(arrival.at - run.clock.now)
-        if run.ledger.deliver(arrival, run.turn) == "applied":
-            stop, ok = _settle(run, t, started[arrival.call_id], statuses)
-            finished, succeeded = finished + 1, succeeded + ok
-            if run.stages.join(succeeded, finished, total, needed):
-                return "satisfied", stop, statuses
-            short = short or succeeded + total - finished < needed  # noted; the running calls are still needed
+        if run.ledger.deliver(arrival, run.turn) != "applied":
+            continue
+        first, progress_before = started[arrival.call_id], run.state.progress_count
+        settled = attempts(run, t, first)  # routed, retried or switched until final
+        stop = _apply(run, t, settled)
+        assert settled.result is not None  # a settled call has a result (its last attempt's, or one it never ran)
+        status = statuses[first.call_id] = settled.result.status
+        if status != "invalid_arguments" and first.fp is not None:  # a slip is bounded by the repair allowance
+            new = run.state.progress_count != progress_before
+            run.monitor.record(first.fp, run.turn, status, new,
+                               "" if new else "; ".join(run.state._unchanged) or f"{status}, no new fact")
+        finished += 1
+        succeeded += status == "ok" or (status == "empty" and isinstance(settled.route, AcceptNotFound))
+        if run.stages.join(succeeded, finished, total, needed):
+            return "satisfied", stop, statuses
+        short = short or succeeded + total - finished < needed  # noted; the running calls are still needed
     return None, stop, statuses
-
-
-def _settle(run: Run, t: Turn, first: Attempt, statuses: dict[str, str]) -> tuple[Stop | None, bool]:
-    """Route one arrived result — retrying or falling back inside the batch, as a call alone — and apply it.
-    Returns the stop it leads to, and whether it counts as a success for the join."""
-    state = run.state
-    progress_before = state.progress_count
-    settled = attempts(run, t, first)
-    result = settled.result
-    assert result is not None  # a settled call has a result (its last attempt's, or the one it never ran)
-    ref = tool_message(run, settled, result)
-    statuses[first.call_id] = result.status
-    stop = _apply(run, t, settled, ref)
-    if result.status != "invalid_arguments" and first.fp is not None:  # a slip is bounded by the repair allowance
-        new = state.progress_count != progress_before
-        run.monitor.record(first.fp, run.turn, result.status, new,
-                           "" if new else "; ".join(state._unchanged) or f"{result.status}, no new fact")
-    return stop, result.status == "ok" or (result.status == "empty" and isinstance(settled.route, AcceptNotFound))
 
 
 def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], started: Started,
@@ -325,11 +315,12 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
         next(iter(statuses.values()), "-")
 
 
-def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop | None:
-    """Write the outcome of a settled call into state; return a stop if its route says so."""
+def _apply(run: Run, t: Turn, settled: Attempt) -> Stop | None:
+    """Answer a settled call in the transcript and write its outcome into state; return a stop if its route says so."""
     result, decision, parts, call_id = settled.result, settled.route, settled.parts, settled.call_id
     tool, item, state = settled.tool, settled.item, run.state
-    assert result is not None
+    assert result is not None  # a settled call has a result (its last attempt's, or the one it never ran)
+    ref = tool_message(run, settled, result)  # the storage reference when its data was kept outside the context
     if isinstance(decision, (Accept, AcceptNotFound)):
         if parts is not None:
             item_name, value, summary = parts
