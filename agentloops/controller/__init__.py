@@ -31,7 +31,7 @@ handful of plain functions over it. A turn speaks two decision types: a stage's 
         cancel? idle turns? a step and a model call left?                       sim.timeline, stopping, policy
         prepare_request(run, t)  -> (Message, …)      goal or checked memory, recent turns, TASK STATE  task
         ask(run, t, request)     -> Response | Stop   budgets checked before the call, reply metered     policy
-        correct(reply), inline                        the core's reading of how the reply ended: an abnormal end stops
+        abnormal_end(reply), inline                   the core's reading of how the reply ended: an abnormal end stops
         no tool calls → on_final: the completion condition, the answer against the facts              task
         ask_user      → on_ask:   waiting_for_user                                                    task
         tool calls    → calls.run_calls(run, t, calls) -> Stop | None    (calls.py, attempts.py)
