@@ -55,6 +55,19 @@ def test_the_ledger_applies_once_and_refuses_late_and_foreign_results():
         ledger.open("c1", "fetch", "{}", 2, 3.0)
 
 
+def test_the_ledger_writes_what_it_refuses_to_the_trace_and_nothing_it_applies():
+    lines: list[dict] = []
+    ledger = Ledger("task-1", lines.append)
+    ledger.open("c1", "fetch", "{}", 1, 0.0)
+    ledger.open("c2", "fetch", "{}", 1, 0.0)
+    assert ledger.deliver(Arrival(1.0, "c1", FAIL, 1, "task-1"), 3) == "applied"
+    assert ledger.records()[0].state == "failed"  # a permanent error: the call failed, its result still applied
+    assert lines == []
+    assert ledger.deliver(Arrival(1.1, "c1", OK, 2, "task-1"), 3) == "duplicate"
+    assert lines == [{"kind": "event", "trace_id": "task-1", "turn": 3, **ledger.events[0].to_dict()}]
+    assert lines[0]["verdict"] == "duplicate" and lines[0]["at_s"] == 1.1
+
+
 events = st.lists(st.tuples(st.sampled_from(["deliver", "cancel", "finish"]), st.integers(0, 5),
                             st.booleans(), st.sampled_from(["task", "other"])), min_size=1, max_size=40)
 
