@@ -133,6 +133,20 @@ def test_cancelling_mid_batch_cancels_running_calls_and_ignores_their_results():
     assert [f.item for f in run.stop.facts] == ["source:s1"]
 
 
+def test_results_that_land_while_a_call_is_retried_are_settled_in_time_order():
+    # s1 is rate limited every time; s2-s4 land while it is retried: the join is met with them, and s1's retry
+    # still running is cancelled like any call the join no longer needs (a retry is launched as a first attempt)
+    task = make_task("research", sources=["s1", "s2", "s3", "s4"], minimum=3, join_timeout_s=3.0)
+    faults = [Fault(tool="fetch", kind="rate_limited", match={"source_id": "s1"}),
+              Fault(tool="fetch", kind="slow", latency_s=2.5, match={"source_id": "s4"})]
+    run = Controller(task, TaskPlanner(task, parallel=True), faults=faults).run()
+    assert (run.status, run.code) == ("succeeded", "completion_condition_met")
+    assert [c.kind for c in run.calls] == ["call"] * 4 + ["retry"] * 2
+    assert [c.state for c in run.calls] == ["failed", "succeeded", "succeeded", "succeeded", "failed", "ignored"]
+    assert [f.item for f in run.stop.facts] == ["source:s2", "source:s3", "source:s4"]
+    assert run.turns[0].tool_status == "cancelled, ok, ok, ok"
+
+
 def test_a_join_that_cannot_be_met_still_waits_for_the_calls_the_task_needs_until_its_deadline():
     task = make_task("research", sources=["s1", "s2"], minimum=2)
     faults = [Fault(tool="fetch", kind="permanent_error", match={"source_id": "s1"}),

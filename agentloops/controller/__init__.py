@@ -37,9 +37,9 @@ handful of plain functions over it. A turn speaks two decision types: a stage's 
         tool calls    → calls.run_calls(run, t, calls) -> Stop | None    (calls.py, attempts.py)
             plan each call once       -> Attempt (tool, args, normalised text, label, task item)      tools, task
             admit each Attempt        -> None (run it) | a route (answered, not run) | Stop           stopping, tools
-            launch, join (ledger)     -> each call's first attempt run, results in arrival order      task.joins
-            settle each               -> attempts(run, t, first) -> Attempt: route every result,      policy
-                                         retry or fall back inside the batch, until its route is final
+            launch, join (ledger)     -> the attempts run, their results in arrival order             task.joins
+            settle each result        -> next_attempt(run, use) -> Attempt: routed; a retry or a      policy
+                                         fallback is launched and joined as a first attempt is
             apply to state            -> a fact, an item given up, a question, or a Stop              task
       then: nothing left to try? too many failed turns?                                               task, stopping
     turn.finish(run, stop) -> Stop                  freeze the task, the stop line, late results
