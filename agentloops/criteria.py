@@ -188,27 +188,41 @@ def correct(response: Response) -> Decision:
        with text but no call is an answer whose fields disagree (the reason
        says so); with no text either, it aborts.
     """
+    ended = abnormal_end(response)
+    if ended is not None:
+        return Abort(*ended)
+    if response.tool_calls:
+        return Continue(_to_run(len(response.tool_calls)))
+    if response.finish_reason == "pause":
+        return Continue(_PAUSED)
+    if response.finish_reason == "tool_calls":  # with text: abnormal_end let it through as an answer
+        return Finish(response.content, _DISAGREE, fields_disagree=True)
+    return Finish(response.content or "", _ANSWER)
+
+
+def abnormal_end(response: Response) -> tuple[ErrorCode, str] | None:
+    """Rules 1–3 and the aborts of rule 5 of :func:`correct`: the error code and the reason when the round ended in
+    a way no loop may take for an answer or for tool calls to run; ``None`` when it ended normally.
+
+    The controller reads a reply with it too (its turn has its own words for going on and finishing).
+    """
     reason = response.finish_reason
     if kind_of(reason) == "abnormal":
-        return _abnormal(response)
+        return ABORT_CODES[reason], _abnormal(response)
     broken = _unrunnable(response)
     if broken is not None:
         return broken
     if response.at_token_limit:
-        return Abort("truncated", _at_limit(response))
-    if response.tool_calls:
-        return Continue(_to_run(len(response.tool_calls)))
-    if reason == "pause":
-        return Continue(_PAUSED)
+        return "truncated", _at_limit(response)
+    if response.tool_calls or reason == "pause":
+        return None
     name = response.text_tool_call
     if name is not None:
-        return Abort("malformed_tool_call", Phrase(N_("the text is a call of {name} written as JSON: the server did "
-                                                      "not parse it, so it is neither an answer nor run"), name=name))
-    if reason == "tool_calls":
-        if response.content:
-            return Finish(response.content, _DISAGREE, fields_disagree=True)
-        return Abort("malformed_tool_call", _NO_CALL_NO_TEXT)
-    return Finish(response.content or "", _ANSWER)
+        return "malformed_tool_call", Phrase(N_("the text is a call of {name} written as JSON: the server did not "
+                                                "parse it, so it is neither an answer nor run"), name=name)
+    if reason == "tool_calls" and not response.content:
+        return "malformed_tool_call", _NO_CALL_NO_TEXT
+    return None
 
 
 def article_loop(response: Response) -> Decision:
@@ -264,8 +278,8 @@ _ABNORMAL_REASONS: dict[FinishReason, Phrase] = {
 }
 
 
-def _abnormal(response: Response) -> Abort:
-    """The abort for an abnormal end, naming the provider's value and the tool calls left unrun."""
+def _abnormal(response: Response) -> Phrase:
+    """Why an abnormal end is one, naming the provider's value and the tool calls left unrun."""
     reason = response.finish_reason
     if response.stream_error:
         text = Phrase(N_("the stream broke: {problem}"), problem=response.stream_error)
@@ -281,7 +295,7 @@ def _abnormal(response: Response) -> Abort:
         text = Phrase(N_("{base}; its {n} tool call(s) were not run"), base=text, n=calls)
     elif reason == "unknown":
         text = Phrase(N_("{base} and no tool calls"), base=text)
-    return Abort(ABORT_CODES[reason], text)
+    return text
 
 
 def _at_limit(response: Response) -> Phrase:
@@ -295,15 +309,15 @@ def _at_limit(response: Response) -> Phrase:
                   value=repr(response.raw_finish_reason or response.finish_reason))
 
 
-def _unrunnable(response: Response) -> Abort | None:
-    """The abort for the first tool call whose arguments cannot be run, if any."""
+def _unrunnable(response: Response) -> tuple[ErrorCode, Phrase] | None:
+    """The error code and reason for the first tool call whose arguments cannot be run, if any."""
     for call in response.tool_calls:
         if call.parsed_arguments is None:
             if call.is_cut_off:
-                return Abort("truncated", Phrase(N_("the arguments of {name} were cut off: {arguments}"),
-                                                 name=call.name, arguments=shorten(call.arguments)))
-            return Abort("malformed_tool_call", Phrase(N_("the arguments of {name} are not a JSON object: {arguments}"),
-                                                       name=call.name, arguments=shorten(call.arguments)))
+                return "truncated", Phrase(N_("the arguments of {name} were cut off: {arguments}"), name=call.name,
+                                           arguments=shorten(call.arguments))
+            return "malformed_tool_call", Phrase(N_("the arguments of {name} are not a JSON object: {arguments}"),
+                                                 name=call.name, arguments=shorten(call.arguments))
     return None
 
 

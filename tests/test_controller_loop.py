@@ -202,6 +202,36 @@ def test_cancelling_between_retry_attempts_stops_at_the_cancel_time(cancel_at, s
     assert run.calls[-1].state == ("ignored" if late else "failed")
 
 
+@pytest.mark.parametrize(("cancel_at", "running"), [(8.5, "get_weather(city=Beijing)"),
+                                               (13.5, "weather_backup(city=Beijing)")], ids=["a-retry", "a-fallback"])
+def test_a_retry_or_a_fallback_cut_off_by_the_cancel_lands_late_as_a_first_attempt_would(cancel_at, running):
+    # a further attempt is launched and waited for on the same path as the first: the cancel is its deadline
+    run = Controller(WEATHER, TaskPlanner(WEATHER), faults=BEIJING_DOWN, controls=Controls(cancel_at_s=cancel_at)).run()
+    assert (run.status, run.code, run.stop.at_s) == ("cancelled", "cancelled_by_user", cancel_at)
+    assert run.stop.reason == f"the user cancelled the task while {running} was running"
+    cut = run.calls[-1]
+    assert cut.kind in ("retry", "fallback") and (cut.state, cut.ended_at) == ("ignored", cancel_at)
+    assert cut.arrived_at > cancel_at and [(e.call_id, e.verdict) for e in run.events] == [(cut.call_id, "late")]
+
+
+def test_a_retry_s_duplicate_delivery_lands_a_moment_after_the_first_as_any_call_s_does():
+    faults = [Fault(tool="get_weather", kind="timeout", times=1, match={"city": "Beijing"}),
+              Fault(tool="get_weather", kind="duplicate", after=1, match={"city": "Beijing"})]
+    run = Controller(WEATHER, TaskPlanner(WEATHER), faults=faults).run()
+    retry = run.calls[-1]
+    assert (run.status, retry.kind, retry.state, retry.deliveries) == ("succeeded", "retry", "succeeded", 2)
+    assert [(e.call_id, e.verdict, e.at_s) for e in run.events] == [
+        (retry.call_id, "duplicate", round(retry.arrived_at + 0.05, 6))]
+
+
+def test_a_retry_the_tool_call_budget_refuses_leaves_the_call_answered_with_its_last_result():
+    run = Controller(WEATHER, TaskPlanner(WEATHER), faults=BEIJING_DOWN,
+                     budget=WEATHER.budget.with_values(tool_calls=2)).run()
+    assert (run.status, run.code) == ("budget_exhausted", "budget:tool_calls")
+    assert run.usage["tool_calls"] == 2 and [c.kind for c in run.calls] == ["call", "call"]
+    assert run.turns[-1].tool_status == "timeout"  # what the tool said, not an invented "not run" error
+
+
 def test_a_model_that_raises_is_a_stop_with_a_reason_not_a_traceback(tmp_path: Path):
     def broken(messages):
         raise ConnectionError("upstream 503 at https://internal.example/v1 (secret detail)")

@@ -41,18 +41,31 @@ def test_the_ledger_applies_once_and_refuses_late_and_foreign_results():
     ledger = Ledger("task-1")
     ledger.open("c1", "fetch", "{}", 1, 0.0)
     ledger.open("c2", "fetch", "{}", 1, 0.0)
-    assert ledger.deliver(Arrival(1.0, "c1", OK, 1, "task-1"), True) == "applied"
-    assert ledger.deliver(Arrival(1.1, "c1", OK, 2, "task-1"), True) == "duplicate"
-    assert ledger.deliver(Arrival(1.2, "c9", OK), True) == "unknown"
-    assert ledger.deliver(Arrival(1.3, "c2", OK, 1, "task-0"), True) == "stale"
+    assert ledger.deliver(Arrival(1.0, "c1", OK, 1, "task-1")) == "applied"
+    assert ledger.deliver(Arrival(1.1, "c1", OK, 2, "task-1")) == "duplicate"
+    assert ledger.deliver(Arrival(1.2, "c9", OK)) == "unknown"
+    assert ledger.deliver(Arrival(1.3, "c2", OK, 1, "task-0")) == "stale"
     assert ledger.cancel_running(2.0, "join satisfied") == ["c2"]
-    assert ledger.deliver(Arrival(5.0, "c2", OK, 1, "task-1"), True) == "late"
-    assert ledger.deliver(Arrival(5.1, "c2", OK, 2, "task-1"), True) == "duplicate"
+    assert ledger.deliver(Arrival(5.0, "c2", OK, 1, "task-1")) == "late"
+    assert ledger.deliver(Arrival(5.1, "c2", OK, 2, "task-1")) == "duplicate"
     states = {r.call_id: (r.state, r.ended_at, r.arrived_at) for r in ledger.records()}
     assert states == {"c1": ("succeeded", 1.0, 1.0), "c2": ("ignored", 2.0, 5.0)}
     assert [e.verdict for e in ledger.events] == ["duplicate", "unknown", "stale", "late", "duplicate"]
     with pytest.raises(ValueError, match="already in use"):
         ledger.open("c1", "fetch", "{}", 2, 3.0)
+
+
+def test_the_ledger_writes_what_it_refuses_to_the_trace_and_nothing_it_applies():
+    lines: list[dict] = []
+    ledger = Ledger("task-1", lines.append)
+    ledger.open("c1", "fetch", "{}", 1, 0.0)
+    ledger.open("c2", "fetch", "{}", 1, 0.0)
+    assert ledger.deliver(Arrival(1.0, "c1", FAIL, 1, "task-1"), 3) == "applied"
+    assert ledger.records()[0].state == "failed"  # a permanent error: the call failed, its result still applied
+    assert lines == []
+    assert ledger.deliver(Arrival(1.1, "c1", OK, 2, "task-1"), 3) == "duplicate"
+    assert lines == [{"kind": "event", "trace_id": "task-1", "turn": 3, **ledger.events[0].to_dict()}]
+    assert lines[0]["verdict"] == "duplicate" and lines[0]["at_s"] == 1.1
 
 
 events = st.lists(st.tuples(st.sampled_from(["deliver", "cancel", "finish"]), st.integers(0, 5),
@@ -76,7 +89,7 @@ def test_no_finished_task_is_ever_reopened_by_a_late_or_duplicate_event(sequence
         elif kind == "cancel":
             ledger.cancel_running(float(n), "cancelled")
         elif kind == "deliver":
-            verdict = ledger.deliver(Arrival(float(n), f"c{index}", OK if ok else FAIL, 1, owner), ok)
+            verdict = ledger.deliver(Arrival(float(n), f"c{index}", OK if ok else FAIL, 1, owner))
             if verdict == "applied":
                 assert state.finished is None  # only an open task can receive results
                 applied.append(f"c{index}")
@@ -118,6 +131,20 @@ def test_cancelling_mid_batch_cancels_running_calls_and_ignores_their_results():
     assert [c.ended_at for c in run.calls] == [2.0, 4.0, 4.0]
     assert [e.verdict for e in run.events] == ["late", "late"]
     assert [f.item for f in run.stop.facts] == ["source:s1"]
+
+
+def test_results_that_land_while_a_call_is_retried_are_settled_in_time_order():
+    # s1 is rate limited every time; s2-s4 land while it is retried: the join is met with them, and s1's retry
+    # still running is cancelled like any call the join no longer needs (a retry is launched as a first attempt)
+    task = make_task("research", sources=["s1", "s2", "s3", "s4"], minimum=3, join_timeout_s=3.0)
+    faults = [Fault(tool="fetch", kind="rate_limited", match={"source_id": "s1"}),
+              Fault(tool="fetch", kind="slow", latency_s=2.5, match={"source_id": "s4"})]
+    run = Controller(task, TaskPlanner(task, parallel=True), faults=faults).run()
+    assert (run.status, run.code) == ("succeeded", "completion_condition_met")
+    assert [c.kind for c in run.calls] == ["call"] * 4 + ["retry"] * 2
+    assert [c.state for c in run.calls] == ["failed", "succeeded", "succeeded", "succeeded", "failed", "ignored"]
+    assert [f.item for f in run.stop.facts] == ["source:s2", "source:s3", "source:s4"]
+    assert run.turns[0].tool_status == "cancelled, ok, ok, ok"
 
 
 def test_a_join_that_cannot_be_met_still_waits_for_the_calls_the_task_needs_until_its_deadline():

@@ -7,12 +7,14 @@ import pytest
 from agentloops import CRITERIA, Abort, Continue, Criterion, CriterionError, Finish, Response, correct
 from agentloops.criteria import (
     ARTICLE_LOOP,
+    abnormal_end,
     article_loop,
     by_content,
     by_finish_reason,
     by_tool_calls,
     resolve_criterion,
 )
+from agentloops.providers.field import field_cases
 from agentloops.response import ToolCall, Usage
 from tests.conftest import response
 
@@ -279,3 +281,21 @@ def test_a_plain_function_wraps_into_a_criterion_under_its_own_name():
 def test_a_criterion_built_wrongly_says_how(args, message):
     with pytest.raises(CriterionError, match=message):
         Criterion(*args)
+
+
+def test_abnormal_end_is_the_abort_half_of_correct():
+    """The controller reads a reply with ``abnormal_end``: it must abort exactly where ``correct`` does, and let a
+    normal end (an answer, tool calls, a pause, text under ``tool_calls``) through as ``None``."""
+    rounds = [TALK_AND_CALL, TRUNCATED, ANSWER, CALL_WITH_STOP, response(None, [], "pause"),
+              response("text only", [], "tool_calls"), response(None, [], "tool_calls"),
+              response('{"name": "read_file", "parameters": {"path": "a"}}', [], "stop")]
+    rounds += [r for case in field_cases() for r in case.scenario.responses]
+    aborted = 0
+    for round_ in rounds:
+        decision, ended = correct(round_), abnormal_end(round_)
+        if isinstance(decision, Abort):
+            aborted += 1
+            assert ended == (decision.code, decision.reason)
+        else:
+            assert ended is None
+    assert aborted and aborted < len(rounds)

@@ -31,15 +31,15 @@ handful of plain functions over it. A turn speaks two decision types: a stage's 
         cancel? idle turns? a step and a model call left?                       sim.timeline, stopping, policy
         prepare_request(run, t)  -> (Message, …)      goal or checked memory, recent turns, TASK STATE  task
         ask(run, t, request)     -> Response | Stop   budgets checked before the call, reply metered     policy
-        correct(reply), inline                        the core's reading of how the reply ended: an abnormal end stops
+        abnormal_end(reply), inline                   the core's reading of how the reply ended: an abnormal end stops
         no tool calls → on_final: the completion condition, the answer against the facts              task
         ask_user      → on_ask:   waiting_for_user                                                    task
         tool calls    → calls.run_calls(run, t, calls) -> Stop | None    (calls.py, attempts.py)
             plan each call once       -> Attempt (tool, args, normalised text, label, task item)      tools, task
             admit each Attempt        -> None (run it) | a route (answered, not run) | Stop           stopping, tools
-            launch, join (ledger)     -> each call's first attempt run, results in arrival order      task.joins
-            settle each               -> attempts(run, t, first) -> Attempt: route every result,      policy
-                                         retry or fall back inside the batch, until its route is final
+            launch, join (ledger)     -> the attempts run, their results in arrival order             task.joins
+            settle each result        -> next_attempt(run, use) -> Attempt: routed; a retry or a      policy
+                                         fallback is launched and joined as a first attempt is
             apply to state            -> a fact, an item given up, a question, or a Stop              task
       then: nothing left to try? too many failed turns?                                               task, stopping
     turn.finish(run, stop) -> Stop                  freeze the task, the stop line, late results

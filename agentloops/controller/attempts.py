@@ -2,14 +2,14 @@
 
     plan(run, call, args)                 -> Attempt   the call's tool, normalised arguments, label, task item
     precheck(run, spec, tool, args)       -> ToolResult | Stop | None   schema, permission gate, task rules, risk
-    attempts(run, turn, first)            -> Attempt   the last attempt, its route (or the stop that ended it) set
-        from the first attempt's outcome: :func:`decide` routes each result (the error policy); a retry
-        waits out its back-off, and every retry and switch is paid from the task's one shared retry
-        budget; before each further attempt, the cancel time, the tool-call budget and the wall-time
-        budget are checked (:func:`_attempt`)
+    next_attempt(run, use)                -> Attempt   the call settled (its route, or the stop that ended it,
+        set), or its next attempt: :func:`decide` routes the result (the error policy); a retry waits out
+        its back-off, every retry and switch is paid from the task's one shared retry budget, and the
+        cancel time and the budgets are checked before it. The next attempt is launched and waited for
+        exactly as a first one (:mod:`.calls`).
 
-Results reach the task through the ledger (:func:`deliver`): applied once, while the call is
-running; late and duplicate deliveries are written to the trace and change nothing.
+Results reach the task through the ledger (:meth:`~agentloops.controller.vocabulary.ledger.Ledger.deliver`):
+applied once, while the call is running; late and duplicate deliveries are written to the trace and change nothing.
 """
 
 from __future__ import annotations
@@ -18,14 +18,13 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
+from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, make_stop
 from agentloops.controller.policy.error_policy import RouteContext, route
 from agentloops.controller.policy.routes import Degrade, Fallback, Retry, Route
-from agentloops.controller.sim.timeline import arrivals
 from agentloops.controller.stopping.progress import Fingerprint, normalize_args, normalize_value
 from agentloops.controller.stopping.status import Stop
 from agentloops.controller.task.context import summarize
-from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
+from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER
 from agentloops.controller.vocabulary.tools import ToolResult, ToolSpec, action_label, validate
 from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
@@ -34,7 +33,7 @@ from agentloops.response import ToolCall
 _JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
 """The encoder of a tool's data (to measure it) and of an observation."""
 
-Parts = tuple[str, Any, Any] | None
+Parts = tuple[str, Any, str] | None
 """What an ``ok`` or ``empty`` result gives the task: (item, value, summary), or ``None``."""
 
 @dataclass(slots=True)
@@ -52,7 +51,8 @@ class Attempt:
         item: the task item the call serves (``None``: none).
         fp: its fingerprint, taken when it is admitted (at the progress version of that moment).
         kind: ``call``; ``retry`` when the same call failed retryably before; ``fallback``.
-        call_id: its id in the ledger (``""``: no attempt of it ran).
+        tries: its attempts on this tool so far (this one included); tried: the tools it fell back from.
+        call_id: its id in the ledger (``""``: no attempt of it ran); first_id: its first attempt's.
         result: its (usable) result (``None``: not run yet); parts: what it gives the task,
             ``(item, value, summary)`` or ``None``.
         action: its action in the turn (``None``: it did not run).
@@ -68,7 +68,10 @@ class Attempt:
     item: str | None
     fp: Fingerprint | None = None
     kind: str = "call"
+    tries: int = 1
+    tried: frozenset[str] = frozenset()
     call_id: str = ""
+    first_id: str = ""
     result: ToolResult | None = None
     parts: Parts = None
     action: Action | None = None
@@ -152,88 +155,46 @@ def reask_user(run: Run, spec: ToolSpec | None, args: dict[str, Any], rejection:
                      error_class="invalid_arguments", question=question)
 
 
-def attempts(run: Run, t: Turn, first: Attempt) -> Attempt:
-    """Settle one call from its first attempt: route each result with the error policy, and retry or fall back —
-    waiting out a retry's back-off, paying from the shared retry budget, checking the cancel time and the budgets
-    before each attempt — until the route is final. Returns the last attempt with its ``route`` set."""
-    now, tries, seen = first, 1, set[str]()
-    while True:
-        result, key = now.result, (now.tool, now.norm)  # remember a failure, and which calls a repeat would retry
-        assert result is not None  # an attempt being routed ran
-        if result.status in ("ok", "empty"):
-            run.failed_calls.discard(key)
-            for slip in [k for k in run.repairs if k.startswith(f"{now.tool}:")]:
-                del run.repairs[slip]  # a success of the tool: the next slip is a first one again
-        else:
-            run.state.record_failure(now.tool, result.status, result.error or "", run.turn)
-            if result.retryable:  # the tool's judgement: calling it again is a retry, paid from the shared budget
-                run.failed_calls.add(key)
-        decision = decide(run, now, result, tries, frozenset(seen))
-        now.action.route = decision.name  # type: ignore[union-attr]  # an attempt being routed ran
-        if not isinstance(decision, (Retry, Fallback)):
-            return replace(now, route=decision)
-        if isinstance(decision, Retry):  # wait out the back-off, unless the budget or the user's cancel ends it
-            wait = decision.delay_s + (now.spec.timeout_s if now.spec is not None else 0.0)
-            if not run.meter.allows("wall_time_s", wait):
-                return replace(now, parts=None, route=budget_stop(run, "wall_time_s", wait))
-            cancel_at = run.controls.cancel_within(run.meter.now, decision.delay_s)
-            if cancel_at is not None:  # the retry never starts
-                run.meter.spend("wall_time_s", cancel_at - run.meter.now)
-                why = f"the user cancelled the task while waiting to retry {now.tool}"
-                return replace(now, parts=None, route=cancel_stop(run, why, now.tool))
-            run.meter.spend("wall_time_s", decision.delay_s)
-        run.meter.spend("retries", tool=now.tool)
-        if isinstance(decision, Retry):
-            tries, kind, again = tries + 1, "retry", now
-        else:
-            seen.add(now.tool)
-            tries, kind, again = 1, "fallback", switch(run, now, decision.tool)
-        now = _attempt(run, t, again, kind, None if now is first else now)
-        if now.route is not None:  # it did not run, or was cancelled while running: settled
-            return now
-
-
-def _attempt(run: Run, t: Turn, use: Attempt, kind: str, last: Attempt | None) -> Attempt:
-    """One more attempt of an admitted call, run at once (the clock waits for it) unless a cancel came due or a
-    budget is spent (then it is settled with that stop); what it returns is delivered through the ledger."""
-    timeout = use.spec.timeout_s if use.spec is not None else 0.0
-    if run.controls.cancelled(run.meter.now):
-        why, stop = "cancelled", cancel_stop(run, f"the user cancelled the task before the next attempt of "
-                                                  f"{use.tool}", use.tool)
-    elif not run.meter.allows("tool_calls"):
-        why, stop = "tool-call budget spent", budget_stop(run, "tool_calls", 1)
-    elif not run.meter.allows("wall_time_s", timeout):
-        why, stop = "wall-time budget spent", budget_stop(run, "wall_time_s", timeout)
+def next_attempt(run: Run, use: Attempt) -> Attempt:
+    """Route one attempt's result: the call settled (``route``: the route taken, or the stop that ended it), or
+    its next attempt to launch — a retry after its back-off, or a fallback — paid from the shared retry budget."""
+    result, key = use.result, (use.tool, use.norm)  # remember a failure, and which calls a repeat would retry
+    assert result is not None and use.action is not None  # an attempt being routed ran
+    if result.status in ("ok", "empty"):
+        run.failed_calls.discard(key)
+        for slip in [k for k in run.repairs if k.startswith(f"{use.tool}:")]:
+            del run.repairs[slip]  # a success of the tool: the next slip is a first one again
     else:
-        why, stop = "", None
-    if stop is not None:
-        unrun = ToolResult("permanent_error", error=f"{use.tool}: not run ({why})", ran=False)
-        return replace(use, kind=kind, call_id=last.call_id if last else "", result=last.result if last else unrun,
-                       parts=None, action=None, route=stop)
-    run.call_counter += 1
-    call_id = f"{run.trace_id}-c{run.call_counter}"
-    started = run.meter.now
-    run.ledger.open(call_id, use.tool, use.norm, run.turn, started, kind)
-    raw = run.executor(use.spec, use.args)  # type: ignore[arg-type]
-    run.meter.spend("tool_calls")
-    label = ("" if kind == "call" else f"{kind}:") + use.label
-    cancel_at = run.controls.cancel_within(started, raw.latency_s)
-    if cancel_at is not None:
-        record(t, use, label, call_id, kind, None, "cancelled")  # cancelled while it runs: it lands late
-        return _cancelled_while_running(run, use, kind, raw, started, cancel_at, call_id)
-    run.meter.spend("wall_time_s", raw.latency_s)
-    result, parts = usable(run, use, raw)
-    for delivery in range(1, result.deliveries + 1):
-        deliver(run, Arrival(run.meter.now, call_id, result, delivery, run.trace_id))
-    return replace(use, kind=kind, call_id=call_id, result=result, parts=parts,
-                   action=record(t, use, label, call_id, kind, result, None), route=None)
-
-
-def switch(run: Run, use: Attempt, tool: str) -> Attempt:
-    """The same call on its fallback ``tool`` (normalised and labelled as that tool declares; same fingerprint)."""
-    fallback = plan(run, use.call, use.args, run.toolbox[tool])
-    fallback.fp = use.fp
-    return fallback
+        run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
+        if result.retryable:  # the tool's judgement: calling it again is a retry, paid from the shared budget
+            run.failed_calls.add(key)
+    decision = decide(run, use, result, use.tries, use.tried)
+    use.action.route = decision.name
+    if not isinstance(decision, (Retry, Fallback)):
+        return replace(use, route=decision)
+    if isinstance(decision, Retry):  # wait out the back-off, unless the budget or the user's cancel ends it
+        wait = decision.delay_s + (use.spec.timeout_s if use.spec is not None else 0.0)
+        if not run.meter.allows("wall_time_s", wait):
+            return replace(use, parts=None, route=budget_stop(run, "wall_time_s", wait))
+        cancel_at = run.controls.cancel_within(run.meter.now, decision.delay_s)
+        if cancel_at is not None:  # the retry never starts
+            run.meter.spend("wall_time_s", cancel_at - run.meter.now)
+            why = f"the user cancelled the task while waiting to retry {use.tool}"
+            return replace(use, parts=None, route=cancel_stop(run, why, use.tool))
+        run.meter.spend("wall_time_s", decision.delay_s)
+    run.meter.spend("retries", tool=use.tool)
+    again = replace(use, kind="retry", tries=use.tries + 1) if isinstance(decision, Retry) else \
+        replace(plan(run, use.call, use.args, run.toolbox[decision.tool]), fp=use.fp, first_id=use.first_id,
+                kind="fallback", tried=use.tried | {use.tool})  # the same call on another tool
+    timeout = again.spec.timeout_s if again.spec is not None else 0.0
+    if run.controls.cancelled(run.meter.now):
+        return replace(use, parts=None, route=cancel_stop(
+            run, f"the user cancelled the task before the next attempt of {again.tool}", again.tool))
+    if not run.meter.allows("tool_calls"):
+        return replace(use, parts=None, route=budget_stop(run, "tool_calls", 1))
+    if not run.meter.allows("wall_time_s", timeout):
+        return replace(use, parts=None, route=budget_stop(run, "wall_time_s", timeout))
+    return again
 
 
 def decide(run: Run, use: Attempt, result: ToolResult, tries: int, tried: frozenset[str]) -> Route:
@@ -261,40 +222,18 @@ def _no_handler(args: dict[str, Any]) -> Any:
 
 
 def usable(run: Run, use: Attempt, result: ToolResult) -> tuple[ToolResult, Parts]:
-    """Turn an ``ok`` result into (result, (item, value, summary)) or downgrade it when unusable."""
+    """What a result gives the task — ``(item, value, summary)`` from the update stage (an empty result: "none
+    found") — or the result downgraded when its data cannot be used."""
     if result.status not in ("ok", "empty") or use.item is None:
         return result, None
+    update = run.stages.update  # a learner's update stage, or the task type's
+    made = update(use.item, result) if update is not None else run.task.type.fact(use.item, result, run.task.params)
     if result.status == "empty":
-        return result, (use.item, None, None)
-    made = fact_of(run, use.item, result)
+        return result, (use.item, *(made if isinstance(made, tuple) else ([], "none found")))
     if isinstance(made, str):
         return replace(result, status="permanent_error", retryable=False,
                        error=f"{use.tool}: the data cannot be used for {use.item} ({made})"), None
-    value, summary = made
-    return result, (use.item, value, summary)
-
-
-def _cancelled_while_running(run: Run, use: Attempt, kind: str, raw: ToolResult, started: float,
-                             cancel_at: float, call_id: str) -> Attempt:
-    """Stop waiting at the cancel time; the call's result is queued to land late (and be refused)."""
-    run.meter.spend("wall_time_s", cancel_at - started)
-    run.ledger.cancel_running(run.meter.now, "cancelled: the user cancelled the task")
-    late, _ = usable(run, use, raw)
-    run.inbox.extend(arrivals(started, call_id, late, run.trace_id))
-    return replace(use, kind=kind, call_id=call_id, result=ToolResult(
-        "permanent_error", error=f"{use.tool}: cancelled while running", ran=False), parts=None, action=None,
-        route=cancel_stop(run, f"the user cancelled the task while {use.tool} was running", use.tool))
-
-
-def deliver(run: Run, arrival: Arrival) -> str:
-    """Hand one delivery to the ledger; what it refuses (late, duplicate…) is written to the trace."""
-    ledger = run.ledger
-    before = len(ledger.events)
-    verdict = ledger.deliver(arrival, succeeded=arrival.result.status in ("ok", "empty"))
-    if len(ledger.events) > before:
-        for event in ledger.events[before:]:
-            run.sink.write({"kind": "event", "trace_id": run.trace_id, "turn": run.turn, **event.to_dict()})
-    return verdict
+    return result, (use.item, *made)
 
 
 def deliver_due(run: Run) -> None:
@@ -303,7 +242,7 @@ def deliver_due(run: Run) -> None:
     due = [a for a in run.inbox if a.at <= now]
     run.inbox = [a for a in run.inbox if a.at > now]
     for arrival in sorted(due, key=ARRIVAL_ORDER):
-        deliver(run, arrival)
+        run.ledger.deliver(arrival, run.turn)
 
 
 def tool_message(run: Run, use: Attempt, result: ToolResult) -> str | None:

@@ -8,9 +8,9 @@
                    route (answered, not run) or a :class:`~agentloops.controller.stopping.status.Stop`
       3. launch    the admitted ones together (each paid for, opened in the ledger, executed)
       4. join      their results in arrival order under the task's join rule, each through the ledger
-      5. settle    each applied result: routed by the error policy; a retry or a fallback runs here,
-                   inside the batch (:func:`~agentloops.controller.attempts.attempts`: the first attempt
-                   in, the settled one out), exactly as alone
+      5. settle    each applied result: routed by the error policy
+                   (:func:`~agentloops.controller.attempts.next_attempt`); a retry or a fallback is launched
+                   and joined exactly as a first attempt, inside the batch or alone
       6. apply     the outcome to the task state: a fact, an item given up, a question, a stop
 
 Every stage takes the :class:`~agentloops.controller.engine.Run` and the turn being built and
@@ -29,9 +29,8 @@ from typing import cast
 
 from agentloops.controller.attempts import (
     Attempt,
-    attempts,
     decide,
-    deliver,
+    next_attempt,
     not_run,
     plan,
     precheck,
@@ -41,7 +40,7 @@ from agentloops.controller.attempts import (
     tool_message,
     usable,
 )
-from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, fact_of, make_stop
+from agentloops.controller.engine import Action, Run, Turn, budget_stop, cancel_stop, make_stop
 from agentloops.controller.policy.budgets import EPSILON, BudgetName
 from agentloops.controller.policy.error_policy import (
     Accept,
@@ -173,11 +172,11 @@ def _answer_rejected(run: Run, t: Turn, use: Attempt, result: ToolResult) -> Rou
     record(t, use, use.label, None, "rejected", result, decision.name)
     run.state.record_failure(use.tool, result.status, result.error or "", run.turn)
     settled = replace(use, result=result, route=decision)
-    return _apply(run, t, settled, tool_message(run, use, result)) or decision
+    return _apply(run, t, settled) or decision
 
 
 Started = dict[str, Attempt]
-"""The launched calls by call id: each call's first attempt."""
+"""The launched attempts by call id (a retry or a fallback is one more)."""
 
 
 def _launch(run: Run, t: Turn, launch: list[Attempt]) -> tuple[Started, list[Arrival], Stop | None]:
@@ -197,7 +196,7 @@ def _launch(run: Run, t: Turn, launch: list[Attempt]) -> tuple[Started, list[Arr
             not_run(run, use.call, spec.name, f"the {name} budget is spent")
             refused = refused or budget_stop(run, name, 1.0 if name == "tool_calls" else spec.timeout_s)
             continue
-        if use.kind == "retry":
+        if use.kind == "retry" and use.tries == 1:  # the model repeated a failed call (a routed retry is paid)
             meter.spend("retries", tool=spec.name)
         run.call_counter += 1
         call_id = f"{run.trace_id}-c{run.call_counter}"
@@ -207,7 +206,8 @@ def _launch(run: Run, t: Turn, launch: list[Attempt]) -> tuple[Started, list[Arr
         landing.extend(arrivals(start, call_id, result, run.trace_id))
         action = record(t, use, ("" if use.kind == "call" else f"{use.kind}:") + use.label, call_id, use.kind, result,
                         None)
-        started[call_id] = replace(use, call_id=call_id, result=result, parts=parts, action=action)
+        started[call_id] = replace(use, call_id=call_id, first_id=use.first_id or call_id, result=result,
+                                   parts=parts, action=action)
     return started, landing, (refused if not started else None)
 
 
@@ -220,7 +220,7 @@ def _join(run: Run, t: Turn, launch: list[Attempt]) -> Stop | None:
     started, landing, refused = _launch(run, t, launch)
     if not started:  # the budgets could pay for none of them: stop now, naming the budget
         return refused
-    start, join, cancel_at = run.meter.now, run.task.join, run.controls.cancel_at_s
+    start, join, cancel_at, lone = run.meter.now, run.task.join, run.controls.cancel_at_s, len(started) == 1
     remaining_wall = run.meter.remaining("wall_time_s")
     candidates = [start + remaining_wall] if remaining_wall is not None else []
     if join.timeout_s is not None and len(launch) > 1:
@@ -236,8 +236,9 @@ def _join(run: Run, t: Turn, launch: list[Attempt]) -> Stop | None:
         run.meter.spend("wall_time_s", deadline - run.meter.now)
     _wrap_up(run, t, outcome, queue, started, statuses, pending_stop)
     if pending_stop is None and run.controls.cancelled(run.meter.now):
-        running = f" while {t.action} was running" if len(started) == 1 else " during a batch"
-        return cancel_stop(run, f"the user cancelled the task{running}", next(iter(started.values())).tool)
+        use = [*started.values()][-1 if lone else 0]  # alone: the attempt that was running; a batch: its first call
+        running = f" while {use.label} was running" if lone else " during a batch"
+        return cancel_stop(run, f"the user cancelled the task{running}", use.tool)
     if pending_stop is None and outcome == "deadline":
         wall_left = run.meter.remaining("wall_time_s")
         if wall_left is not None and wall_left <= EPSILON:
@@ -247,13 +248,11 @@ def _join(run: Run, t: Turn, launch: list[Attempt]) -> Stop | None:
 
 def _wait(run: Run, t: Turn, started: Started, queue: list[Arrival], deadline: float | None, needed: int
           ) -> tuple[str | None, Stop | None, dict[str, str]]:
-    """Settle the arrivals in time order until the join stage says the wait is over (``satisfied``), time is up
-    (``deadline``), nothing more will arrive, or a stop comes. Returns why it ended (``None``: the stop), the stop,
-    and each call's status; what is left in ``queue`` will land late.
-
-    It never ends early just because the batch alone can no longer meet its rule: the calls still running carry
-    evidence the task needs, so cancelling them would only mean issuing them again next turn.
-    """
+    """Settle the arrivals in time order — each routed (a retry or a fallback is launched, its results queued),
+    applied, its progress recorded — until the join stage says the wait is over (``satisfied``), time is up
+    (``deadline``), nothing more will arrive, or a stop comes. Returns why it ended (``None``: the stop), the stop
+    and each call's status; what is left in ``queue`` will land late. It never ends just because the batch can no
+    longer meet its rule: the calls still running carry evidence the task needs."""
     total, succeeded, finished, short = len(started), 0, 0, False
     statuses: dict[str, str] = {}
     stop: Stop | None = None
@@ -265,31 +264,28 @@ def _wait(run: Run, t: Turn, started: Started, queue: list[Arrival], deadline: f
         arrival = queue.pop(0)
         if arrival.at > run.meter.now:
             run.meter.spend("wall_time_s", arrival.at - run.meter.now)
-        if deliver(run, arrival) == "applied":
-            stop, ok = _settle(run, t, started[arrival.call_id], statuses)
-            finished, succeeded = finished + 1, succeeded + ok
-            if run.stages.join(succeeded, finished, total, needed):
-                return "satisfied", stop, statuses
-            short = short or succeeded + total - finished < needed  # noted; the running calls are still needed
+        if run.ledger.deliver(arrival, run.turn) != "applied":
+            continue
+        progress_before = run.state.progress_count
+        settled = next_attempt(run, started[arrival.call_id])  # routed: settled, or its next attempt
+        if settled.route is None:  # a retry or a fallback: launched, and its results queued, as any call's
+            more, landing, _ = _launch(run, t, [settled])  # (the budgets allow it: next_attempt checked)
+            started.update(more)
+            queue[:] = sorted(queue + landing, key=ARRIVAL_ORDER)
+            continue
+        stop = _apply(run, t, settled)
+        assert settled.result is not None  # a settled call has a result (its last attempt's)
+        status = statuses[settled.first_id] = settled.result.status
+        if status != "invalid_arguments" and settled.fp is not None:  # a slip is bounded by the repair allowance
+            new = run.state.progress_count != progress_before
+            run.monitor.record(settled.fp, run.turn, status, new,
+                               "" if new else "; ".join(run.state._unchanged) or f"{status}, no new fact")
+        finished += 1
+        succeeded += status == "ok" or (status == "empty" and isinstance(settled.route, AcceptNotFound))
+        if run.stages.join(succeeded, finished, total, needed):
+            return "satisfied", stop, statuses
+        short = short or succeeded + total - finished < needed  # noted; the running calls are still needed
     return None, stop, statuses
-
-
-def _settle(run: Run, t: Turn, first: Attempt, statuses: dict[str, str]) -> tuple[Stop | None, bool]:
-    """Route one arrived result — retrying or falling back inside the batch, as a call alone — and apply it.
-    Returns the stop it leads to, and whether it counts as a success for the join."""
-    state = run.state
-    progress_before = state.progress_count
-    settled = attempts(run, t, first)
-    result = settled.result
-    assert result is not None  # a settled call has a result (its last attempt's, or the one it never ran)
-    ref = tool_message(run, settled, result)
-    statuses[first.call_id] = result.status
-    stop = _apply(run, t, settled, ref)
-    if result.status != "invalid_arguments" and first.fp is not None:  # a slip is bounded by the repair allowance
-        new = state.progress_count != progress_before
-        run.monitor.record(first.fp, run.turn, result.status, new,
-                           "" if new else "; ".join(state._unchanged) or f"{result.status}, no new fact")
-    return stop, result.status == "ok" or (result.status == "empty" and isinstance(settled.route, AcceptNotFound))
 
 
 def _why_cancelled(run: Run, outcome: str | None, stopped: Stop | None) -> Phrase:
@@ -313,20 +309,20 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
     when a stop ended the batch (``stopped``: a budget ran out), its reason is why the running calls were
     cancelled."""
     actions = cast("list[Action]", t.actions)  # a turn of tool calls records only tool actions
-    if len(started) > 1 or leftover:  # something may still be running
+    order = [call_id for call_id, use in started.items() if call_id == use.first_id]  # the calls, not attempts
+    if len(order) > 1 or leftover:  # something may still be running
         why = _why_cancelled(run, outcome, stopped)
         cancelled = run.ledger.cancel_running(run.meter.now, Phrase(N_("cancelled: {why}"), why=why))
         for call_id in cancelled:
             use = started[call_id]
             run.groups[-1].append(Message("tool", json.dumps({"tool": use.tool, "status": "cancelled",
                                                                "error": why}), tool_call_id=use.call.id, name=use.tool))
-            statuses[call_id] = "cancelled"
+            statuses[use.first_id] = "cancelled"
         run.inbox.extend(leftover)
         for action in actions:
             if action.call_id in cancelled:
                 action.route = "cancelled"
-        if len(started) > 1 or cancelled:
-            order = [a.call_id for a in actions if a.call_id in started]
+        if len(order) > 1 or cancelled:
             t.tool_status = ", ".join(statuses.get(c or "", "-") for c in order)
             t.observation = Phrase(N_("{why}; {counts}"), why=why, counts=", ".join(
                 f"{sum(1 for s in statuses.values() if s == k)} {k}" for k in sorted(set(statuses.values()))))
@@ -336,17 +332,15 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
         next(iter(statuses.values()), "-")
 
 
-def _apply(run: Run, t: Turn, settled: Attempt, ref: str | None = None) -> Stop | None:
-    """Write the outcome of a settled call into state; return a stop if its route says so."""
+def _apply(run: Run, t: Turn, settled: Attempt) -> Stop | None:
+    """Answer a settled call in the transcript and write its outcome into state; return a stop if its route says so."""
     result, decision, parts, call_id = settled.result, settled.route, settled.parts, settled.call_id
     tool, item, state = settled.tool, settled.item, run.state
-    assert result is not None
+    assert result is not None  # a settled call has a result (its last attempt's, or the one it never ran)
+    ref = tool_message(run, settled, result)  # the storage reference when its data was kept outside the context
     if isinstance(decision, (Accept, AcceptNotFound)):
         if parts is not None:
             item_name, value, summary = parts
-            if isinstance(decision, AcceptNotFound) or summary is None:
-                made = fact_of(run, item_name, result)
-                value, summary = made if isinstance(made, tuple) else ([], "none found")
             source = Phrase(N_("{backend} via {tool} ({call})"), backend=result.source or tool, tool=tool,
                             call=call_id.rsplit('-', 1)[-1])
             state.add_fact(Fact(item_name, value, summary, source, run.turn, ref))

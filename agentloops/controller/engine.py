@@ -183,7 +183,7 @@ class Run:
     ledger: Ledger = field(init=False)
 
     def __post_init__(self) -> None:
-        self.ledger = Ledger(self.trace_id)
+        self.ledger = Ledger(self.trace_id, self.sink.write)  # what it refuses is written to the trace
 
 
 def new_run(task: Task, model: Model, *, tools: Toolbox | None = None, policy: PolicyLike | None = None,
@@ -246,12 +246,6 @@ def assessment(run: Run) -> str:
     """The completion stage over the run's state, given read-only views (a stage cannot change the task)."""
     state = run.state
     return run.stages.completion(MappingProxyType(state.items), MappingProxyType(state.facts), run.task.need)
-
-
-def fact_of(run: Run, item: str, result: ToolResult) -> Any:
-    """The update stage: the fact ``result`` establishes for ``item`` (value, summary), or why it cannot."""
-    update = run.stages.update
-    return update(item, result) if update is not None else run.task.type.fact(item, result, run.task.params)
 
 
 # -- the stops: every stage can end the run with one ------------------------------------------------------

@@ -10,7 +10,7 @@ returns a value; ``None`` means "go on", a :class:`~agentloops.controller.stoppi
         prepare_request(run, t)                 -> (Message, …) task & state: system, goal (or a checked
                                                                  memory), recent turns, the TASK STATE block
         ask(run, t, request)                    -> Response | Stop   budgets before the call, the reply metered
-        (inline) correct(reply)                                  the core's reading of how the reply ended:
+        (inline) abnormal_end(reply)                             the core's reading of how the reply ended:
                                                                  an abnormal end is a Stop
         on_final(run, t, reply)                 -> Stop | None   a claim: the completion condition, the facts
         on_ask(run, t, calls, ask)              -> Stop          the model asks the user
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import chain
 
-from agentloops.controller.attempts import deliver, deliver_due
+from agentloops.controller.attempts import deliver_due
 from agentloops.controller.calls import run_calls
 from agentloops.controller.engine import (
     Run,
@@ -49,7 +49,7 @@ from agentloops.controller.task.context import CompactionEvent, MemoryUsed, chec
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER
 from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.tools import ASK_USER
-from agentloops.criteria import Abort, correct
+from agentloops.criteria import abnormal_end
 from agentloops.i18n import N_, Phrase
 from agentloops.messages import Message
 from agentloops.response import Response, ToolCall
@@ -107,11 +107,11 @@ def turn(run: Run, t: Turn) -> Stop | None:
     reply = ask(run, t, request)  # budgets: the request must fit, the reply is metered
     if isinstance(reply, Stop):
         return reply
-    ended = correct(reply)  # how the reply ended, in the core's vocabulary: an abnormal end (a cut, a refusal,
-    if isinstance(ended, Abort):  # a call that cannot run) is a stop, translated once
+    abnormal = abnormal_end(reply)  # a cut, a refusal, a call that cannot run: (error code, reason)
+    if abnormal is not None:
+        code, why = abnormal
         t.action = "abnormal reply"
-        return make_stop(run, "system_failure" if ended.code in SYSTEM_FAILURES else "failed_unrecoverable",
-                         ended.code, ended.reason)
+        return make_stop(run, "system_failure" if code in SYSTEM_FAILURES else "failed_unrecoverable", code, why)
     message = t.message or Message.from_response(reply)
     if not reply.tool_calls and reply.finish_reason == "pause":
         run.groups.append([message])
@@ -279,6 +279,6 @@ def finish(run: Run, stop: Stop) -> Stop:
         sink.write(line)
     if run.inbox:
         for arrival in sorted(run.inbox, key=ARRIVAL_ORDER):
-            deliver(run, arrival)  # late results: written to the trace, refused by the closed ledger
+            run.ledger.deliver(arrival, run.turn)  # late results: written to the trace, refused by the closed ledger
         run.inbox = []
     return stop

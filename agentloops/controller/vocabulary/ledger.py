@@ -17,6 +17,7 @@ duplicate is applied once. Below the layers: traces, saved runs and the engine a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal
@@ -133,8 +134,10 @@ class LedgerEvent:
 class Ledger:
     """The one door through which tool results reach a task: idempotent and closed after the stop."""
 
-    def __init__(self, task_id: str) -> None:
+    def __init__(self, task_id: str, write: Callable[[dict[str, Any]], object] | None = None) -> None:
         self.task_id = task_id
+        self.write = write
+        """Where a delivery it refuses is written, as a trace line (``None``: only kept in :attr:`events`)."""
         self.calls: dict[str, Call] = {}
         self.applied: set[str] = set()
         self.closed = False
@@ -147,13 +150,9 @@ class Ledger:
             raise ValueError(f"call id {call_id!r} is already in use")
         self.calls[call_id] = Call(call_id, turn, tool, args, kind, parallel, at)
 
-    def deliver(self, arrival: Arrival, succeeded: bool) -> Verdict:
-        """Accept a result once, for a running call of this task; record anything else as an event.
-
-        Args:
-            arrival: the delivery.
-            succeeded: whether the result counts as the call succeeding (else failed).
-        """
+    def deliver(self, arrival: Arrival, turn: int = 0) -> Verdict:
+        """Apply a result once, for a running call of this task (an ``ok`` or ``empty`` one: the call succeeded);
+        anything else is kept as an event and written to the trace as a line of ``turn``."""
         call = self.calls.get(arrival.call_id)
         status = arrival.result.status
         verdict: Verdict
@@ -177,10 +176,13 @@ class Ledger:
             call.deliveries += 1
             call.arrived_at = call.ended_at = arrival.at
             call.status = status
-            call.state = "succeeded" if succeeded else "failed"
+            call.state = "succeeded" if status in ("ok", "empty") else "failed"
             self.applied.add(arrival.call_id)
             return "applied"
-        self.events.append(LedgerEvent(arrival.at, arrival.call_id, verdict, status, note))
+        event = LedgerEvent(arrival.at, arrival.call_id, verdict, status, note)
+        self.events.append(event)
+        if self.write is not None:
+            self.write({"kind": "event", "trace_id": self.task_id, "turn": turn, **event.to_dict()})
         return verdict
 
     def cancel_running(self, at: float, note: str) -> list[str]:
