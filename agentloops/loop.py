@@ -122,7 +122,7 @@ def run_loop(
             failed.__cause__ = exc
             return _finish(label, rule, max_steps, rounds, "raised", None, unseen_runs, completion, failed)
         repeated = not new_input and previous is not None and response.same_as(previous)
-        new_input, unseen_runs, previous = False, 0, response
+        new_input, previous = False, response
         reply = Message("assistant", response.content, response.tool_calls)
         reply_tokens = reply.tokens(tokenizer)
         usage = response.usage  # output tokens as the provider reported them, else the estimate

@@ -69,3 +69,12 @@ def test_compact_folds_runs():
 def test_empty_selections_are_usage_errors(scenarios, criteria, what):
     with pytest.raises(UsageError, match=f"compare needs at least one {what}"):
         compare(scenarios, criteria)
+
+
+def test_a_comparison_of_one_run_renders_as_csv_and_as_indented_json():
+    one = compare(["normal"], ["correct"])
+    header, row = one.render("csv").splitlines()
+    assert header.split(",")[:2] == list(one.records[0].to_dict(rounds=False))[:2] and row
+    text = one.render("json")
+    assert json.loads(text)[0]["scenario"] == "normal" and text.splitlines()[1].startswith("  {")
+    assert not text.splitlines()[1].startswith("   ")

@@ -21,7 +21,9 @@ from agentloops import (
     load_scenario,
     run,
     run_loop,
+    scenario_names,
 )
+from agentloops.tokens import estimate_tokens
 from tests.conftest import response, scenario
 
 BOTH_TOOLS = ("read_file", "count_lines")
@@ -298,3 +300,51 @@ def test_stub_models_keep_the_loops_requests_without_copying():
     function_model(sent)
     sent.append(Message("user", "later"))  # a caller's list may change; the record must not
     assert function_model.requests == [(Message("user", "hi"),)]
+
+
+@pytest.mark.parametrize(("name", "criterion"), list(itertools.product(scenario_names(), ("content", "tool_calls",
+                                                                                      "correct"))))
+def test_every_rounds_context_is_exactly_what_it_sent(name, criterion):
+    """Context growth is counted, not estimated twice: each round's figure is its request's own tokens, so a
+    reply without tool calls adds only itself and a round's tool results add exactly their tokens."""
+    for round_ in run(name, criterion).rounds:
+        assert round_.context_tokens == sum(m.tokens(estimate_tokens) for m in round_.request), round_.step
+
+
+def test_a_round_without_tool_calls_adds_only_the_reply():
+    model = ScriptedModel([Response(content="", finish_reason="stop"), Response(content="done", finish_reason="stop")])
+    record = run_loop(model, {}, criterion="content", max_steps=2)
+    first, second = record.rounds
+    assert second.context_tokens == first.context_tokens + Message("assistant", "", ()).tokens(estimate_tokens)
+
+
+def test_results_the_model_saw_are_not_wasted_when_the_next_reply_is_cut():
+    model = ScriptedModel([
+        Response(content=None, tool_calls=[{"id": "1", "name": "read_file", "arguments": {}}],
+                 finish_reason="tool_calls"),
+        Response(content="partial", finish_reason="length")])
+    with pytest.raises(TruncatedError) as caught:
+        run_loop(model, {"read_file": "text"})
+    assert caught.value.record.wasted_tool_runs == 0  # the cut reply was written after reading the result
+
+
+def test_a_first_call_that_raises_wastes_no_tool_run():
+    def down(messages):
+        raise ConnectionError("no route")
+
+    with pytest.raises(ModelError) as caught:
+        run_loop(FunctionModel(down), {"read_file": "text"})
+    assert caught.value.record.wasted_tool_runs == 0 and caught.value.record.steps == 0
+
+
+def test_results_sent_to_a_model_that_then_raises_were_never_read():
+    def flaky(messages):
+        if len(messages) > 1:
+            raise ConnectionError("server went away")
+        return {"content": None, "tool_calls": [{"id": "1", "name": "read_file", "arguments": {}},
+                                                {"id": "2", "name": "read_file", "arguments": {}}],
+                "finish_reason": "tool_calls"}
+
+    with pytest.raises(ModelError) as caught:
+        run_loop(FunctionModel(flaky), {"read_file": "text"})
+    assert caught.value.record.wasted_tool_runs == 2

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from agentloops import Response, ToolCall
-from agentloops.response import json_completion, show_content
+from agentloops.response import json_completion, shorten, show_content
 
 
 def test_response_is_immutable():
@@ -149,3 +149,10 @@ def test_the_completion_closes_exactly_what_is_open(text, completion):
 def test_arguments_nested_deeper_than_the_parser_are_not_an_object_and_not_a_crash():
     call = ToolCall(id="1", name="f", arguments='{"a":' * 100_000)
     assert call.parsed_arguments is None and call.is_cut_off
+
+
+@pytest.mark.parametrize("width", [1, 2, 60])
+def test_a_text_is_cut_only_past_its_width_and_then_ends_in_an_ellipsis(width):
+    assert shorten("x" * width, width) == "x" * width
+    cut = shorten("x" * (width + 1), width)
+    assert len(cut) == width and cut.endswith("…")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import get_args
 
 import pytest
@@ -71,7 +72,10 @@ def test_truncation_happens_exactly_below_what_the_answer_needs(limit: int) -> N
         cut = record.rounds[-1]
         assert cut.response.finish_reason == "length"
         assert cut.response.usage is not None and cut.response.usage.completion_tokens == limit
-        assert retry.SUMMARY.startswith(cut.response.content or "")
+        kept = cut.response.content or ""
+        assert retry.SUMMARY.startswith(kept)
+        budget = limit - (_summary_need() - estimate_tokens(retry.SUMMARY))  # what the text itself may use
+        assert estimate_tokens(kept) <= budget < estimate_tokens(retry.SUMMARY[: len(kept) + 1])  # the longest fit
 
 
 def test_right_response_doubles_the_limit_until_it_fits() -> None:
@@ -213,3 +217,33 @@ def test_the_advice_and_the_tables_in_chinese_with_the_data_in_english(in_chines
         retry.blind_retry("timeout")
     with pytest.raises(UsageError, match="retries 必须是不小于 0 的整数；收到的是 -1"):
         retry.blind_retry("truncated", -1)
+
+
+@pytest.mark.parametrize("max_attempts", [1, 2, 5])
+def test_right_response_makes_at_most_its_attempts_numbered_from_one(max_attempts: int) -> None:
+    result = retry.right_response("truncated", max_attempts)
+    numbers = [a.number for a in result.attempts]
+    assert numbers == list(range(1, len(numbers) + 1)) and 1 <= len(numbers) <= max_attempts
+    assert len(retry.right_response("failing_tool", max_attempts).attempts) == min(max_attempts, 2)
+
+
+def test_the_comparison_gives_both_policies_the_same_number_of_tries() -> None:
+    """Fair by default: the right response may make as many attempts as the blind loop makes requests."""
+    default = inspect.signature(retry.blind_retry).parameters["retries"].default
+    assert inspect.signature(retry.compare_policies).parameters["retries"].default == default
+    assert len(retry.blind_retry("failing_tool").attempts) == default + 1
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+def test_the_blind_loop_labels_its_first_try_and_then_the_same_request(retries: int) -> None:
+    actions = [a.action for a in retry.blind_retry("failing_tool", retries).attempts]
+    assert actions == [retry._FIRST_TRY] + [retry._SAME_AGAIN] * retries
+
+
+def test_a_comparison_without_retries_tries_each_policy_once_and_names_each_failure() -> None:
+    table = retry.compare_policies(retries=0)
+    assert {len(r.attempts) for r in table.results} == {1}
+    for row, result in zip(table.rows(), table.results, strict=True):
+        assert result.succeeded or str(result.errors[-1]) in row[-1]
+    assert [table.case_title(name) for name in table.case_names()] == [c.title for c in table.cases]
+    assert len({c.title for c in table.cases}) == len(table.cases)  # so a title lookup could not pass by luck
