@@ -285,16 +285,28 @@ class TurnBuilder:
         """Append the turn of one call and return it."""
         added = self._added(request, incremental)
         fresh: bool | None = None
+        results: list[Msg] = []
+        user_spoke = False
         if added is not None:
-            keys = [self._key(m) for m in added if m.role != "assistant"]
-            fresh = not self._seen.issuperset(keys)  # one of them is new
-            self._seen.update(keys)
-        added = added or ()
-        results = tuple([m for m in added if m.role == "tool"])
-        user_spoke = bool(self.turns) and any([m.role == "user" for m in added])
+            seen = self._seen
+            fresh = False
+            for message in added:  # one pass: what is new, the tool results, whether the user spoke
+                role = message.role
+                if role == "assistant":
+                    continue
+                if role == "tool":
+                    results.append(message)
+                elif role == "user":
+                    user_spoke = True
+                key = self._key(message)
+                if key not in seen:
+                    fresh = True
+                    seen.add(key)
+        turns = self.turns
         signatures = tuple([canonical_arguments(c.arguments) for c in reply.tool_calls])
-        turn = Turn(len(self.turns) + 1, where, reply, fresh, user_spoke, results, tokens, signatures)
-        self.turns.append(turn)
+        turn = Turn(len(turns) + 1, where, reply, fresh, user_spoke and bool(turns), tuple(results), tokens,
+                    signatures)
+        turns.append(turn)
         if request is not None and not incremental:
             self._previous = request
         return turn
@@ -304,11 +316,11 @@ class TurnBuilder:
         if message.role != "tool":
             return (message.role, message.text)
         last = self.turns[-1] if self.turns else None
-        calls = last.reply.tool_calls if last else ()
-        index = next((i for i, c in enumerate(calls) if c.id == message.call_id), None)
-        if last is None or index is None:
-            return ("tool", message.name, None, canonical_text(message.text))
-        return ("tool", calls[index].name, last.signature(index), canonical_text(message.text))
+        if last is not None:
+            for index, call in enumerate(last.reply.tool_calls):
+                if call.id == message.call_id:
+                    return ("tool", call.name, last.signature(index), canonical_text(message.text))
+        return ("tool", message.name, None, canonical_text(message.text))
 
     def _added(self, request: tuple[Msg, ...] | None, incremental: bool) -> tuple[Msg, ...] | None:
         if request is None:

@@ -139,7 +139,7 @@ def anthropic_message(raw: object, at: str) -> tuple[Msg, ...]:
     texts: list[str] = []
     calls: list[tuple[str, str]] = []
     for j, block in enumerate(blocks):
-        entry = _object(block, f"{at}.content[{j}]")
+        entry = block if isinstance(block, dict) else _object(block, f"{at}.content[{j}]")
         kind = entry.get("type")
         if kind == "tool_result":
             block_at = f"{at}.content[{j}]"
@@ -166,7 +166,7 @@ def gemini_content(raw: object, at: str) -> tuple[Msg, ...]:
     texts: list[str] = []
     calls: list[tuple[str, str]] = []
     for j, part in enumerate(parts):
-        entry = _object(part, f"{at}.parts[{j}]")
+        entry = part if isinstance(part, dict) else _object(part, f"{at}.parts[{j}]")
         if "functionResponse" in entry:
             response_at = f"{at}.parts[{j}].functionResponse"
             response = _object(entry["functionResponse"], response_at)

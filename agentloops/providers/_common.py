@@ -102,7 +102,10 @@ def string(body: Mapping[str, Any], key: str, where: str, *, optional: bool = Fa
 
 
 def items(body: Mapping[str, Any], key: str, where: str, expected: str, *, optional: bool = False) -> list[Any]:
-    """Read a list field; a missing optional list (or ``null``) is empty."""
+    """Read a list field; a missing optional list (or ``null``) is empty. The list is the body's own: read it only."""
+    value = body.get(key)
+    if type(value) is list:  # a parsed body's list, the common case, returned at once
+        return value
     value = field(body, key, where, expected, types=(list, tuple), optional=optional, nullable=optional)
     return list(value) if value is not None else []
 
@@ -114,6 +117,8 @@ def count(body: Mapping[str, Any] | None, key: str, where: str) -> int | None:
     value = body.get(key)
     if type(value) is int and value >= 0:  # not a bool, which is an int to Python
         return value
+    if value is None:  # absent or null: not reported
+        return None
     value = field(body, key, where, "a whole number of tokens", types=(int,), optional=True, nullable=True)
     if value is not None and value < 0:
         raise fail(f"{where}.{key}", "a whole number of tokens (0 or more)", value)
@@ -130,7 +135,7 @@ def arguments_text(value: object, where: str) -> str:
         return "{}"
     if isinstance(value, str):
         return value
-    if isinstance(value, Mapping):
+    if isinstance(value, (dict, Mapping)):  # dict first: a parsed body's object skips the ABC's slower check
         return _dumps(value)
     raise fail(where, "a JSON object or its text", value)
 

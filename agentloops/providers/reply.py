@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from agentloops.response import FinishReason, Response, ToolCall, Usage
+from agentloops.response import FinishReason, Response, ToolCall, Usage, summary_line
 
 
 class Call(NamedTuple):
@@ -73,7 +73,7 @@ class Reply:
 
     def summary(self) -> str:
         """:meth:`Response.summary <agentloops.response.Response.summary>`: one line, as a log would show it."""
-        return self.response.summary()
+        return summary_line(self.content, self.tool_calls, self.finish_reason)
 
     @classmethod
     def of(cls, response: Response) -> Reply:
