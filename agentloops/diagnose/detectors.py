@@ -254,8 +254,9 @@ def failure_streaks(run: Run, threshold: int = FAILURE_STREAK, seen: Observed | 
         if looks_failed(result):
             streak.append((turn, result))
             continue
-        yield from _streak_finding(run, streak, threshold)
-        streak = []
+        if streak:
+            yield from _streak_finding(run, streak, threshold)
+            streak = []
     yield from _streak_finding(run, streak, threshold)
 
 

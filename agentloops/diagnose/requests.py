@@ -95,7 +95,8 @@ def chat_message(raw: object, at: str) -> tuple[Msg, ...]:
     """One Chat Completions (or Ollama ``/api/chat``) message."""
     message = _object(raw, at)
     role = _role(message.get("role"), at)
-    text = _text(message.get("content"), f"{at}.content")
+    content = message.get("content")
+    text = content if content is None or isinstance(content, str) else _text(content, f"{at}.content")
     if role == "tool":
         name = _name(message, "tool_name", at) or _name(message, "name", at)
         return (Msg("tool", text, call_id=_name(message, "tool_call_id", at), name=name),)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from agentloops.response import FinishReason, Response, ToolCall, Usage, summary_line
+from agentloops.response import FinishReason, Response, summary_line
 
 
 class Call(NamedTuple):
@@ -50,13 +50,11 @@ class Reply:
         return built
 
     def _build(self) -> Response:
-        return Response(content=self.content,
-                        tool_calls=tuple(ToolCall(id=c.id, name=c.name, arguments=c.arguments)
-                                         for c in self.tool_calls),
-                        finish_reason=self.finish_reason, raw_finish_reason=self.raw_finish_reason,
-                        usage=Usage(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens)
-                        if self.has_usage else None,
-                        reasoning=self.reasoning)
+        usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        return Response.model_validate({  # one call of the validator, the calls and usage nested in it
+            "content": self.content, "tool_calls": [call._asdict() for call in self.tool_calls],
+            "finish_reason": self.finish_reason, "raw_finish_reason": self.raw_finish_reason,
+            "usage": usage if self.has_usage else None, "reasoning": self.reasoning})
 
     @property
     def tokens(self) -> int | None:
