@@ -1,6 +1,6 @@
 """The request side of a provider log: the messages a caller sent, in each of the five wire formats.
 
-Responses are converted by :func:`agentloops.providers.adapt`; requests are
+Responses are read by :func:`agentloops.providers.read`; requests are
 not part of the providers package, so each format's message list is read
 here — only the parts the detectors compare: who spoke, the text, the tool
 calls an assistant turn made, and the tool results sent back (with their
