@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from functools import cached_property
 from typing import Any
 
@@ -174,8 +175,14 @@ class Response(BaseModel):
 
     def summary(self) -> str:
         """One line: content, tool calls, finish reason — as a log would show it."""
-        calls = ", ".join(f"{c.name}({c.arguments})" for c in self.tool_calls) or "none"
-        return f"content={show_content(self.content)} tool_calls=[{calls}] finish_reason={self.finish_reason}"
+        return summary_line(self.content, self.tool_calls, self.finish_reason)
+
+
+def summary_line(content: str | None, tool_calls: Iterable[Any], finish_reason: str) -> str:
+    """:meth:`Response.summary` of these values (``tool_calls``: anything with a ``name`` and ``arguments``; a log
+    reader's calls as read, too)."""
+    calls = ", ".join(f"{c.name}({c.arguments})" for c in tool_calls) or "none"
+    return f"content={show_content(content)} tool_calls=[{calls}] finish_reason={finish_reason}"
 
 
 _WRAPPERS = (("```json", "```"), ("```", "```"), ("<tool_call>", "</tool_call>"))

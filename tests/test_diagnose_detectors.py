@@ -16,6 +16,7 @@ from agentloops.diagnose.detectors import (
     tool_repeats,
 )
 from agentloops.diagnose.model import Ending, Msg, Run, Turn, TurnBuilder
+from agentloops.providers import Reply
 from agentloops.response import Response
 
 ANSWER = Response(content="42 lines", finish_reason="stop")
@@ -37,7 +38,7 @@ def make_run(steps: list[tuple[Response, Any]], ending: Ending | None = None, **
     for i, (response, extra) in enumerate(steps, start=1):
         fields: dict[str, Any] = {"fresh": True, "user_spoke": False, "results": (), "tokens": 10}
         fields.update(extra if isinstance(extra, dict) else {"results": tuple(extra)})
-        turns.append(Turn(i, f"line {i}", response, **fields))
+        turns.append(Turn(i, f"line {i}", Reply.of(response), **fields))
     return Run("r", "line 1", tuple(turns), ending or Ending("returned"), **kwargs)
 
 
@@ -217,23 +218,23 @@ def test_a_repeated_tool_result_is_not_new_information() -> None:
     builder = TurnBuilder()
     user = Msg("user", "how many lines?")
     reply = Msg("assistant", None, (("read_file", '{"path":"a"}'),))
-    first = builder.add("1", (user,), call(n=1), None)
-    second = builder.add("2", (user, reply, result("A", 1)), call(n=2), None)
-    third = builder.add("3", (user, reply, result("A", 1), reply, result("A", 2)), call(n=3), None)
-    fourth = builder.add("4", (user, reply, result("A", 1), reply, result("A", 2), reply, result("B", 3)), ANSWER,
-                         None)
+    first = builder.add("1", (user,), Reply.of(call(n=1)), None)
+    second = builder.add("2", (user, reply, result("A", 1)), Reply.of(call(n=2)), None)
+    third = builder.add("3", (user, reply, result("A", 1), reply, result("A", 2)), Reply.of(call(n=3)), None)
+    fourth = builder.add("4", (user, reply, result("A", 1), reply, result("A", 2), reply, result("B", 3)),
+                         Reply.of(ANSWER), None)
     assert [t.fresh for t in (first, second, third, fourth)] == [True, True, False, True]
     assert [len(t.results) for t in (first, second, third, fourth)] == [0, 1, 1, 1]
 
 
 def test_a_rewritten_history_is_compared_message_by_message() -> None:
     builder = TurnBuilder()
-    builder.add("1", (Msg("user", "q"), Msg("user", "more")), CUT, None)
-    assert builder.add("2", (Msg("user", "q"),), CUT, None).fresh is False
-    assert builder.add("3", (Msg("user", "other"),), CUT, None).fresh is True
+    builder.add("1", (Msg("user", "q"), Msg("user", "more")), Reply.of(CUT), None)
+    assert builder.add("2", (Msg("user", "q"),), Reply.of(CUT), None).fresh is False
+    assert builder.add("3", (Msg("user", "other"),), Reply.of(CUT), None).fresh is True
 
 
 def test_a_request_the_log_does_not_show_is_unknown() -> None:
     builder = TurnBuilder()
-    builder.add("1", None, CUT, None)
-    assert builder.add("2", None, CUT, None).fresh is None
+    builder.add("1", None, Reply.of(CUT), None)
+    assert builder.add("2", None, Reply.of(CUT), None).fresh is None

@@ -86,7 +86,7 @@ def pairs_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, calls: int) ->
     key, convert = requests._SHAPES["openai-chat"]
     with monkeypatch.context() as patch:
         patch.setitem(requests._SHAPES, "openai-chat", (key, counting(counter, "converted", convert)))
-        patch.setattr(pairs, "adapt", counting(counter, "adapted", pairs.adapt))
+        patch.setattr(pairs, "read", counting(counter, "adapted", pairs.read))
         patch.setattr(TurnBuilder, "_key", counting(counter, "keyed", TurnBuilder._key))
         log = tmp_path / f"chat-{calls}.jsonl"
         log.write_text("".join(json.dumps(row) + "\n" for row in chat_run(calls)), encoding="utf-8")

@@ -16,6 +16,7 @@ from agentloops.diagnose.cli import add_commands
 from agentloops.diagnose.detectors import COMMON_CAPS, find, tool_repeats
 from agentloops.diagnose.model import Ending, Msg, PrefixMemo, Run, Turn, canonical_text
 from agentloops.diagnose.requests import RequestReader
+from agentloops.providers import Reply
 from agentloops.resources import data_dir
 from agentloops.response import Response
 
@@ -33,7 +34,7 @@ def call(n: int, args: str = '{"path": "a"}') -> Response:
 
 
 def run_of(steps: list[tuple[Response, tuple[Msg, ...]]], ending: Ending | None = None) -> Run:
-    turns = tuple(Turn(i, f"line {i}", response, True, False, results, 10)
+    turns = tuple(Turn(i, f"line {i}", Reply.of(response), True, False, results, 10)
                   for i, (response, results) in enumerate(steps, start=1))
     return Run("r", "line 1", turns, ending or Ending())
 

@@ -40,7 +40,7 @@ from agentloops.diagnose.pairs import read_pairs
 from agentloops.diagnose.recordings import read_records, read_scenarios
 from agentloops.diagnose.report import Report, Skipped
 from agentloops.diagnose.source import Item, iter_items
-from agentloops.i18n import N_
+from agentloops.i18n import N_, language, speaking
 from agentloops.providers import FORMATS as PROVIDER_FORMATS
 
 if TYPE_CHECKING:
@@ -180,14 +180,20 @@ def detected_format(path: str | Path, format: str = "auto") -> str:
 
 def iter_findings(path: str | Path, format: str = "auto", max_steps: int | None = None) -> Iterator[Finding]:
     """Findings as each run is read (nothing is kept); raises :class:`LogError` where reading stops."""
+    lang = language()
     for run in iter_runs(path, format):
-        yield from _find(run, max_steps)
+        yield from _find(run, max_steps, lang)
 
 
-def _find(run: Run, max_steps: int | None) -> list[Finding]:
-    """:func:`find`, with arguments nested past what Python can walk named by their run."""
+def _find(run: Run, max_steps: int | None, lang: str) -> list[Finding]:
+    """:func:`find` in ``lang``, with arguments nested past what Python can walk named by their run.
+
+    ``lang``: the language in use, looked up once a log: looking it up reads the environment, and a
+    finding's sentences would look it up several times each.
+    """
     try:
-        return find(run, max_steps)
+        with speaking(lang):
+            return find(run, max_steps)
     except (RecursionError, TooDeep):
         raise log_error(N_("{where}: nested too deeply to be a log entry"), where=run.where) from None
 
@@ -214,13 +220,14 @@ def diagnose(path: str | Path, format: str = "auto", *, max_steps: int | None = 
     runs = calls = incomplete = 0
     stopped: str | None = None
     reading = Reading()
+    lang = language()
     try:
         for run in iter_runs(path, chosen, reading=reading):
             runs += 1
             calls += len(run.turns)
             incomplete += not run.complete
             attempts.extend(run.failed_attempts)
-            findings.extend(_find(run, max_steps))
+            findings.extend(_find(run, max_steps, lang))
     except LogError as exc:
         if not partial or not runs:
             raise  # nothing was read: there is no partial report to give

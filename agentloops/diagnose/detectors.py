@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal
 
-from agentloops.criteria import Abort, correct
+from agentloops.criteria import Abort, Decision, correct
 from agentloops.diagnose.model import Msg, Run, Turn, canonical_text, results_for
 from agentloops.i18n import N_, _, language, translate
-from agentloops.response import Response
+from agentloops.providers.reply import Reply
 
 Kind = Literal["reasked", "abnormal_answer", "premature_answer", "repeated_tool_call", "ping_pong",
                "failure_streak", "cap_returned_last", "work_pending"]
@@ -125,9 +125,9 @@ def _tokens(turns: list[Turn]) -> int | None:
     return sum(known) if known else None
 
 
-def is_abnormal(response: Response) -> bool:
+def is_abnormal(reply: Reply) -> bool:
     """The correct loop would abort on this round (cut off, filtered, refused, malformed, unknown)."""
-    return isinstance(correct(response), Abort)
+    return isinstance(correct(reply.response), Abort)
 
 
 def looks_failed(result: Msg) -> bool:
@@ -149,14 +149,15 @@ def reasks(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
     turns = run.turns
     explained: set[int] | None = None  # worked out at the first candidate: most runs have none
     for previous, turn in pairwise(turns):
-        if turn.fresh is False and turn.response.same_as(previous.response):
+        if turn.fresh is False and turn.reply.same_as(previous.reply):
             if explained is None:
                 explained = _calls_with_results(run, _observations(run) if seen is None else seen)
             if turn.call not in explained:
                 group.append(turn)
                 continue
-        yield from _reask_finding(run, group)
-        group = []
+        if group:
+            yield from _reask_finding(run, group)
+            group = []
     yield from _reask_finding(run, group)
 
 
@@ -165,8 +166,8 @@ def _calls_with_results(run: Run, seen: Observed) -> set[int]:
     shown: dict[int, int] = {}
     for turn, _signature, _result in seen:
         shown[turn.call] = shown.get(turn.call, 0) + 1
-    return {t.call for t in run.turns if t.response.tool_calls and not is_abnormal(t.response)
-            and shown.get(t.call) == len(t.response.tool_calls)}
+    return {t.call for t in run.turns if t.reply.tool_calls and not is_abnormal(t.reply)
+            and shown.get(t.call) == len(t.reply.tool_calls)}
 
 
 def _reask_finding(run: Run, group: list[Turn]) -> Iterator[Finding]:
@@ -178,16 +179,19 @@ def _reask_finding(run: Run, group: list[Turn]) -> Iterator[Finding]:
                 N_("call {call}'s response came back {n} more time(s) with nothing new sent ({summary}); "
                    "they cost {tokens} tokens"))
     yield Finding("reasked", run.name, group[0].where, _span(group[0].call, group[-1].call), len(group), tokens,
-                  *_sentence(template, call=group[0].call - 1, n=len(group), summary=group[0].response.summary(),
+                  *_sentence(template, call=group[0].call - 1, n=len(group), summary=group[0].reply.summary(),
                              tokens=tokens))
 
 
 def _observations(run: Run) -> Observed:
     """Every tool call with a known result, in order (see :data:`Observed`)."""
     seen: Observed = []
-    for i, turn in enumerate(run.turns):
-        calls = turn.response.tool_calls
-        pool = run.turns[i + 1].results if i + 1 < len(run.turns) else run.tail_results
+    turns = run.turns
+    for i, turn in enumerate(turns):
+        calls = turn.reply.tool_calls
+        pool = turns[i + 1].results if i + 1 < len(turns) else run.tail_results
+        if not calls or not pool:
+            continue  # no call, or no result shown: nothing observed
         for index, (call, result) in enumerate(zip(calls, results_for(len(calls), pool, tuple(c.id for c in calls)))):
             if result is not None and result.text is not None:
                 seen.append((turn, (call.name, turn.signature(index)), result))
@@ -250,8 +254,9 @@ def failure_streaks(run: Run, threshold: int = FAILURE_STREAK, seen: Observed | 
         if looks_failed(result):
             streak.append((turn, result))
             continue
-        yield from _streak_finding(run, streak, threshold)
-        streak = []
+        if streak:
+            yield from _streak_finding(run, streak, threshold)
+            streak = []
     yield from _streak_finding(run, streak, threshold)
 
 
@@ -274,42 +279,46 @@ def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
     if not turns or not run.complete or run.ending.how == "raised":
         return
     last = turns[-1]
+    decision = correct(last.reply.response)  # once: three questions below ask it
     capped = run.ending.hit_cap
     if capped is None:
-        spun = len(turns) > 1 and last.fresh is False and last.response.same_as(turns[-2].response)
-        unfinished = bool(last.response.tool_calls) or is_abnormal(last.response)
+        spun = len(turns) > 1 and last.fresh is False and last.reply.same_as(turns[-2].reply)
+        unfinished = bool(last.reply.tool_calls) or isinstance(decision, Abort)
         capped = spun or (max_steps is not None and len(turns) >= max_steps and unfinished)
     if capped:
         yield Finding("cap_returned_last", run.name, last.where, str(last.call), 1, last.tokens,
                       *_sentence(N_("the run stopped at call {call} without an answer and returned the last text "
                                     "({summary}); a cap should raise"), call=last.call,
-                                 summary=last.response.summary()))
+                                 summary=last.reply.summary()))
         return
-    if at_common_cap(run, max_steps):
-        names = ", ".join(c.name for c in last.response.tool_calls)
+    if at_common_cap(run, max_steps, decision):
+        names = ", ".join(c.name for c in last.reply.tool_calls)
         yield Finding("work_pending", run.name, last.where, str(last.call), 1, last.tokens,
                       *_sentence(N_("the run stopped at call {call} with {names} still unanswered; {call} calls is "
                                     "a common step cap ({cap}): pass --max-steps if you know yours"),
                                  call=last.call, names=names, cap=COMMON_CAPS[last.call]))
         return
-    yield from _ended_on(run, last, N_("the run ended there"))
+    yield from _ended_on(run, last, N_("the run ended there"), decision)
 
 
-def at_common_cap(run: Run, max_steps: int | None) -> bool:
+def at_common_cap(run: Run, max_steps: int | None, decision: Decision | None = None) -> bool:
     """The run ended with tool calls unanswered after a common cap's number of calls, its cap unknown.
 
     Only when nothing says otherwise: a run record's ``hit_cap`` and a given
-    ``max_steps`` are facts, a common cap only a likely explanation.
+    ``max_steps`` are facts, a common cap only a likely explanation. ``decision``: the
+    correct loop's on the last call, when known.
     """
     last = run.turns[-1]
     return (run.ending.hit_cap is None and max_steps is None and last.call in COMMON_CAPS
-            and bool(last.response.tool_calls) and not is_abnormal(last.response))
+            and bool(last.reply.tool_calls)
+            and not isinstance(correct(last.reply.response) if decision is None else decision, Abort))
 
 
-def _ended_on(run: Run, turn: Turn, context: str) -> Iterator[Finding]:
-    """The finding for an answer taken from ``turn``; ``context`` (a catalog message) says what came next."""
-    response = turn.response
-    decision = correct(response)
+def _ended_on(run: Run, turn: Turn, context: str, decision: Decision | None = None) -> Iterator[Finding]:
+    """The finding for an answer taken from ``turn``; ``context`` (a catalog message) says what came next;
+    ``decision``: the correct loop's on ``turn``, when known."""
+    response = turn.reply.response
+    decision = correct(response) if decision is None else decision
     if response.tool_calls and not isinstance(decision, Abort):
         names = ", ".join(c.name for c in response.tool_calls)
         yield Finding("premature_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from agentloops.errors import UsageError
 from agentloops.i18n import N_, Phrase, shown
-from agentloops.response import Response
+from agentloops.providers.reply import Reply
 
 
 class LogError(UsageError, ValueError):
@@ -76,7 +76,8 @@ class Turn:
     Attributes:
         call: 1-based call number within its run.
         where: where it is in the file (``line 12``, ``span 5f3a…``).
-        response: what came back, in the package's :class:`~agentloops.response.Response`.
+        reply: what came back (:class:`~agentloops.providers.reply.Reply`: its ``response`` is the package's
+            :class:`~agentloops.response.Response`, built when a detector asks for it).
         fresh: the request sent something besides the previous request and the model's own
             last reply; ``None`` when the log does not show the request.
         user_spoke: the request added a user message (the caller had returned, and the conversation went on).
@@ -88,7 +89,7 @@ class Turn:
 
     call: int
     where: str
-    response: Response
+    reply: Reply
     fresh: bool | None
     user_spoke: bool
     results: tuple[Msg, ...]
@@ -99,7 +100,7 @@ class Turn:
         """The canonical arguments of tool call ``index`` of the response."""
         if index < len(self.signatures):
             return self.signatures[index]
-        return canonical_arguments(self.response.tool_calls[index].arguments)
+        return canonical_arguments(self.reply.tool_calls[index].arguments)
 
 
 How = Literal["returned", "raised", "unknown"]
@@ -279,21 +280,33 @@ class TurnBuilder:
         previous = self._previous
         return previous is not None and request[: len(previous)] == previous
 
-    def add(self, where: str, request: tuple[Msg, ...] | None, response: Response, tokens: int | None,
+    def add(self, where: str, request: tuple[Msg, ...] | None, reply: Reply, tokens: int | None,
             *, incremental: bool = False) -> Turn:
         """Append the turn of one call and return it."""
         added = self._added(request, incremental)
         fresh: bool | None = None
+        results: list[Msg] = []
+        user_spoke = False
         if added is not None:
-            keys = [self._key(m) for m in added if m.role != "assistant"]
-            fresh = not self._seen.issuperset(keys)  # one of them is new
-            self._seen.update(keys)
-        added = added or ()
-        results = tuple([m for m in added if m.role == "tool"])
-        user_spoke = bool(self.turns) and any([m.role == "user" for m in added])
-        signatures = tuple([canonical_arguments(c.arguments) for c in response.tool_calls])
-        turn = Turn(len(self.turns) + 1, where, response, fresh, user_spoke, results, tokens, signatures)
-        self.turns.append(turn)
+            seen = self._seen
+            fresh = False
+            for message in added:  # one pass: what is new, the tool results, whether the user spoke
+                role = message.role
+                if role == "assistant":
+                    continue
+                if role == "tool":
+                    results.append(message)
+                elif role == "user":
+                    user_spoke = True
+                key = self._key(message)
+                if key not in seen:
+                    fresh = True
+                    seen.add(key)
+        turns = self.turns
+        signatures = tuple([canonical_arguments(c.arguments) for c in reply.tool_calls])
+        turn = Turn(len(turns) + 1, where, reply, fresh, user_spoke and bool(turns), tuple(results), tokens,
+                    signatures)
+        turns.append(turn)
         if request is not None and not incremental:
             self._previous = request
         return turn
@@ -303,11 +316,11 @@ class TurnBuilder:
         if message.role != "tool":
             return (message.role, message.text)
         last = self.turns[-1] if self.turns else None
-        calls = last.response.tool_calls if last else ()
-        index = next((i for i, c in enumerate(calls) if c.id == message.call_id), None)
-        if last is None or index is None:
-            return ("tool", message.name, None, canonical_text(message.text))
-        return ("tool", calls[index].name, last.signature(index), canonical_text(message.text))
+        if last is not None:
+            for index, call in enumerate(last.reply.tool_calls):
+                if call.id == message.call_id:
+                    return ("tool", call.name, last.signature(index), canonical_text(message.text))
+        return ("tool", message.name, None, canonical_text(message.text))
 
     def _added(self, request: tuple[Msg, ...] | None, incremental: bool) -> tuple[Msg, ...] | None:
         if request is None:

@@ -41,7 +41,7 @@ from agentloops.diagnose.model import (
 from agentloops.diagnose.source import one_line
 from agentloops.errors import UsageError
 from agentloops.i18n import N_
-from agentloops.providers import FORMATS, stop_values
+from agentloops.providers import FORMATS, Reply, stop_values
 from agentloops.response import FinishReason, Response, ToolCall, Usage
 
 ERROR_STATUS = 2
@@ -286,7 +286,7 @@ def trace_run(trace: str, spans: list[Span], complete: bool) -> Run:
                 usage = response.usage
                 tokens = None if usage is None or usage.prompt_tokens is None else \
                     usage.prompt_tokens + (usage.completion_tokens or 0)
-                builder.add(span.where, request_of(span, memo), response, tokens)
+                builder.add(span.where, request_of(span, memo), Reply.of(response), tokens)
                 tools = []
             elif operation == "execute_tool":
                 tools.append(tool_result_of(span))

@@ -30,8 +30,7 @@ from agentloops.diagnose.requests import RequestReader
 from agentloops.diagnose.source import one_line
 from agentloops.errors import UsageError
 from agentloops.i18n import N_, Phrase
-from agentloops.providers import FORMATS, adapt
-from agentloops.response import Response
+from agentloops.providers import FORMATS, Reply, read
 
 _MISSING = Phrase(N_("missing"))
 
@@ -79,7 +78,7 @@ class _Line(NamedTuple):
     run: str | None
     request: Any
     incremental: bool
-    response: Response | None
+    response: Reply | None
     tokens: int | None
     error: str | None
 
@@ -188,12 +187,10 @@ def _line(where: str, line: dict[str, Any], format: str | None, readers: dict[st
     reader = readers.get(fmt) or readers.setdefault(fmt, RequestReader(fmt))
     try:
         request, incremental = reader.read(line["request"])
-        response = adapt(fmt, line["response"])
+        response = read(fmt, line["response"])
     except UsageError as exc:
         problem = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Phrase) else str(exc)
         raise log_error(N_("{where}: {problem}"), where=where, problem=problem) from None
     except RecursionError:
         raise log_error(N_("{where}: nested too deeply to be a log entry"), where=where) from None
-    usage = response.usage
-    tokens = None if usage is None else (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
-    return _Line(None if run is None else str(run), request, incremental, response, tokens, error)
+    return _Line(None if run is None else str(run), request, incremental, response, response.tokens, error)

@@ -20,6 +20,7 @@ from typing import Any, get_args
 from agentloops.diagnose.model import Ending, LogError, Msg, Run, Turn, field_path, log_error
 from agentloops.errors import ScenarioError
 from agentloops.i18n import N_, Phrase
+from agentloops.providers import Reply
 from agentloops.response import FinishReason, Response, ToolCall, Usage
 from agentloops.scenario import scenario_from_dict
 
@@ -86,7 +87,7 @@ def record_run(where: str, data: dict[str, Any]) -> Run:
         # the loop flags a round whose response repeats while nothing new was sent (a repeated tool
         # result is not new); without the flag, judge by what the call added
         fresh = i == 0 or (not row["repeated"] if isinstance(row.get("repeated"), bool) else added not in _NOTHING_NEW)
-        turns.append(Turn(i + 1, f"{where}: rounds[{i}]", response, fresh, False, results,
+        turns.append(Turn(i + 1, f"{where}: rounds[{i}]", Reply.of(response), fresh, False, results,
                           response.usage.prompt_tokens if response.usage else None))
         previous_tools = tools
     ending = Ending("raised" if outcome == "raised" else "returned", data.get("error"), hit_cap)
@@ -107,7 +108,7 @@ def scenario_run(where: str, data: dict[str, Any]) -> Run:
         results = tuple(Msg("tool", None, call_id=c.id, name=c.name) for c in (previous.tool_calls if previous else ()))
         usage = response.usage
         tokens = None if usage is None else (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
-        turns.append(Turn(i + 1, f"{where}: responses[{i}]", response, previous is None or bool(results),
+        turns.append(Turn(i + 1, f"{where}: responses[{i}]", Reply.of(response), previous is None or bool(results),
                           False, results, tokens))
         previous = response
     return Run(scenario.name, where, tuple(turns), Ending())

@@ -1,6 +1,6 @@
 """The request side of a provider log: the messages a caller sent, in each of the five wire formats.
 
-Responses are converted by :func:`agentloops.providers.adapt`; requests are
+Responses are read by :func:`agentloops.providers.read`; requests are
 not part of the providers package, so each format's message list is read
 here — only the parts the detectors compare: who spoke, the text, the tool
 calls an assistant turn made, and the tool results sent back (with their
@@ -95,7 +95,8 @@ def chat_message(raw: object, at: str) -> tuple[Msg, ...]:
     """One Chat Completions (or Ollama ``/api/chat``) message."""
     message = _object(raw, at)
     role = _role(message.get("role"), at)
-    text = _text(message.get("content"), f"{at}.content")
+    content = message.get("content")
+    text = content if content is None or isinstance(content, str) else _text(content, f"{at}.content")
     if role == "tool":
         name = _name(message, "tool_name", at) or _name(message, "name", at)
         return (Msg("tool", text, call_id=_name(message, "tool_call_id", at), name=name),)
@@ -139,7 +140,7 @@ def anthropic_message(raw: object, at: str) -> tuple[Msg, ...]:
     texts: list[str] = []
     calls: list[tuple[str, str]] = []
     for j, block in enumerate(blocks):
-        entry = _object(block, f"{at}.content[{j}]")
+        entry = block if isinstance(block, dict) else _object(block, f"{at}.content[{j}]")
         kind = entry.get("type")
         if kind == "tool_result":
             block_at = f"{at}.content[{j}]"
@@ -166,7 +167,7 @@ def gemini_content(raw: object, at: str) -> tuple[Msg, ...]:
     texts: list[str] = []
     calls: list[tuple[str, str]] = []
     for j, part in enumerate(parts):
-        entry = _object(part, f"{at}.parts[{j}]")
+        entry = part if isinstance(part, dict) else _object(part, f"{at}.parts[{j}]")
         if "functionResponse" in entry:
             response_at = f"{at}.parts[{j}].functionResponse"
             response = _object(entry["functionResponse"], response_at)

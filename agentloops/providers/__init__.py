@@ -66,6 +66,7 @@ from agentloops.i18n import N_, Phrase, _, shown
 from agentloops.providers import streaming
 from agentloops.providers._common import RawBodyError
 from agentloops.providers.examples import example_for
+from agentloops.providers.reply import Reply
 from agentloops.response import FinishReason, Response
 from agentloops.stops import FORMATS, ProviderFormat, StopKind, StopValue
 from agentloops.tables import markdown_table, text_table
@@ -113,11 +114,17 @@ def adapt(format: str, raw: object, where: str = "response") -> Response:
         UnknownFormatError: ``format`` is not a provider format.
         RawBodyError: the body lacks a field the adapter needs; the message names it.
     """
+    return read(format, raw, where).response
+
+
+def read(format: str, raw: object, where: str = "response") -> Reply:
+    """:func:`adapt`'s reading, as a :class:`~agentloops.providers.reply.Reply`: the same values, the
+    :class:`Response` built only when asked for (a log reader reads a body a line)."""
     adapter = module(format)
     if streaming.is_stream(raw):
-        return streaming.assemble(adapter, raw, where)
-    response: Response = adapter.adapt(raw, where)
-    return response
+        return Reply.of(streaming.assemble(adapter, raw, where))
+    reply: Reply = adapter.adapt(raw, where)
+    return reply
 
 
 def stream_of(format: str, body: Mapping[str, Any], seed: int | None = None) -> dict[str, list[Any]]:
@@ -248,6 +255,7 @@ __all__ = [
     "STOP_TABLE_HEADERS",
     "ProviderFormat",
     "RawBodyError",
+    "Reply",
     "StopRow",
     "StopValue",
     "UnknownFormatError",
@@ -257,6 +265,7 @@ __all__ = [
     "describe",
     "is_provider_format",
     "module",
+    "read",
     "render_stop_table",
     "stop_table",
     "stop_values",

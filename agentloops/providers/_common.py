@@ -16,7 +16,8 @@ from typing import Any
 
 from agentloops.errors import ScenarioError
 from agentloops.i18n import Phrase
-from agentloops.response import FinishReason, Response, ToolCall, Usage
+from agentloops.providers.reply import Call, Reply
+from agentloops.response import FinishReason
 
 
 class RawBodyError(ScenarioError):
@@ -101,7 +102,10 @@ def string(body: Mapping[str, Any], key: str, where: str, *, optional: bool = Fa
 
 
 def items(body: Mapping[str, Any], key: str, where: str, expected: str, *, optional: bool = False) -> list[Any]:
-    """Read a list field; a missing optional list (or ``null``) is empty."""
+    """Read a list field; a missing optional list (or ``null``) is empty. The list is the body's own: read it only."""
+    value = body.get(key)
+    if type(value) is list:  # a parsed body's list, the common case, returned at once
+        return value
     value = field(body, key, where, expected, types=(list, tuple), optional=optional, nullable=optional)
     return list(value) if value is not None else []
 
@@ -113,6 +117,8 @@ def count(body: Mapping[str, Any] | None, key: str, where: str) -> int | None:
     value = body.get(key)
     if type(value) is int and value >= 0:  # not a bool, which is an int to Python
         return value
+    if value is None:  # absent or null: not reported
+        return None
     value = field(body, key, where, "a whole number of tokens", types=(int,), optional=True, nullable=True)
     if value is not None and value < 0:
         raise fail(f"{where}.{key}", "a whole number of tokens (0 or more)", value)
@@ -129,7 +135,7 @@ def arguments_text(value: object, where: str) -> str:
         return "{}"
     if isinstance(value, str):
         return value
-    if isinstance(value, Mapping):
+    if isinstance(value, (dict, Mapping)):  # dict first: a parsed body's object skips the ABC's slower check
         return _dumps(value)
     raise fail(where, "a JSON object or its text", value)
 
@@ -144,31 +150,37 @@ def join_text(parts: Sequence[str]) -> str | None:
     return "".join(parts) if parts else None
 
 
-def make_usage(prompt: int | None, completion: int | None) -> Usage | None:
-    """A :class:`Usage`, or ``None`` when the body reported neither count."""
+Counts = tuple[int | None, int | None] | None
+"""A body's token counts as read, ``(prompt, completion)``; ``None`` when it reported neither."""
+
+
+def make_usage(prompt: int | None, completion: int | None) -> Counts:
+    """The counts, or ``None`` when the body reported neither."""
     if prompt is None and completion is None:
         return None
-    return Usage(prompt_tokens=prompt, completion_tokens=completion)
+    return prompt, completion
 
 
-def build(where: str, *, content: str | None, calls: Sequence[ToolCall], finish: FinishReason,
-          raw: str, usage: Usage | None, reasoning: str | None = None) -> Response:
-    """Assemble the :class:`Response` (the raw value is always kept, known or not)."""
-    try:
-        return Response(content=content, tool_calls=tuple(calls), finish_reason=finish,
-                        raw_finish_reason=raw or repr(raw), usage=usage, reasoning=reasoning or None)
-    except ValueError as exc:  # pragma: no cover - every field was checked above
-        raise RawBodyError(f"{where}: {exc}") from None
+def build(where: str, *, content: str | None, calls: Sequence[Call], finish: FinishReason,
+          raw: str, usage: Counts, reasoning: str | None = None) -> Reply:
+    """Assemble the :class:`~agentloops.providers.reply.Reply` (the raw value is always kept, known or not).
+
+    Every field was checked as it was read, so the values are kept as they are: the
+    :class:`~agentloops.response.Response` is built from them when it is asked for.
+    """
+    prompt, completion = usage if usage is not None else (None, None)
+    return Reply(content, tuple(calls), finish, raw or repr(raw), usage is not None, prompt, completion,
+                 reasoning or None)
 
 
 def tool_call(where: str, *, call_id: object, name: object, arguments: object,
-              id_field: str = "id", name_field: str = "name", arguments_field: str = "arguments") -> ToolCall:
-    """A :class:`ToolCall` from fields already read, with errors naming the provider's own field names."""
+              id_field: str = "id", name_field: str = "name", arguments_field: str = "arguments") -> Call:
+    """A tool call from fields already read, with errors naming the provider's own field names."""
     if not isinstance(call_id, str) or not call_id:
         raise fail(f"{where}.{id_field}", "a non-empty string", call_id)
     if not isinstance(name, str) or not name:
         raise fail(f"{where}.{name_field}", "a non-empty string (the tool's name)", name)
-    return ToolCall(id=call_id, name=name, arguments=arguments_text(arguments, f"{where}.{arguments_field}"))
+    return Call(call_id, name, arguments_text(arguments, f"{where}.{arguments_field}"))
 
 
 class StreamBroken(Exception):

@@ -62,15 +62,15 @@ from agentloops.providers._common import (
     string,
     tool_call,
 )
-from agentloops.response import Response, ToolCall
+from agentloops.providers.reply import Call, Reply
 from agentloops.stops import normalise
 
 FORMAT = "anthropic"
 FIELD = "stop_reason"
 
 
-def adapt(raw: object, where: str = "response") -> Response:
-    """Convert one non-streaming Messages body into a :class:`Response`.
+def adapt(raw: object, where: str = "response") -> Reply:
+    """Convert one non-streaming Messages body into a :class:`~agentloops.providers.reply.Reply`.
 
     Args:
         raw: the JSON body exactly as the API returned it (extra keys are ignored).
@@ -82,19 +82,19 @@ def adapt(raw: object, where: str = "response") -> Response:
     return _read(raw, where, OBJECT)
 
 
-def adapt_assembled(raw: object, where: str = "response") -> Response:
+def adapt_assembled(raw: object, where: str = "response") -> Reply:
     """Like :func:`adapt`, for a body assembled from a stream: a tool input may be the JSON text that never closed."""
     return _read(raw, where, (*OBJECT, str))
 
 
-def _read(raw: object, where: str, input_types: tuple[type, ...]) -> Response:
+def _read(raw: object, where: str, input_types: tuple[type, ...]) -> Reply:
     body = need_object(raw, where)
     stop = string(body, "stop_reason", where)
     if not stop:
         raise fail(f"{where}.stop_reason", "a stop_reason (never empty in a non-streaming body)", stop)
     texts: list[str] = []
     thoughts: list[str] = []
-    calls: list[ToolCall] = []
+    calls: list[Call] = []
     for i, block_raw in enumerate(items(body, "content", where, "a list of content blocks")):
         block_at = f"{where}.content[{i}]"
         block = need_object(block_raw, block_at)

@@ -75,7 +75,7 @@ from agentloops.providers._common import (
     string,
     tool_call,
 )
-from agentloops.response import Response, ToolCall
+from agentloops.providers.reply import Call, Reply
 from agentloops.stops import normalise
 
 FORMAT = "gemini"
@@ -83,8 +83,8 @@ FIELD = "candidates[0].finishReason"
 BLOCK_FIELD = "promptFeedback.blockReason"
 
 
-def adapt(raw: object, where: str = "response") -> Response:
-    """Convert one non-streaming ``generateContent`` body into a :class:`Response`.
+def adapt(raw: object, where: str = "response") -> Reply:
+    """Convert one non-streaming ``generateContent`` body into a :class:`~agentloops.providers.reply.Reply`.
 
     Args:
         raw: the JSON body exactly as the API returned it (extra keys are ignored).
@@ -104,7 +104,7 @@ def adapt(raw: object, where: str = "response") -> Response:
     assert finish is not None
     texts: list[str] = []
     thoughts: list[str] = []
-    calls: list[ToolCall] = []
+    calls: list[Call] = []
     content = field(candidate, "content", candidate_at, "a content object", types=OBJECT, optional=True)
     if content is not None:
         content_at = f"{candidate_at}.content"
@@ -182,7 +182,7 @@ def stream_body(body: Mapping[str, Any], rng: random.Random | None = None) -> li
     return chunks
 
 
-def _blocked(body: Mapping[str, Any], where: str, usage: Any) -> Response:
+def _blocked(body: Mapping[str, Any], where: str, usage: Any) -> Reply:
     feedback = field(body, "promptFeedback", where, "a promptFeedback object when there are no candidates",
                      types=OBJECT, optional=True)
     block = string(feedback, "blockReason", f"{where}.promptFeedback", optional=True) if feedback else None
@@ -192,7 +192,7 @@ def _blocked(body: Mapping[str, Any], where: str, usage: Any) -> Response:
                  raw=f"blockReason:{block}", usage=usage)
 
 
-def _function_call(raw: object, where: str, index: int) -> ToolCall:
+def _function_call(raw: object, where: str, index: int) -> Call:
     call = need_object(raw, where)
     call_id = string(call, "id", where, optional=True) or f"gemini_call_{index + 1}"
     args = field(call, "args", where, "an args object", types=OBJECT, optional=True)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agentloops.i18n import N_
@@ -58,15 +59,15 @@ from agentloops.providers._common import (
     string,
     tool_call,
 )
-from agentloops.response import Response, ToolCall
+from agentloops.providers.reply import Call, Reply
 from agentloops.stops import ABSENT, normalise
 
 FORMAT = "ollama"
 FIELD = "done_reason"
 
 
-def adapt(raw: object, where: str = "response") -> Response:
-    """Convert one non-streaming ``/api/chat`` body into a :class:`Response`.
+def adapt(raw: object, where: str = "response") -> Reply:
+    """Convert one non-streaming ``/api/chat`` body into a :class:`~agentloops.providers.reply.Reply`.
 
     Args:
         raw: the JSON body exactly as the server returned it (extra keys are ignored).
@@ -83,7 +84,7 @@ def adapt(raw: object, where: str = "response") -> Response:
     message = need_object(field(body, "message", where, "the assistant message", types=OBJECT), message_at)
     content = string(message, "content", message_at, optional=True)
     thinking = string(message, "thinking", message_at, optional=True)
-    calls: list[ToolCall] = []
+    calls: list[Call] = []
     for j, call_raw in enumerate(items(message, "tool_calls", message_at, "a list of tool calls", optional=True)):
         call_at = f"{message_at}.tool_calls[{j}]"
         call = need_object(call_raw, call_at)
@@ -100,7 +101,7 @@ def adapt(raw: object, where: str = "response") -> Response:
     response = build(where, content=content, calls=calls, finish=finish, raw=reason_text or "", usage=usage,
                      reasoning=thinking)
     if reason_text is None:
-        return response.model_copy(update={"raw_finish_reason": None})
+        return replace(response, raw_finish_reason=None)
     return response
 
 

@@ -75,15 +75,15 @@ from agentloops.providers._common import (
     string,
     tool_call,
 )
-from agentloops.response import Response, ToolCall
+from agentloops.providers.reply import Call, Reply
 from agentloops.stops import normalise
 
 FORMAT = "openai-chat"
 FIELD = "choices[0].finish_reason"
 
 
-def adapt(raw: object, where: str = "response") -> Response:
-    """Convert one non-streaming Chat Completions body into a :class:`Response`.
+def adapt(raw: object, where: str = "response") -> Reply:
+    """Convert one non-streaming Chat Completions body into a :class:`~agentloops.providers.reply.Reply`.
 
     Args:
         raw: the JSON body exactly as the API returned it (extra keys are ignored).
@@ -238,7 +238,7 @@ def _text(arguments: object) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
-def _tool_call(raw: Any, where: str, index: int) -> ToolCall:
+def _tool_call(raw: Any, where: str, index: int) -> Call:
     call = need_object(raw, where)
     call_id = string(call, "id", where, optional=True) or f"call_{index + 1}"
     kind = string(call, "type", where, optional=True) or "function"

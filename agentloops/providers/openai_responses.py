@@ -69,7 +69,8 @@ from agentloops.providers._common import (
     string,
     tool_call,
 )
-from agentloops.response import FinishReason, Response, ToolCall
+from agentloops.providers.reply import Call, Reply
+from agentloops.response import FinishReason
 from agentloops.stops import ABSENT, normalise
 
 FORMAT = "openai-responses"
@@ -77,8 +78,8 @@ FIELD = "status"
 REASON_FIELD = "incomplete_details.reason"
 
 
-def adapt(raw: object, where: str = "response") -> Response:
-    """Convert one non-streaming Responses body into a :class:`Response`.
+def adapt(raw: object, where: str = "response") -> Reply:
+    """Convert one non-streaming Responses body into a :class:`~agentloops.providers.reply.Reply`.
 
     Args:
         raw: the JSON body exactly as the API returned it (extra keys are ignored).
@@ -91,7 +92,7 @@ def adapt(raw: object, where: str = "response") -> Response:
     status = string(body, "status", where)
     assert status is not None
     texts: list[str] = []
-    calls: list[ToolCall] = []
+    calls: list[Call] = []
     refused = False
     for i, item_raw in enumerate(items(body, "output", where, "a list of output items")):
         item_at = f"{where}.output[{i}]"

@@ -99,13 +99,13 @@ def assemble(adapter: ModuleType, raw: object, where: str = "response") -> Respo
         partial = broken.partial
     else:
         if problem is None:
-            whole: Response = read_body(body, where)
+            whole: Response = read_body(body, where).response
             return whole
         partial = body
     if partial is None:
         cut = Response(content=None, finish_reason="provider_error", raw_finish_reason=None, stream_error=problem)
         return cut.model_copy(update={"stream_error": problem})  # validation made the phrase a plain str
-    read: Response = read_body(partial, where)
+    read: Response = read_body(partial, where).response
     return read.model_copy(update={"finish_reason": "provider_error", "raw_finish_reason": None,
                                    "stream_error": problem})
 

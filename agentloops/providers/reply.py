@@ -1,0 +1,85 @@
+"""A response body as read: plain values, the pydantic :class:`~agentloops.response.Response` built when asked for.
+
+The adapters check every field of a body as they read it, so validating the
+same values again in the model is work a log reader cannot afford once a line:
+building a ``Response`` costs about as much as parsing the line's JSON.
+:func:`agentloops.providers.adapt` hands out the ``Response`` at once; the log
+reader (:mod:`agentloops.diagnose`) keeps the :class:`Reply` and builds the
+``Response`` only for the few rounds whose ending it judges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from agentloops.response import FinishReason, Response, summary_line
+
+
+class Call(NamedTuple):
+    """One tool call as read (the fields of :class:`~agentloops.response.ToolCall`, checked by the adapter)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One round's reply as read from a body: the fields of :class:`~agentloops.response.Response`.
+
+    ``prompt_tokens`` and ``completion_tokens`` are the usage's counts; ``has_usage``
+    says whether the body reported any (a ``Response`` then has a ``usage``).
+    """
+
+    content: str | None
+    tool_calls: tuple[Call, ...]
+    finish_reason: FinishReason
+    raw_finish_reason: str | None
+    has_usage: bool = False
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning: str | None = None
+
+    @property
+    def response(self) -> Response:
+        """The package's :class:`~agentloops.response.Response` of this reply (built once, on first use)."""
+        built: Response | None = self.__dict__.get("_response")
+        if built is None:
+            built = self.__dict__["_response"] = self._build()  # kept beside the fields, as cached_property does
+        return built
+
+    def _build(self) -> Response:
+        usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        return Response.model_validate({  # one call of the validator, the calls and usage nested in it
+            "content": self.content, "tool_calls": [call._asdict() for call in self.tool_calls],
+            "finish_reason": self.finish_reason, "raw_finish_reason": self.raw_finish_reason,
+            "usage": usage if self.has_usage else None, "reasoning": self.reasoning})
+
+    @property
+    def tokens(self) -> int | None:
+        """Prompt plus completion tokens, when the body reported usage."""
+        return (self.prompt_tokens or 0) + (self.completion_tokens or 0) if self.has_usage else None
+
+    def same_as(self, other: Reply) -> bool:
+        """:meth:`Response.same_as <agentloops.response.Response.same_as>` on the values as read."""
+        if self is other:
+            return True
+        return (self.content == other.content and self.finish_reason == other.finish_reason
+                and [(c.name, c.arguments) for c in self.tool_calls]
+                == [(c.name, c.arguments) for c in other.tool_calls])
+
+    def summary(self) -> str:
+        """:meth:`Response.summary <agentloops.response.Response.summary>`: one line, as a log would show it."""
+        return summary_line(self.content, self.tool_calls, self.finish_reason)
+
+    @classmethod
+    def of(cls, response: Response) -> Reply:
+        """The reply of a :class:`~agentloops.response.Response` already built (its ``response`` is that one)."""
+        usage = response.usage
+        reply = cls(response.content, tuple(Call(c.id, c.name, c.arguments) for c in response.tool_calls),
+                    response.finish_reason, response.raw_finish_reason, usage is not None,
+                    None if usage is None else usage.prompt_tokens,
+                    None if usage is None else usage.completion_tokens, response.reasoning)
+        reply.__dict__["_response"] = response  # the very object given
+        return reply
