@@ -32,10 +32,10 @@ language.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from agentloops.errors import ERROR_CLASSES, CriterionError, ErrorCode
 from agentloops.i18n import N_, Phrase, _
@@ -73,6 +73,48 @@ class Abort:
 
 
 Decision = Continue | Finish | Abort
+
+
+class _CallFields(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> str: ...
+    @property
+    def parsed_arguments(self) -> dict[str, Any] | None: ...
+    @property
+    def is_cut_off(self) -> bool: ...
+
+
+class _UsageFields(Protocol):
+    @property
+    def completion_tokens(self) -> int | None: ...
+
+
+class Ending(Protocol):
+    """What :func:`correct` reads of a round: a :class:`~agentloops.response.Response`, or a log reader's reply
+    as read (:class:`~agentloops.providers.reply.Reply`), which it judges without building the model."""
+
+    @property
+    def content(self) -> str | None: ...
+    @property
+    def tool_calls(self) -> Sequence[_CallFields]: ...
+    @property
+    def finish_reason(self) -> FinishReason: ...
+    @property
+    def raw_finish_reason(self) -> str | None: ...
+    @property
+    def reasoning(self) -> str | None: ...
+    @property
+    def usage(self) -> _UsageFields | None: ...
+    @property
+    def max_tokens(self) -> int | None: ...
+    @property
+    def stream_error(self) -> str | None: ...
+    @property
+    def at_token_limit(self) -> bool: ...
+    @property
+    def text_tool_call(self) -> str | None: ...
 """What a criterion says about one round."""
 
 AtCap = Literal["return_last", "raise"]
@@ -164,7 +206,7 @@ def by_tool_calls(response: Response) -> Decision:
     return Finish(response.content, _NO_CALLS)
 
 
-def correct(response: Response) -> Decision:
+def correct(response: Ending) -> Decision:
     """The article's loop, made explicit and taught by the field: first how the round ended, then whether to go on.
 
     1. An abnormal end (see :data:`agentloops.stops.KINDS`) aborts before the
@@ -264,7 +306,7 @@ _ABNORMAL_REASONS: dict[FinishReason, Phrase] = {
 }
 
 
-def _abnormal(response: Response) -> Abort:
+def _abnormal(response: Ending) -> Abort:
     """The abort for an abnormal end, naming the provider's value and the tool calls left unrun."""
     reason = response.finish_reason
     if response.stream_error:
@@ -284,7 +326,7 @@ def _abnormal(response: Response) -> Abort:
     return Abort(ABORT_CODES[reason], text)
 
 
-def _at_limit(response: Response) -> Phrase:
+def _at_limit(response: Ending) -> Phrase:
     """Why a round whose output reached the request's limit is a cut, naming the count and what the server said."""
     used = response.usage.completion_tokens if response.usage is not None else None
     if not response.content and response.reasoning and not response.tool_calls:
@@ -295,7 +337,7 @@ def _at_limit(response: Response) -> Phrase:
                   value=repr(response.raw_finish_reason or response.finish_reason))
 
 
-def _unrunnable(response: Response) -> Abort | None:
+def _unrunnable(response: Ending) -> Abort | None:
     """The abort for the first tool call whose arguments cannot be run, if any."""
     for call in response.tool_calls:
         if call.parsed_arguments is None:
@@ -307,7 +349,7 @@ def _unrunnable(response: Response) -> Abort | None:
     return None
 
 
-def _said(reason: Phrase, response: Response) -> Phrase:
+def _said(reason: Phrase, response: Ending) -> Phrase:
     """Append the provider's own stop value when it differs from the normalised one."""
     raw = response.raw_finish_reason
     if raw and raw != response.finish_reason:
