@@ -32,10 +32,9 @@ language.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from agentloops.errors import ERROR_CLASSES, CriterionError, ErrorCode
 from agentloops.i18n import N_, Phrase, _
@@ -74,6 +73,49 @@ class Abort:
 
 Decision = Continue | Finish | Abort
 """What a criterion says about one round."""
+
+
+class _CallFields(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> str: ...
+    @property
+    def parsed_arguments(self) -> dict[str, Any] | None: ...
+    @property
+    def is_cut_off(self) -> bool: ...
+
+
+class _UsageFields(Protocol):
+    @property
+    def completion_tokens(self) -> int | None: ...
+
+
+class Ending(Protocol):
+    """What :func:`correct` reads of a round: a :class:`~agentloops.response.Response`, or a log reader's reply
+    as read (:class:`~agentloops.providers.reply.Reply`), which it judges without building the model."""
+
+    @property
+    def content(self) -> str | None: ...
+    @property
+    def tool_calls(self) -> Sequence[_CallFields]: ...
+    @property
+    def finish_reason(self) -> FinishReason: ...
+    @property
+    def raw_finish_reason(self) -> str | None: ...
+    @property
+    def reasoning(self) -> str | None: ...
+    @property
+    def usage(self) -> _UsageFields | None: ...
+    @property
+    def max_tokens(self) -> int | None: ...
+    @property
+    def stream_error(self) -> str | None: ...
+    @property
+    def at_token_limit(self) -> bool: ...
+    @property
+    def text_tool_call(self) -> str | None: ...
+
 
 AtCap = Literal["return_last", "raise"]
 """What the loop does when the step cap is reached: hand back the last text, or raise."""
@@ -124,23 +166,17 @@ class Criterion:
     def __call__(self, response: Response) -> Decision:
         """Decide on ``response``, turning a ``bool`` into a decision and rejecting anything else."""
         decision = self.decide(response)
-        if type(decision) is Continue or type(decision) is Finish:  # the common case, checked first
-            return decision
         if isinstance(decision, Abort) and decision.code not in ERROR_CLASSES:
-            raise CriterionError(
-                f"criterion {self.name!r} aborted with unknown code {decision.code!r}; "
-                f"expected one of: {', '.join(ERROR_CLASSES)}"
-            )
+            raise CriterionError(f"criterion {self.name!r} aborted with unknown code {decision.code!r}; "
+                                 f"expected one of: {', '.join(ERROR_CLASSES)}")
         if isinstance(decision, (Continue, Finish, Abort)):
             return decision
         if decision is True:
             return Finish(response.content, Phrase(N_("{name} returned True"), name=self.name))
         if decision is False:
             return Continue(Phrase(N_("{name} returned False"), name=self.name))
-        raise CriterionError(
-            f"criterion {self.name!r} returned {type(decision).__name__}; "
-            "expected True/False or a decision (Continue, Finish, Abort)"
-        )
+        raise CriterionError(f"criterion {self.name!r} returned {type(decision).__name__}; "
+                             "expected True/False or a decision (Continue, Finish, Abort)")
 
 
 def by_content(response: Response) -> Decision:
@@ -164,7 +200,7 @@ def by_tool_calls(response: Response) -> Decision:
     return Finish(response.content, _NO_CALLS)
 
 
-def correct(response: Response) -> Decision:
+def correct(response: Ending) -> Decision:
     """The article's loop, made explicit and taught by the field: first how the round ended, then whether to go on.
 
     1. An abnormal end (see :data:`agentloops.stops.KINDS`) aborts before the
@@ -200,7 +236,7 @@ def correct(response: Response) -> Decision:
     return Finish(response.content or "", _ANSWER)
 
 
-def abnormal_end(response: Response) -> tuple[ErrorCode, str] | None:
+def abnormal_end(response: Ending) -> tuple[ErrorCode, str] | None:
     """Rules 1–3 and the aborts of rule 5 of :func:`correct`: the error code and the reason when the round ended in
     a way no loop may take for an answer or for tool calls to run; ``None`` when it ended normally.
 
@@ -254,17 +290,14 @@ _NO_CALL_NO_TEXT = Phrase(N_("finish_reason is tool_calls but no tool call and n
 _ANSWER = Phrase(N_("no tool calls and finish_reason is stop"))
 
 
-@cache
 def _finish_is(value: str) -> Phrase:
     return Phrase(N_("finish_reason is {value}"), value=value)
 
 
-@cache
 def _calls(n: int) -> Phrase:
     return Phrase(N_("{n} tool call(s)"), n=n)
 
 
-@cache
 def _to_run(n: int) -> Phrase:
     return Phrase(N_("{n} tool call(s) to run"), n=n)
 
@@ -278,7 +311,7 @@ _ABNORMAL_REASONS: dict[FinishReason, Phrase] = {
 }
 
 
-def _abnormal(response: Response) -> Phrase:
+def _abnormal(response: Ending) -> Phrase:
     """Why an abnormal end is one, naming the provider's value and the tool calls left unrun."""
     reason = response.finish_reason
     if response.stream_error:
@@ -298,7 +331,7 @@ def _abnormal(response: Response) -> Phrase:
     return text
 
 
-def _at_limit(response: Response) -> Phrase:
+def _at_limit(response: Ending) -> Phrase:
     """Why a round whose output reached the request's limit is a cut, naming the count and what the server said."""
     used = response.usage.completion_tokens if response.usage is not None else None
     if not response.content and response.reasoning and not response.tool_calls:
@@ -309,7 +342,7 @@ def _at_limit(response: Response) -> Phrase:
                   value=repr(response.raw_finish_reason or response.finish_reason))
 
 
-def _unrunnable(response: Response) -> tuple[ErrorCode, Phrase] | None:
+def _unrunnable(response: Ending) -> tuple[ErrorCode, Phrase] | None:
     """The error code and reason for the first tool call whose arguments cannot be run, if any."""
     for call in response.tool_calls:
         if call.parsed_arguments is None:
@@ -321,7 +354,7 @@ def _unrunnable(response: Response) -> tuple[ErrorCode, Phrase] | None:
     return None
 
 
-def _said(reason: Phrase, response: Response) -> Phrase:
+def _said(reason: Phrase, response: Ending) -> Phrase:
     """Append the provider's own stop value when it differs from the normalised one."""
     raw = response.raw_finish_reason
     if raw and raw != response.finish_reason:
@@ -357,11 +390,9 @@ def resolve_criterion(criterion: str | Criterion | CriterionFunction) -> Criteri
         try:
             return CRITERIA[criterion]
         except KeyError:
-            raise CriterionError(
-                f"unknown criterion {criterion!r}; expected one of: {', '.join(CRITERIA)}, or a function"
-            ) from None
+            raise CriterionError(f"unknown criterion {criterion!r}; expected one of: {', '.join(CRITERIA)}, "
+                                 "or a function") from None
     if callable(criterion):
         return Criterion(getattr(criterion, "__name__", "custom"), criterion, "raise", N_("your own criterion"))
-    raise CriterionError(
-        f"criterion must be a name ({', '.join(CRITERIA)}) or a function; got {type(criterion).__name__}"
-    )
+    raise CriterionError(f"criterion must be a name ({', '.join(CRITERIA)}) or a function; "
+                         f"got {type(criterion).__name__}")

@@ -61,18 +61,23 @@ class ToolCall(BaseModel):
     @cached_property
     def parsed_arguments(self) -> dict[str, Any] | None:
         """The arguments as a dict, or ``None`` when the raw text is not a JSON object."""
-        if not self.arguments.strip():
-            return {}  # several servers send "" for a call without arguments
-        try:
-            parsed = json.loads(self.arguments)
-        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's stack
-            return None
-        return parsed if isinstance(parsed, dict) else None
+        return parse_arguments(self.arguments)
 
     @property
     def is_cut_off(self) -> bool:
         """True when the arguments are the start of valid JSON that stops too early."""
-        return self.parsed_arguments is None and _is_json_prefix(self.arguments)
+        return self.parsed_arguments is None and is_json_prefix(self.arguments)
+
+
+def parse_arguments(arguments: str) -> dict[str, Any] | None:
+    """:attr:`ToolCall.parsed_arguments` of raw arguments text (a log reader's calls as read parse theirs so)."""
+    if not arguments.strip():
+        return {}  # several servers send "" for a call without arguments
+    try:
+        parsed = json.loads(arguments)
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's stack
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
 class Usage(BaseModel):
@@ -231,7 +236,7 @@ def shorten(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _is_json_prefix(text: str) -> bool:
+def is_json_prefix(text: str) -> bool:
     """True when ``text`` is the start of a JSON object that stops too early (a token limit cut it short).
 
     Any proper prefix of a valid object counts — a cut inside a number, a

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentloops.criteria import correct
 from agentloops.providers import FORMATS, Reply, adapt, read, stop_values
 from agentloops.providers.examples import example_for
 from agentloops.providers.reply import Call
@@ -82,3 +83,27 @@ def test_the_reply_of_a_response_gives_that_very_response() -> None:
 def test_the_response_is_built_once() -> None:
     reply = _reply()
     assert reply.response is reply.response
+
+
+_CRAFTED = [
+    _reply(None, "tool_calls", (Call("c1", "read", '{"path": "a'),)),  # arguments cut off: truncated
+    _reply(None, "tool_calls", (Call("c1", "read", '{"path" 1}'),)),  # not JSON: malformed
+    _reply(None, "tool_calls", (Call("c1", "read", '[1]'),)),  # JSON, not an object: malformed
+    _reply(None, "tool_calls", (Call("c1", "read", ""),)),  # no arguments: runs
+    _reply('{"name": "read", "arguments": {}}'),  # a call written as text
+    _reply("done", "tool_calls"), _reply(None, "tool_calls"), _reply("", "pause"),
+    Reply("", (), "length", "max_tokens", True, 3, 9, "thinking…"),  # the limit spent on reasoning
+    Reply("x", (), "unknown", "weird", False),
+]
+
+
+@pytest.mark.parametrize("reply", [read(fmt, body) for fmt, body in BODIES] + _CRAFTED)
+def test_the_correct_loop_judges_a_reply_as_its_response(reply: Reply) -> None:
+    response = reply.response
+    assert correct(reply) == correct(response)
+    assert (reply.text_tool_call, reply.at_token_limit, reply.stream_error, reply.max_tokens) == \
+        (response.text_tool_call, response.at_token_limit, response.stream_error, response.max_tokens)
+    assert [(c.parsed_arguments, c.is_cut_off) for c in reply.tool_calls] == \
+        [(c.parsed_arguments, c.is_cut_off) for c in response.tool_calls]
+    assert (None if reply.usage is None else reply.usage.completion_tokens) == \
+        (None if response.usage is None else response.usage.completion_tokens)

@@ -127,7 +127,7 @@ def _tokens(turns: list[Turn]) -> int | None:
 
 def is_abnormal(reply: Reply) -> bool:
     """The correct loop would abort on this round (cut off, filtered, refused, malformed, unknown)."""
-    return isinstance(correct(reply.response), Abort)
+    return isinstance(correct(reply), Abort)
 
 
 def looks_failed(result: Msg) -> bool:
@@ -279,7 +279,7 @@ def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
     if not turns or not run.complete or run.ending.how == "raised":
         return
     last = turns[-1]
-    decision = correct(last.reply.response)  # once: three questions below ask it
+    decision = correct(last.reply)  # once: three questions below ask it
     capped = run.ending.hit_cap
     if capped is None:
         spun = len(turns) > 1 and last.fresh is False and last.reply.same_as(turns[-2].reply)
@@ -311,16 +311,16 @@ def at_common_cap(run: Run, max_steps: int | None, decision: Decision | None = N
     last = run.turns[-1]
     return (run.ending.hit_cap is None and max_steps is None and last.call in COMMON_CAPS
             and bool(last.reply.tool_calls)
-            and not isinstance(correct(last.reply.response) if decision is None else decision, Abort))
+            and not isinstance(correct(last.reply) if decision is None else decision, Abort))
 
 
 def _ended_on(run: Run, turn: Turn, context: str, decision: Decision | None = None) -> Iterator[Finding]:
     """The finding for an answer taken from ``turn``; ``context`` (a catalog message) says what came next;
     ``decision``: the correct loop's on ``turn``, when known."""
-    response = turn.reply.response
-    decision = correct(response) if decision is None else decision
-    if response.tool_calls and not isinstance(decision, Abort):
-        names = ", ".join(c.name for c in response.tool_calls)
+    reply = turn.reply
+    decision = correct(reply) if decision is None else decision
+    if reply.tool_calls and not isinstance(decision, Abort):
+        names = ", ".join(c.name for c in reply.tool_calls)
         yield Finding("premature_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
                       *_sentence(N_("call {call} asked for {names}, {context}, and the model never saw the results"),
                                  {"context": context}, call=turn.call, names=names))
@@ -330,7 +330,7 @@ def _ended_on(run: Run, turn: Turn, context: str, decision: Decision | None = No
                     N_("call {call} ended abnormally ({code}: {summary}) and {context} with no exception logged"))
         yield Finding("abnormal_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
                       *_sentence(template, {"context": context}, call=turn.call, code=decision.code,
-                                 summary=response.summary()))
+                                 summary=reply.summary()))
 
 
 def find(run: Run, max_steps: int | None = None) -> list[Finding]:

@@ -76,8 +76,8 @@ class Turn:
     Attributes:
         call: 1-based call number within its run.
         where: where it is in the file (``line 12``, ``span 5f3a…``).
-        reply: what came back (:class:`~agentloops.providers.reply.Reply`: its ``response`` is the package's
-            :class:`~agentloops.response.Response`, built when a detector asks for it).
+        reply: what came back, as read (:class:`~agentloops.providers.reply.Reply`: the detectors judge it as it
+            is; its ``response``, the package's :class:`~agentloops.response.Response`, is built only when asked for).
         fresh: the request sent something besides the previous request and the model's own
             last reply; ``None`` when the log does not show the request.
         user_spoke: the request added a user message (the caller had returned, and the conversation went on).

@@ -11,9 +11,9 @@ reader (:mod:`agentloops.diagnose`) keeps the :class:`Reply` and builds the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from agentloops.response import FinishReason, Response, summary_line
+from agentloops.response import FinishReason, Response, is_json_prefix, parse_arguments, summary_line, text_tool_call
 
 
 class Call(NamedTuple):
@@ -22,6 +22,23 @@ class Call(NamedTuple):
     id: str
     name: str
     arguments: str
+
+    @property
+    def parsed_arguments(self) -> dict[str, Any] | None:
+        """:attr:`ToolCall.parsed_arguments <agentloops.response.ToolCall.parsed_arguments>` of the text as read."""
+        return parse_arguments(self.arguments)
+
+    @property
+    def is_cut_off(self) -> bool:
+        """:attr:`ToolCall.is_cut_off <agentloops.response.ToolCall.is_cut_off>` of the text as read."""
+        return self.parsed_arguments is None and is_json_prefix(self.arguments)
+
+
+class Counts(NamedTuple):
+    """A reply's usage as read (the counts of :class:`~agentloops.response.Usage`)."""
+
+    prompt_tokens: int | None
+    completion_tokens: int | None
 
 
 @dataclass(frozen=True)
@@ -55,6 +72,31 @@ class Reply:
             "content": self.content, "tool_calls": [call._asdict() for call in self.tool_calls],
             "finish_reason": self.finish_reason, "raw_finish_reason": self.raw_finish_reason,
             "usage": usage if self.has_usage else None, "reasoning": self.reasoning})
+
+    @property
+    def stream_error(self) -> None:
+        """A body as read is whole (a broken stream is the package's to report, as it assembles one)."""
+        return None
+
+    @property
+    def max_tokens(self) -> None:
+        """A body does not state the request's output limit..."""
+        return None
+
+    @property
+    def at_token_limit(self) -> bool:
+        """... so its output is never known to have reached it."""
+        return False
+
+    @property
+    def usage(self) -> Counts | None:
+        """The usage's counts, when the body reported any."""
+        return Counts(self.prompt_tokens, self.completion_tokens) if self.has_usage else None
+
+    @property
+    def text_tool_call(self) -> str | None:
+        """:attr:`Response.text_tool_call <agentloops.response.Response.text_tool_call>` of the text as read."""
+        return text_tool_call(self.content)
 
     @property
     def tokens(self) -> int | None:
