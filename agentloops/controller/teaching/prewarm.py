@@ -19,6 +19,7 @@ is simply not kept: the kernel's thread meets the error itself, and says so, whe
 from __future__ import annotations
 
 import atexit
+import itertools
 import threading
 import weakref
 from collections import OrderedDict
@@ -183,3 +184,24 @@ def neighbours(key: tuple[int, ...], steps: Sequence[int], lows: Sequence[int], 
         order += [(moved, -k * direction) for k in range(2, back + 1)]
     found = [moved_by(i, by) for i, by in order]
     return list(dict.fromkeys(k for k in found if k is not None))
+
+
+WHOLE_GRID = 400
+"""A widget whose controls have at most this many settings together works every one of them ahead (each kept
+view costs some 30 to 200 kB: a few tens of MB at most); a larger one, every setting one move away."""
+
+
+def one_move(at: tuple[int, ...], lengths: Sequence[int]) -> list[tuple[int, ...]]:
+    """Every setting one control's move away from ``at`` (positions on each control's line of ``lengths``):
+    each control's two ends first (a far jump goes to an end more often than anywhere else), then the rest
+    nearest first, control by control in turn."""
+    moves = [(i, j) for i, length in enumerate(lengths) for j in range(length) if j != at[i]]
+    ends = [(i, j) for i, j in moves if j in (0, lengths[i] - 1)]
+    rest = sorted(moves, key=lambda move: (abs(move[1] - at[move[0]]), move[0], move[1]))
+    return list(dict.fromkeys((*at[:i], j, *at[i + 1:]) for i, j in [*ends, *rest]))
+
+
+def whole_grid(at: tuple[int, ...], lengths: Sequence[int]) -> list[tuple[int, ...]]:
+    """Every setting of the grid but ``at``, nearest first (fewest positions moved, summed over the controls)."""
+    found = (key for key in itertools.product(*map(range, lengths)) if key != at)
+    return sorted(found, key=lambda key: sum(abs(k - a) for k, a in zip(key, at, strict=True)))
