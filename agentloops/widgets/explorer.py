@@ -46,8 +46,9 @@ from agentloops.widgets.views import (
     summary_html,
 )
 
-VIEWS = 96
-"""Settings the explorer keeps (each: six runs, a PNG of about 60 kB, three tables), least recently used dropped."""
+VIEWS = 128
+"""Settings the explorer keeps (each: six runs, a PNG of about 60 kB, three tables), least recently used dropped:
+twice what it works ahead (:func:`~agentloops.widgets.ahead.next_settings`, some 50 settings)."""
 
 
 class RoundRow:

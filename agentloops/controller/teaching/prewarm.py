@@ -14,12 +14,18 @@ The learner always comes first: while the widget answers a change, the worker wa
 a daemon thread: it never keeps a kernel alive, and it only ever fills a cache — the widget's controls are
 touched by the kernel's own thread alone. A setting the worker cannot compute (one the controller refuses)
 is simply not kept: the kernel's thread meets the error itself, and says so, when the learner picks it.
+While a worker computes, the interpreter hands its lock over sooner (:func:`_prompt_handover`), so the page's
+messages are not held up by the worker.
+
+After the likeliest settings the worker goes on to every setting a single move reaches (:func:`one_move`: a
+far jump is a look-up too), and, when the widget has few settings in all, to every one (:func:`whole_grid`).
 """
 
 from __future__ import annotations
 
 import atexit
 import itertools
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -45,6 +51,33 @@ C++ drawing code aborts the process with ``terminate called without an active ex
 def _stop_workers() -> None:
     for prewarm in list(_RUNNING):
         prewarm.stop()
+
+
+SWITCH_S = 0.0005
+"""The interpreter's switch interval while a worker computes (Python's default: 5 ms)."""
+
+_computing = [0, sys.getswitchinterval()]  # workers computing now; the switch interval to go back to
+_SWITCH_LOCK = threading.Lock()
+
+
+@contextmanager
+def _prompt_handover() -> Iterator[None]:
+    """A short switch interval while a worker computes. The kernel's thread waits for the interpreter lock each
+    time it wakes (for every message of the page, several per answer), and a thread that computes hands it over
+    only when the switch interval has run out: 5 ms by default, so each answer took tens of ms longer while a
+    worker was busy."""
+    with _SWITCH_LOCK:
+        if not _computing[0]:
+            _computing[1] = sys.getswitchinterval()
+            sys.setswitchinterval(SWITCH_S)
+        _computing[0] += 1
+    try:
+        yield
+    finally:
+        with _SWITCH_LOCK:
+            _computing[0] -= 1
+            if not _computing[0]:
+                sys.setswitchinterval(_computing[1])
 
 
 class _Abandon(Exception):
@@ -152,7 +185,8 @@ class Prewarm:
                 self._in_hand = key
             _FREE.wait()
             try:
-                self._keep(key, self._compute(key))
+                with _prompt_handover():
+                    self._keep(key, self._compute(key))
                 self.computed_ahead += 1
             except Exception:  # _Abandon, or a setting that fails: the learner's own pick shows why
                 pass
