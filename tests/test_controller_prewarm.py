@@ -321,8 +321,9 @@ def test_the_budget_explorer_runs_the_cap_only_arm_once_per_cap(monkeypatch):
 def test_the_interpreter_hands_its_lock_over_sooner_only_while_a_worker_computes():
     import sys
 
-    from agentloops.controller.teaching.prewarm import SWITCH_S
+    from agentloops.controller.teaching.prewarm import SWITCH_S, _stop_workers
 
+    _stop_workers()  # the widgets of earlier tests: no worker computes now
     default = sys.getswitchinterval()
     started, release = threading.Event(), threading.Event()
     seen: list[float] = []
@@ -340,3 +341,19 @@ def test_the_interpreter_hands_its_lock_over_sooner_only_while_a_worker_computes
     _until(lambda: "slow" in ahead)
     ahead.stop()
     assert seen == [SWITCH_S] and default > SWITCH_S and sys.getswitchinterval() == default
+
+
+def test_the_workers_wait_a_moment_after_each_answer_while_it_is_sent(monkeypatch):
+    from agentloops.controller.teaching import prewarm
+
+    monkeypatch.setattr(prewarm, "GRACE_S", 0.3)
+    ahead = Prewarm(lambda key: key)
+    with ahead.answering():
+        pass
+    assert not prewarm._FREE.is_set()
+    time.sleep(0.2)
+    with ahead.answering():  # another answer within the first one's grace: the grace runs from its end
+        pass
+    time.sleep(0.2)  # 0.4 s after the first answer, 0.2 s after the second
+    assert not prewarm._FREE.is_set()
+    _until(prewarm._FREE.is_set, 5)

@@ -35,12 +35,12 @@ def test_a_png_written_unfiltered_holds_the_canvas_pixels_exactly():
 
 
 def _two_runs() -> tuple[widgets.ControllerExplorer, tuple, tuple]:
-    """The controller explorer, its first setting, and the same with a two-step budget (fewer turns: another
+    """The controller explorer, its first setting, and the same with a one-step budget (fewer turns: another
     range of the turn axis)."""
     explorer = widgets.controller_explorer()
     short = explorer._key()[:-1]
     steps = 3 + list(explorer.budgets).index("steps")
-    return explorer, short, (*short[:steps], 2, *short[steps + 1:])
+    return explorer, short, (*short[:steps], 1, *short[steps + 1:])
 
 
 def test_an_axis_look_changes_with_the_range_and_with_ticks_set_by_hand():

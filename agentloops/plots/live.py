@@ -49,12 +49,13 @@ figure's pixels, 1 to 2 MB), least recently used dropped."""
 
 
 def axis_look(axis: Any) -> Hashable:
-    """What a moving axis draws: its range and label, and the ticks set on it by hand (``set_xticks``: fixed
-    places and texts); every other tick follows from the range. Two settings whose axes look alike in it draw
-    the same axis pixels."""
-    fixed = [tuple(getattr(part, name, ())) for ticker in (axis.major, axis.minor)
-             for part, name in ((ticker.locator, "locs"), (ticker.formatter, "seq"))]
-    return (axis.get_visible(), tuple(axis.get_view_interval()), axis.label.get_text(), *fixed)
+    """What a moving axis draws, in full: its range, its ticks' places and texts, its label and offset text
+    (about 0.3 ms, against some 10 ms to draw it). Two settings whose axes look alike in it draw the same axis
+    pixels."""
+    ticks = (*axis.get_majorticklabels(), *axis.get_minorticklabels())  # brings the ticks up to date first
+    return (axis.get_visible(), tuple(axis.get_view_interval()), tuple(axis.get_majorticklocs()),
+            tuple(axis.get_minorticklocs()), tuple(t.get_text() for t in ticks), axis.label.get_text(),
+            axis.major.formatter.get_offset())
 
 
 class AxisBackgrounds:

@@ -261,8 +261,12 @@ class Explorer(widgets.VBox):
         source, base, specs, criterion, cap, lang = cast(Setting, key)
         scenario = (load_scenario(source) if source != CUSTOM else build_scenario(
             list(specs), base=None if base is None else Scenario.model_validate_json(base)))
-        records = {c: run(scenario, c, cap) for c in CRITERION_NAMES}
+        records = {}
+        for name in CRITERION_NAMES:
+            self._views.checkpoint()  # in the worker: the learner's answer first
+            records[name] = run(scenario, name, cap)
         state = ExplorerState(source, scenario, criterion, cap, records)
+        self._views.checkpoint()
         with RENDER_LOCK:  # one chart, drawn by one thread at a time
             if self._chart is None:
                 self._chart = LiveChart(CRITERION_NAMES, max_cap=MAX_CAP)

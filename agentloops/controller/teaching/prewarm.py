@@ -39,7 +39,17 @@ RENDER_LOCK = threading.Lock()
 _FREE = threading.Event()
 """Set while no widget is answering the learner: every widget's worker waits for it (a notebook has several)."""
 _FREE.set()
-_answering = [0]  # how deep the kernel's thread is in :meth:`Prewarm.answering` (held while a view is shown)
+_answering = [0, 0]  # how deep the kernel's thread is in :meth:`Prewarm.answering`; answers begun so far
+
+GRACE_S = 0.05
+"""How long the workers go on waiting after an answer: the kernel still sends it to the page (its messages go
+out from another thread, which would otherwise share the interpreter with the workers)."""
+
+
+def _release(answer: int) -> None:
+    """Free the workers, unless another answer began since answer number ``answer``."""
+    if not _answering[0] and _answering[1] == answer:
+        _FREE.set()
 
 
 _RUNNING: weakref.WeakSet[Prewarm] = weakref.WeakSet()
@@ -147,15 +157,19 @@ class Prewarm:
 
     @contextmanager
     def answering(self) -> Iterator[None]:
-        """Hold every widget's worker at its next checkpoint while the kernel's thread answers the learner."""
+        """Hold every widget's worker at its next checkpoint while the kernel's thread answers the learner, and
+        for :data:`GRACE_S` after."""
         _answering[0] += 1
+        _answering[1] += 1
         _FREE.clear()
         try:
             yield
         finally:
             _answering[0] -= 1
             if not _answering[0]:
-                _FREE.set()
+                grace = threading.Timer(GRACE_S, _release, (_answering[1],))
+                grace.daemon = True
+                grace.start()
 
     def checkpoint(self) -> None:
         """Called by ``compute`` between two runs: in the worker, wait while the learner is being answered,

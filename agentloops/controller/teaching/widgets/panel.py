@@ -173,8 +173,9 @@ class _Panel(widgets.VBox):
     :data:`VIEWS` last used); while the page is read, a worker thread computes the settings a learner is
     likely to pick next (:mod:`~agentloops.controller.teaching.prewarm`): the control just moved, three
     positions on the same way and one back; every other control one position either way; the rest of the
-    moved control's range; then every option of every menu. A change to such a setting only swaps in what
-    was computed.
+    moved control's range; every option of every menu; then every position of every control, its ends first
+    (a far jump); and, when all the controls together have at most :data:`.prewarm.WHOLE_GRID` settings, every
+    one of them. A change to such a setting only swaps in what was computed.
     """
 
     def _wire(self, controls: Sequence[widgets.ValueWidget], keyed: Sequence[widgets.ValueWidget] | None = None,
