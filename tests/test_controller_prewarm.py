@@ -357,3 +357,13 @@ def test_the_workers_wait_a_moment_after_each_answer_while_it_is_sent(monkeypatc
     time.sleep(0.2)  # 0.4 s after the first answer, 0.2 s after the second
     assert not prewarm._FREE.is_set()
     _until(prewarm._FREE.is_set, 5)
+
+
+def test_a_setting_likely_next_and_computed_before_is_not_pushed_out_by_what_is_computed_after_it():
+    ahead = Prewarm(lambda key: key, size=4)
+    for key in (1, 2, 3, 4):
+        ahead.get(key)
+    ahead.ahead([1, 5])  # 1 is likely next again: kept; 5 is computed, and pushes out 2, the oldest
+    _until(lambda: 5 in ahead)
+    assert 1 in ahead and 2 not in ahead and 3 in ahead and 4 in ahead
+    ahead.stop()

@@ -136,7 +136,12 @@ class Prewarm:
         return key in self._values
 
     def ahead(self, keys: Sequence[Hashable]) -> None:
-        """Compute these keys next, in this order (the queue is replaced: the learner moved on)."""
+        """Compute these keys next, in this order (the queue is replaced: the learner moved on). Those already
+        computed count as just used: what the worker computes next pushes out older ones first."""
+        with self._lock:
+            for key in reversed(keys):
+                if key in self._values:
+                    self._values.move_to_end(key)
         with self._wake:
             self._queue = [key for key in keys if key not in self._values][: self.size // 2]
             self._generation += 1
