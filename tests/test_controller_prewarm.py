@@ -227,3 +227,143 @@ def test_a_setting_the_worker_is_computing_is_waited_for_not_computed_twice():
     assert ahead.get("slow") == "slow" and calls == ["agentloops-prewarm"]  # the learner's pick: the worker's
     assert ahead.get("other") == "other" and calls[-1] == "MainThread"  # not in hand: computed now
     ahead.stop()
+
+
+# ---- every setting a single move reaches, and every setting of a small grid
+
+
+def test_one_move_reaches_every_position_of_every_control_ends_first_then_nearest():
+    from agentloops.controller.teaching.prewarm import one_move
+
+    order = one_move((2, 1), [6, 3])
+    assert order[:3] == [(0, 1), (5, 1), (2, 0)]  # each control's ends (the second control's other end: (2, 2))
+    assert order[3:] == [(2, 2), (1, 1), (3, 1), (4, 1)]  # then the rest, nearest first
+    assert one_move((0,), [3]) == [(2,), (1,)]  # at an end: the other end, then the middle
+
+
+def test_whole_grid_is_every_other_setting_nearest_first():
+    from agentloops.controller.teaching.prewarm import whole_grid
+
+    order = whole_grid((1, 1), [3, 2])
+    assert sorted(order) == [(0, 0), (0, 1), (1, 0), (2, 0), (2, 1)]
+    assert [sum(abs(k - a) for k, a in zip(key, (1, 1), strict=True)) for key in order] == [1, 1, 1, 2, 2]
+
+
+def test_a_small_grid_is_worked_ahead_whole_and_kept_whole():
+    from agentloops.controller.teaching.prewarm import WHOLE_GRID
+
+    explorer = widgets.storm_explorer(tools=2, retries=3)
+    explorer._views.stop()
+    grid = [len(panel_positions(c)) for c in explorer._keyed]
+    assert grid[0] * grid[1] <= WHOLE_GRID
+    ahead = explorer._next_keys(explorer._key())
+    assert len(ahead) == len(set(ahead)) == grid[0] * grid[1] - 1 and explorer._key() not in ahead
+    assert explorer._views.size >= 2 * len(ahead)  # nothing worked ahead is dropped before it can be picked
+
+
+def test_a_large_grid_is_worked_ahead_one_move_away_every_control_to_its_ends():
+    explorer = widgets.controller_explorer()
+    explorer._views.stop()
+    key = explorer._key()
+    ahead = explorer._next_keys(key)
+    lines = [panel_positions(c) for c in explorer._keyed]
+    budgets = slice(3, len(key) - 1)
+    for index in range(budgets.start, budgets.stop):  # every slider: every position, the others unchanged
+        moved = {k[index] for k in ahead if k[:index] == key[:index] and k[index + 1:] == key[index + 1:]}
+        assert moved == set(lines[index]) - {key[index]}
+    assert explorer._views.size >= 2 * (sum(map(len, lines)) - len(lines))
+
+
+def panel_positions(control):
+    from agentloops.controller.teaching.widgets.panel import positions
+
+    return positions(control)
+
+
+def test_a_far_jump_of_two_controls_at_once_runs_nothing_in_the_kernels_thread_once_worked_ahead(monkeypatch):
+    from agentloops.controller.teaching.widgets import storm
+
+    threads: list[str] = []
+    real = storm.storm_runs
+    monkeypatch.setattr(storm, "storm_runs", lambda *args: threads.append(threading.current_thread().name)
+                        or real(*args))
+    explorer = widgets.storm_explorer(tools=2, retries=3)
+    far = (explorer.tools.max, explorer.retries.min)  # two controls, each to an end: not one move away
+    _until(lambda: (*far, explorer._key()[-1]) in explorer._views, 120)
+    shown = len(threads)
+    with explorer._sync():  # both sliders at once, then one redraw
+        explorer.tools.value, explorer.retries.value = far
+    explorer.refresh()
+    assert threads.count("MainThread") == 1 and "MainThread" not in threads[shown:]
+    assert (explorer.state.tools, explorer.state.retries) == far
+    explorer._views.stop()
+
+
+def test_the_budget_explorer_runs_the_cap_only_arm_once_per_cap(monkeypatch):
+    from agentloops.controller.teaching.widgets import budgets
+
+    caps: list[int] = []
+    real = budgets.cap_only_runs
+    monkeypatch.setattr(budgets, "cap_only_runs", lambda n, seed, cap, between=None: caps.append(cap)
+                        or real(n, seed, cap, between))
+    explorer = widgets.budget_explorer(n=6, prewarm=False)
+    steps = explorer.sliders["steps"].value
+    explorer.sliders["retries"].value += 1
+    explorer.sliders["steps"].value = steps - 1
+    explorer.sliders["retries"].value -= 1
+    assert caps == [steps, steps - 1]
+    shared = widgets.budget_comparison(6, steps=steps - 1, retries=explorer.sliders["retries"].value,
+                                       tool_calls=explorer.sliders["tool_calls"].value,
+                                       wall_time_s=explorer.sliders["wall_time_s"].value)
+    assert explorer.state.comparison == shared  # the kept cap-only runs: what running them again gives
+
+
+def test_the_interpreter_hands_its_lock_over_sooner_only_while_a_worker_computes():
+    import sys
+
+    from agentloops.controller.teaching.prewarm import SWITCH_S, _stop_workers
+
+    _stop_workers()  # the widgets of earlier tests: no worker computes now
+    default = sys.getswitchinterval()
+    started, release = threading.Event(), threading.Event()
+    seen: list[float] = []
+
+    def compute(key):
+        seen.append(sys.getswitchinterval())
+        started.set()
+        release.wait(10)
+        return key
+
+    ahead = Prewarm(compute)
+    ahead.ahead(["slow"])
+    assert started.wait(10)
+    release.set()
+    _until(lambda: "slow" in ahead)
+    ahead.stop()
+    assert seen == [SWITCH_S] and default > SWITCH_S and sys.getswitchinterval() == default
+
+
+def test_the_workers_wait_a_moment_after_each_answer_while_it_is_sent(monkeypatch):
+    from agentloops.controller.teaching import prewarm
+
+    monkeypatch.setattr(prewarm, "GRACE_S", 0.3)
+    ahead = Prewarm(lambda key: key)
+    with ahead.answering():
+        pass
+    assert not prewarm._FREE.is_set()
+    time.sleep(0.2)
+    with ahead.answering():  # another answer within the first one's grace: the grace runs from its end
+        pass
+    time.sleep(0.2)  # 0.4 s after the first answer, 0.2 s after the second
+    assert not prewarm._FREE.is_set()
+    _until(prewarm._FREE.is_set, 5)
+
+
+def test_a_setting_likely_next_and_computed_before_is_not_pushed_out_by_what_is_computed_after_it():
+    ahead = Prewarm(lambda key: key, size=4)
+    for key in (1, 2, 3, 4):
+        ahead.get(key)
+    ahead.ahead([1, 5])  # 1 is likely next again: kept; 5 is computed, and pushes out 2, the oldest
+    _until(lambda: 5 in ahead)
+    assert 1 in ahead and 2 not in ahead and 3 in ahead and 4 in ahead
+    ahead.stop()

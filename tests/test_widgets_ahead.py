@@ -51,14 +51,16 @@ def test_the_field_just_edited_comes_first_then_every_criterion_and_the_cap_eith
     assert changes[at:at + 2] == [["cap 7"], ["cap 9"]]
     rest = [c for [c] in changes[at + 2:]]
     assert rest.index("round 2 content=text") < rest.index("round 1 content=null")  # the edited round first
-    assert rest[-4:] == ["rounds 3", "rounds 1", "scenario normal", "scenario truncated"]
+    caps = [c for c in rest if c.startswith("cap ")]  # at last every other cap: four nearest, the ends, the rest
+    assert caps == [f"cap {c}" for c in (6, 10, 1, 12, 5, 11, 4, 3, 2)] and rest[-len(caps):] == caps
+    assert rest[-len(caps) - 4:-len(caps)] == ["rounds 3", "rounds 1", "scenario normal", "scenario truncated"]
     assert all(len(c) == 1 for c in changes) and SETTING not in found and len(set(found)) == len(found)
 
 
 def test_after_a_cap_move_every_cap_comes_first_nearest_first():
     found = next_settings(SETTING, ROUNDS, [], base=None, added=RoundSpec(), moved=("cap", 0))
     caps = [s[4] for s in found[:widgets.MAX_CAP - 1]]
-    assert caps[:4] == [7, 9, 6, 10] and sorted(caps) == [c for c in range(1, widgets.MAX_CAP + 1) if c != 8]
+    assert caps[:6] == [7, 9, 6, 10, 1, 12] and sorted(caps) == [c for c in range(1, widgets.MAX_CAP + 1) if c != 8]
 
 
 def test_a_step_to_a_setting_worked_ahead_runs_no_loop_in_the_kernels_thread(monkeypatch):

@@ -49,9 +49,9 @@ def next_settings(setting: Setting, rounds: Sequence[RoundSpec], scenarios: Sequ
     """The settings likely picked next, most likely first.
 
     The control just moved (``moved``: ``(field, round number)``, or ``("cap", 0)``, …) first: another value
-    of the same field of the same round, or every cap nearest first; then every criterion, the cap one step
-    either way, every other field of every round shown (the round just edited first), one round more or less,
-    and every scenario.
+    of the same field of the same round, or every cap (the four nearest, the two ends, then the rest nearest
+    first); then every criterion, the cap one step either way, every other field of every round shown (the
+    round just edited first), one round more or less, every scenario, and every cap.
 
     Args:
         setting: the current one.
@@ -74,8 +74,9 @@ def next_settings(setting: Setting, rounds: Sequence[RoundSpec], scenarios: Sequ
     found: list[Setting] = []
     if moved is not None and moved[0] in FIELDS and 1 <= moved[1] <= len(rounds):
         found += edited(moved[1], moved[0])
-    caps = sorted(range(1, MAX_CAP + 1), key=lambda c: abs(c - cap))[1:]  # nearest first
-    if moved is not None and moved[0] == "cap":  # the cap just moved: every value of it
+    nearest = sorted(range(1, MAX_CAP + 1), key=lambda c: abs(c - cap))[1:]
+    caps = list(dict.fromkeys([*nearest[:4], *(c for c in (1, MAX_CAP) if c != cap), *nearest]))  # a far jump
+    if moved is not None and moved[0] == "cap":  # goes to an end most often; the cap just moved: every value of it
         found += [(source, _base, _specs, criterion, c, lang) for c in caps]
     found += [(source, _base, _specs, other, cap, lang) for other in CRITERION_NAMES if other != criterion]
     found += [(source, _base, _specs, criterion, c, lang) for c in caps if abs(c - cap) == 1]
@@ -84,4 +85,5 @@ def next_settings(setting: Setting, rounds: Sequence[RoundSpec], scenarios: Sequ
     found += [*([custom([*rounds, added])] if len(rounds) < MAX_ROUNDS else []),
               *([custom(rounds[:-1])] if len(rounds) > 1 else [])]
     found += [(name, None, (), criterion, cap, lang) for name in scenarios if name != source]
+    found += [(source, _base, _specs, criterion, c, lang) for c in caps]  # at last, every cap (one move away)
     return list(dict.fromkeys(key for key in found if key != setting))

@@ -46,8 +46,9 @@ from agentloops.widgets.views import (
     summary_html,
 )
 
-VIEWS = 96
-"""Settings the explorer keeps (each: six runs, a PNG of about 60 kB, three tables), least recently used dropped."""
+VIEWS = 128
+"""Settings the explorer keeps (each: six runs, a PNG of about 60 kB, three tables), least recently used dropped:
+twice what it works ahead (:func:`~agentloops.widgets.ahead.next_settings`, some 50 settings)."""
 
 
 class RoundRow:
@@ -260,8 +261,12 @@ class Explorer(widgets.VBox):
         source, base, specs, criterion, cap, lang = cast(Setting, key)
         scenario = (load_scenario(source) if source != CUSTOM else build_scenario(
             list(specs), base=None if base is None else Scenario.model_validate_json(base)))
-        records = {c: run(scenario, c, cap) for c in CRITERION_NAMES}
+        records = {}
+        for name in CRITERION_NAMES:
+            self._views.checkpoint()  # in the worker: the learner's answer first
+            records[name] = run(scenario, name, cap)
         state = ExplorerState(source, scenario, criterion, cap, records)
+        self._views.checkpoint()
         with RENDER_LOCK:  # one chart, drawn by one thread at a time
             if self._chart is None:
                 self._chart = LiveChart(CRITERION_NAMES, max_cap=MAX_CAP)

@@ -4,7 +4,7 @@ Apart because the engine must run without it (no matplotlib or ipywidgets in a r
 and draws them, and no module outside this folder imports it.
 
 - ``widgets``: the controller notebooks' widgets: change one setting, re-run, see what moved
-- ``prewarm``: the budget explorer's next settings, computed ahead in a thread while the page is read
+- ``prewarm``: every widget's likely next settings, computed ahead in a thread while the page is read
 - ``plots``: the controller notebooks' charts, from measured runs
 - ``cli``: ``agentloops controller …``: run, check, read and replay, and the six evidence commands
 - ``evidence``: the article's six pieces of evidence, one function call each

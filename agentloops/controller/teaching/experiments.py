@@ -114,15 +114,10 @@ def random_case(seed: int) -> RandomCase:
 
 @dataclass(frozen=True)
 class CapOnlyRun:
-    """A cap-only run judged afterwards against the completion condition it never checked.
-
-    Attributes:
-        outcome: ``answered_verified`` / ``answered_unverified`` (it answered; the condition holds / does
-            not), ``hit_cap``, or ``raised:<code>``.
-        steps: model calls.
-        tool_calls: tool executions.
-        statuses: tool statuses in order.
-    """
+    """A cap-only run judged afterwards against the completion condition it never checked: its ``outcome``
+    (``answered_verified`` / ``answered_unverified``: it answered, and the condition holds / does not;
+    ``hit_cap``; or ``raised:<code>``), model calls (``steps``), tool executions (``tool_calls``) and the
+    tool ``statuses`` in order."""
 
     outcome: str
     steps: int
@@ -255,16 +250,19 @@ def compare_loops(n: int = 200, seed: int = 0, *, cap: int = 8, policy: PolicyLi
         baseline = run_cap_only(task, case.model(task), case.faults, max_steps=cap)
         run = run_case(case, policy=policy)
         policy_name = run.policy.name
-        rows.append({
-            "seed": case.seed, "case": case.describe(),
+        rows.append(comparison_row(case, baseline, run))
+    return LoopComparison(cap, policy_name, tuple(rows))
+
+
+def comparison_row(case: RandomCase, baseline: CapOnlyRun, run: ControllerRun) -> dict[str, Any]:
+    """One case of a :class:`LoopComparison`: how the cap-only loop and the controller ended it."""
+    return {"seed": case.seed, "case": case.describe(),
             "cap_outcome": baseline.outcome, "cap_steps": baseline.steps, "cap_tool_calls": baseline.tool_calls,
             "ctl_status": run.status, "ctl_code": run.code, "ctl_steps": run.steps,
             "ctl_tool_calls": int(run.usage["tool_calls"]), "ctl_retries": int(run.usage["retries"]),
             "ctl_wall_s": run.usage["wall_time_s"], "ctl_verified": run.stop.verified,
             "ctl_within_budget": all(run.within_budget.values()),
-            **{f"ctl_used_{name}": run.usage[name] for name in BUDGET_NAMES},
-        })
-    return LoopComparison(cap, policy_name, tuple(rows))
+            **{f"ctl_used_{name}": run.usage[name] for name in BUDGET_NAMES}}
 
 
 def case_dict(case: RandomCase) -> dict[str, Any]:
@@ -368,15 +366,8 @@ def uncapped(budget: Budget, factor: float = UNCAPPED_FACTOR) -> Budget:
 
 @dataclass(frozen=True)
 class Measured:
-    """What one uncapped run used.
-
-    Attributes:
-        seed: the case's seed.
-        status: how the run ended.
-        code: the stop code.
-        usage: the run's use of every budget.
-        case: the case, in one line.
-    """
+    """What one uncapped run used: the case's ``seed``, how the run ended (``status``, stop ``code``), its
+    ``usage`` of every budget, and the ``case`` in one line."""
 
     seed: int
     status: str

@@ -14,11 +14,18 @@ The learner always comes first: while the widget answers a change, the worker wa
 a daemon thread: it never keeps a kernel alive, and it only ever fills a cache — the widget's controls are
 touched by the kernel's own thread alone. A setting the worker cannot compute (one the controller refuses)
 is simply not kept: the kernel's thread meets the error itself, and says so, when the learner picks it.
+While a worker computes, the interpreter hands its lock over sooner (:func:`_prompt_handover`), so the page's
+messages are not held up by the worker.
+
+After the likeliest settings the worker goes on to every setting a single move reaches (:func:`one_move`: a
+far jump is a look-up too), and, when the widget has few settings in all, to every one (:func:`whole_grid`).
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -32,7 +39,17 @@ RENDER_LOCK = threading.Lock()
 _FREE = threading.Event()
 """Set while no widget is answering the learner: every widget's worker waits for it (a notebook has several)."""
 _FREE.set()
-_answering = [0]  # how deep the kernel's thread is in :meth:`Prewarm.answering` (held while a view is shown)
+_answering = [0, 0]  # how deep the kernel's thread is in :meth:`Prewarm.answering`; answers begun so far
+
+GRACE_S = 0.05
+"""How long the workers go on waiting after an answer: the kernel still sends it to the page (its messages go
+out from another thread, which would otherwise share the interpreter with the workers)."""
+
+
+def _release(answer: int) -> None:
+    """Free the workers, unless another answer began since answer number ``answer``."""
+    if not _answering[0] and _answering[1] == answer:
+        _FREE.set()
 
 
 _RUNNING: weakref.WeakSet[Prewarm] = weakref.WeakSet()
@@ -44,6 +61,33 @@ C++ drawing code aborts the process with ``terminate called without an active ex
 def _stop_workers() -> None:
     for prewarm in list(_RUNNING):
         prewarm.stop()
+
+
+SWITCH_S = 0.0005
+"""The interpreter's switch interval while a worker computes (Python's default: 5 ms)."""
+
+_computing = [0, sys.getswitchinterval()]  # workers computing now; the switch interval to go back to
+_SWITCH_LOCK = threading.Lock()
+
+
+@contextmanager
+def _prompt_handover() -> Iterator[None]:
+    """A short switch interval while a worker computes. The kernel's thread waits for the interpreter lock each
+    time it wakes (for every message of the page, several per answer), and a thread that computes hands it over
+    only when the switch interval has run out: 5 ms by default, so each answer took tens of ms longer while a
+    worker was busy."""
+    with _SWITCH_LOCK:
+        if not _computing[0]:
+            _computing[1] = sys.getswitchinterval()
+            sys.setswitchinterval(SWITCH_S)
+        _computing[0] += 1
+    try:
+        yield
+    finally:
+        with _SWITCH_LOCK:
+            _computing[0] -= 1
+            if not _computing[0]:
+                sys.setswitchinterval(_computing[1])
 
 
 class _Abandon(Exception):
@@ -92,7 +136,12 @@ class Prewarm:
         return key in self._values
 
     def ahead(self, keys: Sequence[Hashable]) -> None:
-        """Compute these keys next, in this order (the queue is replaced: the learner moved on)."""
+        """Compute these keys next, in this order (the queue is replaced: the learner moved on). Those already
+        computed count as just used: what the worker computes next pushes out older ones first."""
+        with self._lock:
+            for key in reversed(keys):
+                if key in self._values:
+                    self._values.move_to_end(key)
         with self._wake:
             self._queue = [key for key in keys if key not in self._values][: self.size // 2]
             self._generation += 1
@@ -113,15 +162,19 @@ class Prewarm:
 
     @contextmanager
     def answering(self) -> Iterator[None]:
-        """Hold every widget's worker at its next checkpoint while the kernel's thread answers the learner."""
+        """Hold every widget's worker at its next checkpoint while the kernel's thread answers the learner, and
+        for :data:`GRACE_S` after."""
         _answering[0] += 1
+        _answering[1] += 1
         _FREE.clear()
         try:
             yield
         finally:
             _answering[0] -= 1
             if not _answering[0]:
-                _FREE.set()
+                grace = threading.Timer(GRACE_S, _release, (_answering[1],))
+                grace.daemon = True
+                grace.start()
 
     def checkpoint(self) -> None:
         """Called by ``compute`` between two runs: in the worker, wait while the learner is being answered,
@@ -151,7 +204,8 @@ class Prewarm:
                 self._in_hand = key
             _FREE.wait()
             try:
-                self._keep(key, self._compute(key))
+                with _prompt_handover():
+                    self._keep(key, self._compute(key))
                 self.computed_ahead += 1
             except Exception:  # _Abandon, or a setting that fails: the learner's own pick shows why
                 pass
@@ -183,3 +237,24 @@ def neighbours(key: tuple[int, ...], steps: Sequence[int], lows: Sequence[int], 
         order += [(moved, -k * direction) for k in range(2, back + 1)]
     found = [moved_by(i, by) for i, by in order]
     return list(dict.fromkeys(k for k in found if k is not None))
+
+
+WHOLE_GRID = 400
+"""A widget whose controls have at most this many settings together works every one of them ahead (each kept
+view costs some 30 to 200 kB: a few tens of MB at most); a larger one, every setting one move away."""
+
+
+def one_move(at: tuple[int, ...], lengths: Sequence[int]) -> list[tuple[int, ...]]:
+    """Every setting one control's move away from ``at`` (positions on each control's line of ``lengths``):
+    each control's two ends first (a far jump goes to an end more often than anywhere else), then the rest
+    nearest first, control by control in turn."""
+    moves = [(i, j) for i, length in enumerate(lengths) for j in range(length) if j != at[i]]
+    ends = [(i, j) for i, j in moves if j in (0, lengths[i] - 1)]
+    rest = sorted(moves, key=lambda move: (abs(move[1] - at[move[0]]), move[0], move[1]))
+    return list(dict.fromkeys((*at[:i], j, *at[i + 1:]) for i, j in [*ends, *rest]))
+
+
+def whole_grid(at: tuple[int, ...], lengths: Sequence[int]) -> list[tuple[int, ...]]:
+    """Every setting of the grid but ``at``, nearest first (fewest positions moved, summed over the controls)."""
+    found = (key for key in itertools.product(*map(range, lengths)) if key != at)
+    return sorted(found, key=lambda key: sum(abs(k - a) for k, a in zip(key, at, strict=True)))

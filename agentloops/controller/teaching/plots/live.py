@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import io
+import itertools
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +20,7 @@ from agentloops.controller.teaching.plots.style import (
     status_color,
 )
 from agentloops.i18n import _
+from agentloops.plots.live import AxisBackgrounds, png_bytes
 from agentloops.plots.style import (
     CAP_COLOR,
     OTHER_COLOR,
@@ -66,6 +67,7 @@ class LiveFigure:
         self.canvas = FigureCanvasAgg(self.figure)
         self._moving: list[Any] = []
         self._background: Any = None
+        self._with_axes = AxisBackgrounds(self.canvas)
         self.png = b""
 
     @staticmethod
@@ -98,23 +100,20 @@ class LiveFigure:
             self._moving.append(artist)
 
     def render(self) -> bytes:
-        """Blit the moving artists onto the background; the PNG bytes."""
-        from PIL import Image
+        """Blit the moving artists onto the background; the PNG bytes. The moving axes (the artists handed to
+        :meth:`moving` before any other) come with the background, kept per look (:class:`AxisBackgrounds`)."""
+        from matplotlib.axis import Axis
 
         with self.style():
             if self._background is None:
                 self.canvas.draw()
                 self._background = self.canvas.copy_from_bbox(self.figure.bbox)
-            else:
-                self.canvas.restore_region(self._background)
-            for artist in self._moving:
+            axes = list(itertools.takewhile(lambda artist: isinstance(artist, Axis), self._moving))
+            self._with_axes.restore(self._background, axes)
+            for artist in self._moving[len(axes):]:
                 if artist.get_visible():
                     (artist.axes or self.figure).draw_artist(artist)
-        width, height = self.size_px
-        image = Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        out = io.BytesIO()
-        image.convert("RGB").save(out, format="png", compress_level=1)
-        self.png = out.getvalue()
+        self.png = png_bytes(self.canvas)
         return self.png
 
 

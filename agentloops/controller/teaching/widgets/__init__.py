@@ -9,7 +9,8 @@ call directly.
 A change answers within 100 ms in the page (``benchmarks/bench_widgets_browser.py``, a real browser)
 because nothing is computed while the learner waits, when it can be helped: what a control state shows
 (runs, chart PNG, tables) is computed once and kept, keyed by the control values, and the states a learner
-is likely to pick next are computed ahead by a worker thread while the page is read (``panel._Panel``,
+is likely to pick next — then every setting one move away, or every setting of a small widget — are
+computed ahead by a worker thread while the page is read (``panel._Panel``,
 :mod:`agentloops.controller.teaching.prewarm`). Each chart is a live figure from
 :mod:`agentloops.controller.teaching.plots` whose artists are moved in place and shown at the PNG's own
 pixel size. (The interview practice box lives in

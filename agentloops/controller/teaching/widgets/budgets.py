@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
 
-from agentloops.controller.policy.budgets import BUDGET_NAMES
 from agentloops.controller.task.tasks import make_task
 from agentloops.controller.teaching.experiments import (
+    CapOnlyRun,
     LoopComparison,
+    comparison_row,
     random_case,
     run_cap_only,
     run_case,
@@ -31,7 +32,8 @@ from agentloops.i18n import _
 
 
 def budget_comparison(n: int = 100, seed: int = 0, *, cap: int | None = None,
-                      between: Callable[[], None] | None = None, **budget: float | None) -> LoopComparison:
+                      between: Callable[[], None] | None = None, baselines: Sequence[CapOnlyRun] | None = None,
+                      **budget: float | None) -> LoopComparison:
     """:func:`~agentloops.controller.teaching.experiments.compare_loops`, with the controller's budgets overridden.
 
     The cap-only loop gets ``cap`` (default: the ``steps`` budget, so both
@@ -43,29 +45,36 @@ def budget_comparison(n: int = 100, seed: int = 0, *, cap: int | None = None,
         cap: the cap-only loop's ``max_steps``.
         between: called before each case (the budget explorer's worker waits there while the learner is
             answered).
+        baselines: the cap-only runs of these cases under this cap (:func:`cap_only_runs`), when already run.
         budget: budget values for the controller (``steps``, ``retries``, …; ``None`` switches one off).
     """
-    rows = []
     steps = budget.get("steps")
     cap = int(cap if cap is not None else (steps if steps is not None else 8))
+    if baselines is None:
+        baselines = cap_only_runs(n, seed, cap, between)
+    rows = []
     for i in range(n):
         if between is not None:
             between()
         case = random_case(seed + i)
         task = case.task()
         limits = task.budget.with_values(**budget) if budget else task.budget
-        baseline = run_cap_only(task, case.model(task), case.faults, max_steps=cap)
-        run = run_case(case, budget=limits)
-        rows.append({
-            "seed": case.seed, "case": case.describe(),
-            "cap_outcome": baseline.outcome, "cap_steps": baseline.steps, "cap_tool_calls": baseline.tool_calls,
-            "ctl_status": run.status, "ctl_code": run.code, "ctl_steps": run.steps,
-            "ctl_tool_calls": int(run.usage["tool_calls"]), "ctl_retries": int(run.usage["retries"]),
-            "ctl_wall_s": run.usage["wall_time_s"], "ctl_verified": run.stop.verified,
-            "ctl_within_budget": all(run.within_budget.values()),
-            **{f"ctl_used_{name}": run.usage[name] for name in BUDGET_NAMES},
-        })
+        rows.append(comparison_row(case, baselines[i], run_case(case, budget=limits)))
     return LoopComparison(cap, "default", tuple(rows))
+
+
+def cap_only_runs(n: int, seed: int, cap: int, between: Callable[[], None] | None = None
+                  ) -> tuple[CapOnlyRun, ...]:
+    """The cap-only arm of :func:`budget_comparison` alone: it depends on the cap, not on the controller's
+    budgets, so the budget explorer runs it once per cap."""
+    runs = []
+    for i in range(n):
+        if between is not None:
+            between()
+        case = random_case(seed + i)
+        task = case.task()
+        runs.append(run_cap_only(task, case.model(task), case.faults, max_steps=cap))
+    return tuple(runs)
 
 
 @dataclass(frozen=True)
@@ -85,11 +94,11 @@ class BudgetState:
 class BudgetExplorer(_Panel):
     """Choose the weather task's budgets; see how 100 randomized runs end, against a cap-only loop.
 
-    A setting never shown before costs 2 × ``n`` runs (about half a second on a busy laptop), so the settings
-    a learner is likely to pick next (the slider just moved, a few steps on and one back; every other slider
-    one step either way; then the rest of the moved slider's range) are computed ahead, runs and chart, while
-    the page is read (:mod:`~agentloops.controller.teaching.prewarm`; ``prewarm=False`` computes only what is
-    shown).
+    A setting never shown before costs 2 × ``n`` runs (about half a second on a busy laptop; the cap-only half
+    is run once per cap), so the settings a learner is likely to pick next (the slider just moved, a few steps
+    on and one back; every other slider one step either way; then the rest of the moved slider's range; then
+    every setting one slider's move away) are computed ahead, runs and chart, while the page is read
+    (:mod:`~agentloops.controller.teaching.prewarm`; ``prewarm=False`` computes only what is shown).
     """
 
     def __init__(self, n: int = 100, seed: int = 0, *, prewarm: bool = True, **budget: int) -> None:
@@ -110,6 +119,7 @@ class BudgetExplorer(_Panel):
                 f"{PREFIX}-budget", f"{PREFIX}-budget-{name.replace('_', '-')}")
         self._chart = LiveBudgetChart(n, max_steps=self.sliders["steps"].max)
         self._settings = Prewarm(self._compute)
+        self._cap_only: dict[int, tuple[CapOnlyRun, ...]] = {}  # cap → the cap-only runs: one per steps position
         self._moved: tuple[int, int] | None = None
         self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
@@ -123,7 +133,11 @@ class BudgetExplorer(_Panel):
         from agentloops.controller.teaching.prewarm import RENDER_LOCK
 
         budget = dict(zip(self.sliders, key, strict=True))  # type: ignore[call-overload]
-        comparison = budget_comparison(self.n, self.seed, between=self._settings.checkpoint, **budget)
+        cap = int(budget["steps"])
+        if cap not in self._cap_only:
+            self._cap_only[cap] = cap_only_runs(self.n, self.seed, cap, self._settings.checkpoint)
+        comparison = budget_comparison(self.n, self.seed, between=self._settings.checkpoint,
+                                       baselines=self._cap_only[cap], **budget)
         with RENDER_LOCK:
             png = self._chart.update(comparison)
         return comparison, png, comparison.counts()._repr_html_()
@@ -136,7 +150,7 @@ class BudgetExplorer(_Panel):
 
     def refresh(self) -> BudgetState:
         """Show the comparison for the slider values (computed once per setting), then work ahead."""
-        from agentloops.controller.teaching.prewarm import neighbours
+        from agentloops.controller.teaching.prewarm import neighbours, one_move
 
         budget = {name: slider.value for name, slider in self.sliders.items()}
         key = tuple(budget.values())
@@ -149,8 +163,13 @@ class BudgetExplorer(_Panel):
             sliders = list(self.sliders.values())
             moved, direction = self._moved if self._moved is not None else (None, 1)
             reach = max((s.max - s.min) // s.step for s in sliders)  # the slider just moved: to its ends
-            self._settings.ahead(neighbours(key, [s.step for s in sliders], [s.min for s in sliders],
-                                            [s.max for s in sliders], moved, direction, reach=reach, back=reach))
+            near = neighbours(key, [s.step for s in sliders], [s.min for s in sliders], [s.max for s in sliders],
+                              moved, direction, reach=reach, back=reach)
+            at = tuple((value - s.min) // s.step for value, s in zip(key, sliders, strict=True))
+            lengths = [(s.max - s.min) // s.step + 1 for s in sliders]  # then every setting one slider's move away
+            far = [tuple(s.min + i * s.step for s, i in zip(sliders, found, strict=True))
+                   for found in one_move(at, lengths)]
+            self._settings.ahead(list(dict.fromkeys([*near, *far])))
         return self._state
 
 

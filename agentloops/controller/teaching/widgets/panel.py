@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,7 +15,14 @@ from typing import Any
 import ipywidgets as widgets
 
 from agentloops.controller.persistence.result import ControllerRun
-from agentloops.controller.teaching.prewarm import RENDER_LOCK, Prewarm, neighbours
+from agentloops.controller.teaching.prewarm import (
+    RENDER_LOCK,
+    WHOLE_GRID,
+    Prewarm,
+    neighbours,
+    one_move,
+    whole_grid,
+)
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import clip, html_table
@@ -121,8 +129,9 @@ PREWARM = True
 off, since with it the figure holds whatever the worker drew last."""
 
 VIEWS = 96
-"""Views a widget keeps (each: the state, one PNG of about 40 kB and its HTML), least recently used dropped:
-room for every position of the longest slider and every neighbour of the others, computed ahead."""
+"""Views a widget keeps at least (each: the state, one PNG of about 40 kB and its HTML), least recently used
+dropped; a widget keeps twice what it works ahead (:meth:`_Panel._ahead_count`), so nothing it computed ahead
+is dropped before the learner can pick it."""
 
 
 @dataclass(frozen=True)
@@ -164,8 +173,9 @@ class _Panel(widgets.VBox):
     :data:`VIEWS` last used); while the page is read, a worker thread computes the settings a learner is
     likely to pick next (:mod:`~agentloops.controller.teaching.prewarm`): the control just moved, three
     positions on the same way and one back; every other control one position either way; the rest of the
-    moved control's range; then every option of every menu. A change to such a setting only swaps in what
-    was computed.
+    moved control's range; every option of every menu; then every position of every control, its ends first
+    (a far jump); and, when all the controls together have at most :data:`.prewarm.WHOLE_GRID` settings, every
+    one of them. A change to such a setting only swaps in what was computed.
     """
 
     def _wire(self, controls: Sequence[widgets.ValueWidget], keyed: Sequence[widgets.ValueWidget] | None = None,
@@ -175,7 +185,7 @@ class _Panel(widgets.VBox):
         self._keyed = list(keyed if keyed is not None else controls)
         self._moved: tuple[int, int] | None = None
         self.prewarm = PREWARM if prewarm is None else prewarm
-        self._views = Prewarm(self._locked_view, size=VIEWS)
+        self._views = Prewarm(self._locked_view, size=max(VIEWS, 2 * self._ahead_count()))
         for control in controls:
             control.observe(self._on_change, names="value")
 
@@ -218,8 +228,16 @@ class _Panel(widgets.VBox):
             self._views.ahead(self._next_keys(key))
         return self._state
 
+    def _ahead_count(self) -> int:
+        """How many settings the widget works ahead: every other one of a small grid, else every one a single
+        move away."""
+        lengths = [len(positions(c)) for c in self._keyed]
+        grid = math.prod(lengths)
+        return grid - 1 if grid <= WHOLE_GRID else sum(lengths) - len(lengths)
+
     def _next_keys(self, key: tuple[Hashable, ...]) -> list[tuple[Hashable, ...]]:
-        """The settings likely next, most likely first (see :func:`.prewarm.neighbours`)."""
+        """The settings likely next, most likely first (see :func:`.prewarm.neighbours`), then every setting one
+        move away (:func:`.prewarm.one_move`), then, on a small grid, every other (:func:`.prewarm.whole_grid`)."""
         lines = [positions(c) for c in self._keyed]
         if any(value not in line for value, line in zip(key, lines, strict=False)):
             return []  # a value set from code off the controls' grid: nothing to guess from
@@ -231,8 +249,10 @@ class _Panel(widgets.VBox):
         menus = [(*at[:i], j, *at[i + 1:]) for i, control in enumerate(self._keyed)  # a menu is read as a whole:
                  if isinstance(control, (widgets.Dropdown, widgets.ToggleButtons))  # any of it may be next
                  for j in _nearest_first(len(lines[i]), at[i])]
+        lengths = [len(line) for line in lines]
+        rest = whole_grid(at, lengths) if math.prod(lengths) <= WHOLE_GRID else []
         return [(*(line[i] for line, i in zip(lines, found, strict=True)), key[-1])
-                for found in dict.fromkeys([*near, *menus])]
+                for found in dict.fromkeys([*near, *menus, *one_move(at, lengths), *rest])]
 
     @contextmanager
     def _sync(self) -> Iterator[None]:
