@@ -238,3 +238,70 @@ def test_a_request_the_log_does_not_show_is_unknown() -> None:
     builder = TurnBuilder()
     builder.add("1", None, Reply.of(CUT), None)
     assert builder.add("2", None, Reply.of(CUT), None).fresh is None
+
+
+# --- what a finding says: where it points, which calls, how many, and its sentence -------------------------
+
+def _sequence(*names: str) -> Run:
+    """Calls of the named tools in order (each result is its tool's name in capitals), then an answer."""
+    steps: list[tuple[Response, Any]] = []
+    for n, name in enumerate(names, start=1):
+        steps.append((call(name=name, args="{}", n=n), [result(names[n - 2].upper(), n - 1)] if n > 1 else []))
+    steps.append((ANSWER, [result(names[-1].upper(), len(names))]))
+    return make_run(steps)
+
+
+def test_a_ping_pong_points_at_its_first_repeat_and_names_each_tool_once() -> None:
+    [finding] = list(tool_repeats(_sequence("a", "b", "a", "b")))
+    assert (finding.where, finding.calls, finding.count) == ("line 3", "3-4", 2)
+    assert finding.detail == "a({}) and b({}) alternate, each returning what it returned before"
+
+
+def test_three_tools_taking_turns_are_named_in_the_order_they_alternate() -> None:
+    [finding] = list(tool_repeats(_sequence("a", "b", "a", "b", "c", "b", "c")))
+    assert finding.kind == "ping_pong" and finding.detail.startswith("a({}) and b({}) and c({}) alternate")
+
+
+def test_a_failure_streak_points_at_its_first_failure_and_quotes_the_last() -> None:
+    steps: list[tuple[Response, Any]] = [(call(n=1), [])]
+    for n, text in enumerate(["error: timeout", "error: refused"], start=2):
+        steps.append((call(n=n), [Msg("tool", text, call_id=f"c{n - 1}", name="read_file", is_error=True)]))
+    steps.append((ANSWER, [Msg("tool", "error: gone", call_id="c3", name="fetch", is_error=True)]))
+    [finding] = list(failure_streaks(make_run(steps)))
+    assert (finding.where, finding.calls, finding.count, finding.tokens) == ("line 1", "1-3", 3, 30)
+    assert finding.detail == "3 tool results in a row failed (fetch, read_file): 'error: gone'"
+
+
+def test_a_reask_names_the_call_whose_response_came_back() -> None:
+    run = make_run([(ANSWER, {}), (CUT, {}), (CUT, {"fresh": False}), (CUT, {"fresh": False})], Ending("raised"))
+    [finding] = list(reasks(run))
+    assert finding.detail.startswith("call 2's response came back 2 more time(s) with nothing new sent")
+
+
+@pytest.mark.parametrize(("steps", "ending", "kind"), [
+    ([(CUT, {})], Ending("returned"), "abnormal_answer"),
+    ([(call(content="let me look"), {})], Ending("returned"), "premature_answer"),
+    ([(call(n=1), []), (call(args='{"path": "b"}', n=2), [result("A", 1)])], Ending("returned", hit_cap=True),
+     "cap_returned_last"),
+])
+def test_an_ending_is_one_finding_about_one_call(steps: list[tuple[Response, Any]], ending: Ending, kind: str) -> None:
+    [finding] = find(make_run(steps, ending))
+    assert (finding.kind, finding.count, finding.calls, finding.where) == (kind, 1, str(len(steps)), f"line {len(steps)}")
+
+
+def test_a_one_call_log_whose_request_shows_nothing_new_did_not_spin() -> None:
+    assert kinds(make_run([(ANSWER, {"fresh": False})])) == []
+
+
+def test_a_ping_pong_names_its_tools_in_chinese_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentloops.i18n import set_language
+
+    for name in ("AGENTLOOPS_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        monkeypatch.delenv(name, raising=False)
+    set_language("zh")
+    try:
+        [finding] = list(tool_repeats(_sequence("a", "b", "a", "b")))
+    finally:
+        set_language(None)
+    assert finding.shown.index("a({})") < finding.shown.index("b({})") and finding.shown.count("a({})") == 1
+    assert finding.detail.startswith("a({}) and b({})")

@@ -116,7 +116,9 @@ def _pending_at(calls: int, ending: Ending | None = None) -> Run:
 
 @pytest.mark.parametrize("cap", sorted(COMMON_CAPS))
 def test_tool_calls_unanswered_at_a_common_cap_are_work_pending(cap: int) -> None:
-    assert [f.kind for f in find(_pending_at(cap))] == ["work_pending"]
+    [finding] = find(_pending_at(cap))
+    assert (finding.kind, finding.count, finding.calls) == ("work_pending", 1, str(cap))
+    assert COMMON_CAPS[cap] in finding.detail
     for other in (cap - 1, cap + 1):
         expected = ["work_pending"] if other in COMMON_CAPS else ["premature_answer"]
         assert [f.kind for f in find(_pending_at(other))] == expected
