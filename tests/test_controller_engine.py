@@ -234,3 +234,10 @@ def test_a_wall_time_stop_says_whether_time_ran_out_while_waiting_or_would_run_o
     ahead = Controller(short, TaskPlanner(short), model_latency_s=0.5).run()
     assert (ahead.code, ahead.stop.reason) == (
         "budget:wall_time_s", "the wall-time budget would run out: 0 s used + 0.5 s for the next step > 0.4 s allowed")
+
+
+def test_a_turn_that_stops_before_asking_the_model_records_no_request():
+    run = run_scenario("weather-normal", budget=WEATHER.budget.with_values(steps=2))
+    last = run.turns[-1].to_dict()
+    assert run.code == "budget:steps" and (last["turn"], last["context_tokens"]) == (3, 0)
+    assert all(t.to_dict()["context_tokens"] > 0 for t in run.turns[:-1])
