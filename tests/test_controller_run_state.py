@@ -303,3 +303,13 @@ def test_the_cli_reports_a_bad_saved_file_in_one_line_with_exit_2(tmp_path: Path
     code = main(["controller", "resume", str(path), "--answer", "A-1042"])
     out, err = capsys.readouterr()
     assert code == 2 and not out and err.count("\n") == 1 and f"{path}: schema_version" in err
+
+
+def test_a_resume_into_an_empty_trace_file_writes_the_whole_run_from_its_start(tmp_path: Path):
+    run = _waiting()
+    path = tmp_path / "resumed.jsonl"
+    path.touch()  # an empty file holds nothing to continue: it is filled like a new one
+    resumed = resume(run.run_state, "A-1042", trace=path, store=PauseStore())
+    kinds = [json.loads(line)["kind"] for line in path.read_text().splitlines()]
+    assert resumed.status == "succeeded" and kinds[0] == "start" and kinds.count("turn") == len(resumed.turns)
+    assert [json.loads(line) for line in path.read_text().splitlines()] == list(resumed.trace_lines)
