@@ -358,3 +358,11 @@ def test_a_pause_delivered_twice_is_refused_naming_the_run_and_the_version():
     with pytest.raises(ConfigError, match=rf"^saved\.json: run {run.trace_id} was already resumed from its pause at "
                                           rf"state v{(run.saved or {})['paused_at_version']} "):
         store.claim(run.saved or {}, "saved.json")
+
+
+def test_a_resumed_runs_new_actions_start_at_the_turn_after_the_pause():
+    run = _waiting()
+    resumed = resume(run, "A-1042", store=PauseStore())
+    assert resumed.resumed_at_turn == run.turns[-1].turn + 1
+    assert resumed.new_actions == resumed.actions[len(run.actions):] and resumed.new_actions
+    assert run.new_actions == run.actions  # a fresh run's actions are all new
