@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -241,3 +242,13 @@ def test_a_turn_that_stops_before_asking_the_model_records_no_request():
     last = run.turns[-1].to_dict()
     assert run.code == "budget:steps" and (last["turn"], last["context_tokens"]) == (3, 0)
     assert all(t.to_dict()["context_tokens"] > 0 for t in run.turns[:-1])
+
+
+def test_the_runs_html_table_puts_context_tokens_before_the_decision_and_marks_turns_that_changed_state():
+    run = run_scenario("weather-timeout-once")
+    page = run._repr_html_()
+    heads = re.findall(r"<th style='text-align:left'>([^<]*)</th>", page)
+    assert heads[:2] == ["turn", "state"] and heads[5:] == ["state delta", "context tokens", "decision"]
+    marked = re.findall(r"<tr( style='background:#fde9c9')?><td", page)
+    assert [bool(m) for m in marked] == [t.state_version_after != t.state_version for t in run.turns]
+    assert any(marked) and not all(marked)
