@@ -143,3 +143,64 @@ def test_budget_type_is_frozen():
 
 
 
+
+
+def _meter(scope: str = "shared", **values) -> BudgetMeter:
+    return BudgetMeter(TASK_TYPES["weather_compare"].budget.with_values(**values), scope)  # type: ignore[arg-type]
+
+
+def test_a_meter_at_its_limit_exactly_is_within_it():
+    meter = _meter(tool_calls=2, wall_time_s=5)
+    meter.spend("tool_calls", 2)
+    meter.spend("wall_time_s", 5)
+    assert meter.within_limits()["tool_calls"] and meter.within_limits()["wall_time_s"]
+    meter.spend("tool_calls")
+    assert not meter.within_limits()["tool_calls"]
+
+
+def test_a_tool_that_takes_no_time_leaves_the_clock_alone():
+    meter = _meter()
+    meter.spend("wall_time_s", 0)  # zero seconds is a valid spend; only going back is refused
+    assert meter.now == 0
+
+
+def test_remaining_is_the_limit_minus_use_but_a_request_size_stands_alone():
+    meter = _meter(tool_calls=5, context_tokens=300, wall_time_s=10)
+    meter.spend("tool_calls", 2)
+    meter.spend("context_tokens", 120)
+    meter.spend("wall_time_s", 4)
+    assert (meter.remaining("tool_calls"), meter.remaining("context_tokens"), meter.remaining("wall_time_s")) == (3, 300, 6)
+    assert _meter(tokens=None).remaining("tokens") is None
+
+
+def test_what_is_left_is_rounded_to_milliseconds():
+    meter = _meter(wall_time_s=10)
+    meter.spend("wall_time_s", 3.33333)
+    assert meter.left()["wall_time_s"] == 6.667
+
+
+def test_retries_left_counts_the_shared_budget_or_each_tools_own():
+    shared, per_tool = _meter(retries=3), _meter("per_tool", retries=3)
+    for meter in (shared, per_tool):
+        meter.spend("retries", 2, tool="get_weather")
+    assert shared.retries_left("weather_backup") == 1  # the other tool's retries came out of the same budget
+    assert per_tool.retries_left("weather_backup") == 3  # ... or out of get_weather's own
+    assert per_tool.retries_left("get_weather") == 1
+    assert per_tool.allows("retries", 3, tool="weather_backup") and not per_tool.allows("retries", 2, tool="get_weather")
+    # retries reserved by earlier calls of a batch count against their own tool only (per tool), or all (shared)
+    assert per_tool.retries_left("weather_backup", {"get_weather": 1}) == 3
+    assert per_tool.retries_left("weather_backup", {"weather_backup": 1}) == 2
+    assert shared.retries_left("weather_backup", {"get_weather": 1}) == 0
+
+
+def test_the_last_retry_is_reported_as_one_left():
+    meter = _meter(retries=1)
+    assert meter.retries_left("get_weather") == 1
+    meter.spend("retries", 1, tool="get_weather")
+    assert meter.retries_left("get_weather") == 0
+
+
+def test_a_budget_stage_that_refuses_leaves_no_retry_whatever_the_count():
+    budget = TASK_TYPES["weather_compare"].budget.with_values(retries=3)
+    meter = BudgetMeter(budget, check=lambda name, used, amount, limit: name != "retries")
+    assert meter.retries_left("get_weather") == 0  # the learner's stage decides, not the arithmetic

@@ -161,3 +161,20 @@ def test_what_a_compaction_dropped_is_english_data_and_reads_in_chinese() -> Non
         assert "硬约束：每条论断都注明来源 ID" in check.shown() and "「智能体循环为什么停不下来」" in goal.shown()
         assert "照样采用了压缩器的记忆" in turn.delta_shown() and "ReAct 智能体的停止条件" in careless.turns[0].delta_shown()
     assert [english_words(text, allowed) for text in shown] == [[]] * len(shown)
+
+
+def test_data_of_exactly_the_offload_limit_stays_in_the_context():
+    result = execute(TOOLS["get_weather"], {"city": "Beijing"})
+    for size, kept in ((150, True), (151, False)):
+        observation, ref = observe(result, "get_weather", {"city": "Beijing"}, ContextStore(), ContextPolicy(),
+                                   tokenizer=lambda text, size=size: size)
+        assert ("data" in observation, ref is None) == (kept, kept), size
+
+
+def test_a_summary_of_exactly_its_length_is_not_cut():
+    assert summarize("x" * 20, 20) == "x" * 20
+    assert summarize("x" * 21, 20) == "x" * 19 + "…"
+
+
+def test_a_compaction_keeps_the_last_two_turns_verbatim_by_default():
+    assert ContextPolicy().keep_recent_turns == 2

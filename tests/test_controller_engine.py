@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentloops.controller import Controller, make_task, run_scenario
+from agentloops.controller import Controller, Fault, TaskPlanner, make_task, run_scenario
 from agentloops.controller.persistence.trace import TraceSink, TraceWriter
-from agentloops.controller.policy.budgets import BudgetMeter
+from agentloops.controller.policy.budgets import BudgetMeter, within
+from agentloops.controller.stages import Stages
 from agentloops.controller.task.joins import JoinRule
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
 from agentloops.controller.vocabulary.tools import RESULT_JSON, ToolResult
@@ -204,3 +206,49 @@ def test_the_stop_a_run_ends_with_is_the_stage_s_stop_plus_its_state_snapshot():
     assert fields(Stop)[-1].name == "state"  # finish() rebuilds a stop from every field but the last
     run = run_scenario("weather-timeout-once")
     assert run.stop == replace(run.stop, state=run.stop.state) and run.stop.state["finished"] == "succeeded"
+
+
+def test_each_turn_record_lists_the_items_still_open_and_those_given_up():
+    task = make_task("research", sources=["s1", "s2", "s3"], minimum=2)
+    run = Controller(task, TaskPlanner(task), faults=[Fault(tool="fetch", kind="permanent_error",
+                                                            match={"source_id": "s2"})]).run()
+    items = [(t.to_dict()["open_items"], t.to_dict()["missing_items"]) for t in run.turns[:3]]
+    assert items == [(["source:s2", "source:s3"], []), (["source:s3"], ["source:s2"]), ([], ["source:s2"])]
+
+
+def test_call_ids_count_from_one_within_a_run():
+    run = run_scenario("weather-normal")
+    first = run.turns[0].to_dict()["actions"][0]["call_id"]
+    assert first == f"{run.trace_id}-c1"
+
+
+def test_a_wall_time_stop_says_whether_time_ran_out_while_waiting_or_would_run_out_on_the_next_step():
+    def lenient(name: str, used: float, amount: float, limit: float | None) -> bool:
+        return name == "wall_time_s" or within(name, used, amount, limit)  # a tool may outlast the wall budget
+
+    task = make_task("research", sources=["s1", "s2", "s3", "s4"], minimum=4).with_budget(wall_time_s=10)
+    slow = [Fault(tool="fetch", kind="slow", match={"source_id": "s2"}, latency_s=12.0)]
+    waited = Controller(task, TaskPlanner(task, parallel=True), faults=slow, stages=Stages.of(budget_check=lenient)).run()
+    assert (waited.code, waited.stop.reason) == (
+        "budget:wall_time_s", "the wall-time budget ran out while waiting: 10 s of the 10 s allowed are used")
+    short = make_task("weather_compare").with_budget(wall_time_s=0.4)  # a step under a second still "would run out"
+    ahead = Controller(short, TaskPlanner(short), model_latency_s=0.5).run()
+    assert (ahead.code, ahead.stop.reason) == (
+        "budget:wall_time_s", "the wall-time budget would run out: 0 s used + 0.5 s for the next step > 0.4 s allowed")
+
+
+def test_a_turn_that_stops_before_asking_the_model_records_no_request():
+    run = run_scenario("weather-normal", budget=WEATHER.budget.with_values(steps=2))
+    last = run.turns[-1].to_dict()
+    assert run.code == "budget:steps" and (last["turn"], last["context_tokens"]) == (3, 0)
+    assert all(t.to_dict()["context_tokens"] > 0 for t in run.turns[:-1])
+
+
+def test_the_runs_html_table_puts_context_tokens_before_the_decision_and_marks_turns_that_changed_state():
+    run = run_scenario("weather-timeout-once")
+    page = run._repr_html_()
+    heads = re.findall(r"<th style='text-align:left'>([^<]*)</th>", page)
+    assert heads[:2] == ["turn", "state"] and heads[5:] == ["state delta", "context tokens", "decision"]
+    marked = re.findall(r"<tr( style='background:#fde9c9')?><td", page)
+    assert [bool(m) for m in marked] == [t.state_version_after != t.state_version for t in run.turns]
+    assert any(marked) and not all(marked)

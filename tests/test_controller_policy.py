@@ -159,3 +159,42 @@ def test_with_no_retry_budget_the_tools_own_attempts_bound_a_persistent_failure(
     assert isinstance(route(DEFAULT_POLICY, result("timeout"), RouteContext(lone, limit, None)), Degrade)
     # with a shared budget on, that budget decides (the task layer), not the tool's attempts
     assert isinstance(route(DEFAULT_POLICY, result("timeout"), RouteContext(lone, limit, 3)), Retry)
+
+
+def test_the_default_policy_answers_one_premature_claim_and_stops_after_three_idle_or_failed_turns():
+    # the article's numbers; the boundary tests read them from the policy, so they are pinned here
+    for policy in (ErrorPolicy(), DEFAULT_POLICY):
+        assert (policy.premature_claims, policy.idle_turns, policy.max_consecutive_failures) == (1, 3, 3)
+
+
+def test_a_one_letter_policy_name_is_a_name():
+    assert resolve_policy({"name": "x"}).name == "x"
+
+
+def test_a_first_invalid_argument_slip_is_repaired_by_default():
+    assert isinstance(route(DEFAULT_POLICY, result("invalid_arguments"), RouteContext(READ)), Repair)
+
+
+def test_the_last_retry_of_the_budget_is_still_a_retry():
+    assert isinstance(route(DEFAULT_POLICY, result("timeout"), RouteContext(READ, 1, 1)), Retry)
+    assert isinstance(route(DEFAULT_POLICY, result("timeout"), RouteContext(READ, 1, 0.5)), StopRun)
+    assert isinstance(route(NAIVE_POLICY, result("empty"), RouteContext(READ, 1, 1)), Retry)
+
+
+def test_an_empty_result_under_each_empty_rule():
+    handed_back = DEFAULT_POLICY.model_copy(update={"empty": "return_to_model"})
+    assert isinstance(route(handed_back, result("empty"), RouteContext(READ, 1, 3, BACKUP)), ReturnToModel)
+    assert isinstance(route(NAIVE_POLICY, result("empty"), RouteContext(READ, 1, 3)), Retry)
+    assert isinstance(route(NAIVE_POLICY, result("empty"), RouteContext(READ, 1, 0)), Degrade)
+
+
+def test_each_routing_table_row_shows_the_situation_it_names():
+    for policy in (DEFAULT_POLICY, NAIVE_POLICY):
+        rows = {(r[0], r[2]): (r[3], r[4]) for r in routing_table(policy).rows}
+        n = policy.attempts_per_tool
+        assert rows[("timeout", "1st attempt, retries left")][0] == "retry"
+        assert rows[("timeout", f"{n} attempts on this tool")] == ("fallback", f"read_tool failed {n}× (timeout); switching")
+        assert rows[("invalid_arguments", "first time")][0] == "repair"
+    default = {(r[0], r[2]): (r[3], r[4]) for r in routing_table(DEFAULT_POLICY).rows}
+    assert default[("invalid_arguments", "after one repair")] == (
+        "stop:failed_unrecoverable", "invalid arguments again after 1 repair(s): (invalid_arguments)")

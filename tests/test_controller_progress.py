@@ -126,3 +126,13 @@ def test_identical_invalid_arguments_are_left_to_the_repair_rule():
     run = run_scenario("weather-bad-arguments")
     assert (run.status, run.code) == ("failed_unrecoverable", "invalid_arguments_repeated")
     assert run.actions == ["get_weather(city=404)", "get_weather(city=404)"]
+
+
+def test_a_new_monitor_has_counted_no_idle_turns():
+    assert ProgressMonitor().idle == 0
+
+
+def test_a_replaced_repeat_stage_that_flags_a_first_attempt_names_no_earlier_turn():
+    monitor = ProgressMonitor(repeat=lambda fp, seen: True)
+    repeat = monitor.check(fingerprint("get_weather", {"city": "A"}, 1))
+    assert repeat is not None and repeat.first_turn == 0 and "never taken before" in repeat.explain()

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from agentloops.cli import main
 from agentloops.controller import Controller, ControllerRun, Fault, resume
 from agentloops.controller.persistence.run_state import READABLE_SCHEMAS, RUN_STATE_SCHEMA, RunState
-from agentloops.controller.persistence.saved import PauseStore, load_state
+from agentloops.controller.persistence.saved import PauseStore, check_not_resumed, load_state, trace_prefix
 from agentloops.controller.persistence.trace import TurnRecord, read_trace
 from agentloops.controller.running.scenarios import build_controller
 from agentloops.controller.sim.scenario_files import controller_scenario_names, load_controller_scenario
@@ -303,3 +303,66 @@ def test_the_cli_reports_a_bad_saved_file_in_one_line_with_exit_2(tmp_path: Path
     code = main(["controller", "resume", str(path), "--answer", "A-1042"])
     out, err = capsys.readouterr()
     assert code == 2 and not out and err.count("\n") == 1 and f"{path}: schema_version" in err
+
+
+def test_a_resume_into_an_empty_trace_file_writes_the_whole_run_from_its_start(tmp_path: Path):
+    run = _waiting()
+    path = tmp_path / "resumed.jsonl"
+    path.touch()  # an empty file holds nothing to continue: it is filled like a new one
+    resumed = resume(run.run_state, "A-1042", trace=path, store=PauseStore())
+    kinds = [json.loads(line)["kind"] for line in path.read_text().splitlines()]
+    assert resumed.status == "succeeded" and kinds[0] == "start" and kinds.count("turn") == len(resumed.turns)
+    assert [json.loads(line) for line in path.read_text().splitlines()] == list(resumed.trace_lines)
+
+
+def _copy_resumed_once(path: Path) -> dict[str, Any]:
+    """A copy of a waiting run's saved state, taken before the run itself was resumed into ``path``."""
+    run = _waiting(trace=path)
+    copied = copy.deepcopy(run.saved or {})
+    assert resume(copy.deepcopy(copied), "A-1042", store=PauseStore()).status == "succeeded"
+    return copied
+
+
+def test_the_trace_refuses_a_copy_of_a_pause_that_already_continued(tmp_path: Path):
+    path = tmp_path / "t.jsonl"
+    copied = _copy_resumed_once(path)
+    with pytest.raises(ConfigError, match=r"shows run \S+ already continued after turn 1"):
+        resume(copy.deepcopy(copied), "A-1042", store=PauseStore())  # a new store: only the trace can tell
+    # ... also when the run died just after writing its resume line (no later turn reached the file)
+    lines = path.read_text().splitlines()
+    cut = [json.loads(line)["kind"] for line in lines].index("resume") + 1
+    path.write_text("\n".join(lines[:cut]) + "\n")
+    with pytest.raises(ConfigError, match="already continued after turn 1"):
+        resume(copy.deepcopy(copied), "A-1042", store=PauseStore())
+
+
+def test_another_runs_trace_is_no_witness_against_a_resume(tmp_path: Path):
+    other = tmp_path / "other.jsonl"
+    _copy_resumed_once(other)  # a continued run of its own, with a different trace id
+    run = _waiting()
+    assert run.saved is not None and json.loads(other.read_text().splitlines()[0])["trace_id"] != run.trace_id
+    check_not_resumed(run.saved, "saved.json", other)  # does not raise
+    assert trace_prefix(run.saved, other) == run.saved["trace_lines"]  # its lines are not this run's history
+
+
+def test_a_trace_holding_only_its_start_line_is_the_resumed_runs_history(tmp_path: Path):
+    run = _waiting()
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(run.trace_lines[0]) + "\n")
+    assert trace_prefix(run.saved or {}, path) == [run.trace_lines[0]]
+
+
+def test_a_pause_delivered_twice_is_refused_naming_the_run_and_the_version():
+    run, store = _waiting(), PauseStore()
+    store.claim(run.saved or {}, "saved.json")
+    with pytest.raises(ConfigError, match=rf"^saved\.json: run {run.trace_id} was already resumed from its pause at "
+                                          rf"state v{(run.saved or {})['paused_at_version']} "):
+        store.claim(run.saved or {}, "saved.json")
+
+
+def test_a_resumed_runs_new_actions_start_at_the_turn_after_the_pause():
+    run = _waiting()
+    resumed = resume(run, "A-1042", store=PauseStore())
+    assert resumed.resumed_at_turn == run.turns[-1].turn + 1
+    assert resumed.new_actions == resumed.actions[len(run.actions):] and resumed.new_actions
+    assert run.new_actions == run.actions  # a fresh run's actions are all new

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentloops.controller import Fact, TaskFinishedError, TaskState, make_task
-from agentloops.controller.task.state import STATE_JSON
+from agentloops.controller.task.state import STATE_JSON, assess
 
 
 def state() -> TaskState:
@@ -155,3 +155,17 @@ def test_the_budgets_in_the_state_block_read_exactly_as_json_dumps_writes_them(l
     data = {"version": 0, "goal": s.goal, "constraints": list(s.constraints), "done": {}, "open": s.open_items(),
             "missing": {}, "inputs": {}, "tried": [], "budget_left": shown}
     assert s.for_model(left) == "TASK STATE\n" + json.dumps(data, ensure_ascii=False)
+
+
+def test_a_task_is_impossible_only_when_every_open_item_together_would_still_fall_short():
+    fact = Fact("weather:A", {"t": 1}, "1°C", "svc", 1)
+    items = {"weather:A": "done", "weather:B": "open", "weather:C": "open"}
+    assert assess(items, {"weather:A": fact}, 3) == "incomplete"  # one done + two open can still make three
+    assert assess({**items, "weather:C": "missing"}, {"weather:A": fact}, 3) == "impossible"
+    assert assess({**items, "weather:C": "missing"}, {"weather:A": fact}, 2) == "incomplete"
+
+
+def test_an_older_saved_state_without_a_progress_count_reads_as_no_progress_yet():
+    saved = state().snapshot()
+    del saved["progress_count"]
+    assert STATE_JSON.validate_python(saved).progress_version == 0

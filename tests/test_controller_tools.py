@@ -106,3 +106,9 @@ def test_toolbox_rejects_dangling_fallbacks_and_reserved_names():
         Toolbox.of([ToolSpec("ask_user", "x", {}, lambda a: 1)])
     assert "ask_user(question)" in Toolbox.of([TOOLS["fetch"]]).describe()
     assert ToolSpec("t", "d", {"a": Param(), "b": Param(required=False)}, lambda a: 1).signature() == "t(a, [b])"
+
+
+def test_a_fault_names_any_tool_however_short_but_not_none():
+    assert faults_from([{"tool": "x", "kind": "timeout"}])[0].tool == "x"
+    with pytest.raises(ConfigError, match="tool"):
+        faults_from([{"tool": "", "kind": "timeout"}])

@@ -155,3 +155,21 @@ def test_a_stage_cannot_change_the_task_it_reads() -> None:
 
     with pytest.raises(StageError, match="raised TypeError"):
         run_scenario("weather-normal", completion=meddles)
+
+
+def test_an_update_stage_must_give_a_value_and_summary_pair_or_a_reason() -> None:
+    def stage_returning(value):
+        return Stages(update=lambda item, result: value).guarded().update
+
+    for good in (({"t": 1}, "1°C"), "the data has no temperature"):
+        assert stage_returning(good)("weather:A", None) == good
+    for bad in (({"t": 1},), ({"t": 1}, "1°C", "extra"), ({"t": 1}, 1)):
+        with pytest.raises(StageError, match=r"the update stage .* returned"):
+            stage_returning(bad)("weather:A", None)
+
+
+def test_a_stage_error_points_at_the_line_that_raised() -> None:
+    helpers: dict = {}  # a learner's helper in a file of its own: the innermost frame is named, not the stage's
+    exec(compile("def lookup(items):\n    return items['weather:A']\n", "my_helpers.py", "exec"), helpers)
+    with pytest.raises(StageError, match=r"raised KeyError: 'weather:A' \(at my_helpers\.py:2\)"):
+        run_scenario("weather-normal", completion=lambda items, facts, need: helpers["lookup"]({}))
