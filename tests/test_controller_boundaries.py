@@ -244,3 +244,147 @@ def test_a_retry_budget_stop_needs_every_given_up_item_to_have_failed_transientl
     run.state.mark_missing("weather:Shanghai", "timed out", code="timeout")
     run.state.mark_missing("weather:Beijing", "retries spent", code="budget:retries")
     assert (stop_unobtainable(run).status, stop_unobtainable(run).code) == ("budget_exhausted", "budget:retries")
+
+
+# -- a call the model repeats after it failed retryably: the admission's boundaries (calls.py) -------------------
+
+
+def _weather_run(retries: int, exhausted: str = "stop") -> Any:
+    policy = DEFAULT_POLICY.model_copy(update={"on_retries_exhausted": exhausted})
+    run = Controller(WEATHER, ScriptedModel([answer("?")]), policy=policy,
+                     budget=WEATHER.budget.with_values(retries=retries)).current
+    run.groups.append([])  # the reply the calls came in (a call that does not run is answered there)
+    return run
+
+
+def _failed_before(run: Any, *cities: str) -> list[Any]:
+    from agentloops.controller.attempts import plan
+    from agentloops.response import ToolCall
+
+    uses = [plan(run, ToolCall(id=f"c{i}", name="get_weather", arguments={"city": c}), {"city": c})
+            for i, c in enumerate(cities)]
+    run.failed_calls.update(("get_weather", use.norm) for use in uses)  # each failed retryably before
+    return uses
+
+
+@pytest.mark.parametrize(("retries", "exhausted", "verdict"), [
+    (1, "stop", "run"), (2, "stop", "run"), (0, "stop", "stop:budget_exhausted"), (0, "degrade", "degrade")])
+def test_a_repeated_failed_call_runs_as_a_retry_while_one_whole_retry_is_left(
+        retries: int, exhausted: str, verdict: str) -> None:
+    from agentloops.controller.calls import admit
+    from agentloops.controller.engine import Turn
+    from agentloops.controller.policy.routes import Degrade
+
+    run = _weather_run(retries, exhausted)
+    [use] = _failed_before(run, "Shanghai")
+    said = admit(run, Turn(1, 0, "-"), use, in_batch=False, reserved={}, repeats=[])
+    got = "run" if said is None else f"stop:{said.status}" if isinstance(said, Stop) else \
+        "degrade" if isinstance(said, Degrade) else repr(said)
+    assert got == verdict
+    assert (use.kind == "retry") is (verdict == "run")
+    if isinstance(said, Stop):  # the budget named, with the one retry the call needed
+        assert said.code == "budget:retries" and "+ 1 needed > 0 allowed" in str(said.reason)
+    if verdict == "degrade":
+        assert (run.state.items["weather:Shanghai"], run.state.codes["weather:Shanghai"]) == ("missing", "budget:retries")
+
+
+@pytest.mark.parametrize(("retries", "ran"), [(1, 1), (2, 2), (3, 2)])
+def test_retries_repeated_in_one_batch_share_the_budget_one_each(retries: int, ran: int) -> None:
+    from agentloops.controller.calls import run_calls
+    from agentloops.controller.engine import Turn
+
+    run = _weather_run(retries, "degrade")
+    uses = _failed_before(run, "Shanghai", "Beijing")
+    t = Turn(1, 0, "-")
+    run_calls(run, t, [use.call for use in uses])
+    labels = [a["label"] if isinstance(a, dict) else a.label for a in t.actions]
+    assert sum(label.startswith("retry:") for label in labels) == ran, labels
+    assert sum(label.startswith("blocked:") for label in labels) == 2 - ran, labels
+
+
+# -- a repeat: alone it stops the run, inside a batch of two it is skipped --------------------------------------
+
+
+def test_a_lone_repeat_stops_the_run_naming_what_it_repeats() -> None:
+    task = make_task("research", sources=["s1", "s2"], minimum=2)
+    run = Controller(task, ScriptedModel([call(("fetch", {"source_id": "zz"})),
+                                          call(("fetch", {"source_id": "zz"}))])).run()
+    assert (run.status, run.code) == ("no_progress", "repeated_action")
+    assert run.stop.reason.startswith('fetch{"source_id":"zz"} was already done at turn 1')
+    blocked = run.turns[-1].actions[-1]
+    assert (blocked["label"], blocked["route"]) == ("blocked:fetch(source_id=zz)", "stop:no_progress")
+    assert run.turns[-1].action == "fetch(source_id=zz)"
+
+
+def test_a_batch_of_two_that_only_repeats_says_so_and_each_repeat_is_skipped() -> None:
+    task = make_task("research", sources=["s1", "s2"], minimum=2)
+    script = [call(("fetch", {"source_id": "zz"}), ("fetch", {"source_id": "yy"}))] * 2
+    run = Controller(task, ScriptedModel(script)).run()
+    assert (run.status, run.code) == ("no_progress", "repeated_action")
+    assert run.stop.reason == "every call of the batch repeats an action that brought nothing new"
+    assert [a["route"] for a in run.turns[-1].actions] == ["skip", "skip"]
+
+
+def test_one_repeat_in_a_batch_of_two_is_skipped_and_the_other_call_runs() -> None:
+    task = make_task("research", sources=["s1", "s2"], minimum=2)
+    script = [call(("fetch", {"source_id": "zz"})), call(("fetch", {"source_id": "zz"}), ("fetch", {"source_id": "s1"})),
+              call(("fetch", {"source_id": "s2"})), answer("Summary of s1 and s2.")]
+    run = Controller(task, ScriptedModel(script)).run()
+    assert [(a["label"], a["route"]) for a in run.turns[1].actions] == [
+        ("blocked:fetch(source_id=zz)", "skip"), ("fetch(source_id=s1)", "accept")]
+    assert (run.status, run.code) == ("succeeded", "completion_condition_met")
+
+
+# -- the repair allowance counts one per slip ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("repairs", "slips", "status"), [(2, 2, "succeeded"), (2, 3, "failed_unrecoverable")])
+def test_each_slip_uses_one_repair_of_the_allowance(repairs: int, slips: int, status: str) -> None:
+    script = [call(("get_weather", {"city": "Shanghai"}))] + [call(("get_weather", {"city": 404 + i}))
+                                                             for i in range(slips)] + \
+        [call(("get_weather", {"city": "Beijing"})), answer("Shanghai 24°C sunny, Beijing 18°C cloudy.")]
+    policy = DEFAULT_POLICY.model_copy(update={"invalid_argument_repairs": repairs})
+    run = Controller(WEATHER, ScriptedModel(script), policy=policy,
+                     budget=WEATHER.budget.with_values(steps=10, model_calls=10)).run()
+    assert run.status == status, (run.status, run.code)
+    assert run.turns[1].decision == f"continue: repair 1 of {repairs} allowed for get_weather:invalid_arguments:city"
+    assert run.turns[2].decision == f"continue: repair 2 of {repairs} allowed for get_weather:invalid_arguments:city"
+
+
+# -- a call the budgets cannot pay for is not started, and the stop names the budget with what it needed -------
+
+
+@pytest.mark.parametrize("budget", ["tool_calls", "wall_time_s"])
+def test_a_call_the_budget_cannot_pay_for_stops_naming_what_the_call_needed(budget: str) -> None:
+    from agentloops.controller.calls import run_calls
+    from agentloops.controller.engine import Turn
+    from agentloops.response import ToolCall
+
+    timeout = TOOLS["get_weather"].timeout_s
+    limit = 1 if budget == "tool_calls" else timeout / 2
+    run = Controller(WEATHER, ScriptedModel([answer("?")]), budget=WEATHER.budget.with_values(**{budget: limit})).current
+    run.groups.append([])
+    if budget == "tool_calls":
+        run.meter.spend("tool_calls")
+    t = Turn(1, 0, "-")
+    stop = run_calls(run, t, [ToolCall(id="c1", name="get_weather", arguments={"city": "Shanghai"})])
+    assert stop is not None and stop.code == f"budget:{budget}" and not run.ledger.records()
+    assert str(stop.reason) == (
+        "the tool_calls budget would be exceeded: 1 used + 1 needed > 1 allowed" if budget == "tool_calls" else
+        f"the wall-time budget would run out: 0 s used + {timeout:g} s for the next step > {limit:g} s allowed")
+    assert t.actions[0].route == f"budget:{budget}"
+
+
+def test_a_learner_route_sees_a_call_the_schema_rejected_as_its_first_attempt() -> None:
+    from agentloops.controller.stages import Stages
+
+    seen: list[int] = []
+
+    def mine(result: ToolResult, ctx: RouteContext) -> Any:
+        seen.append(ctx.attempts_on_tool)
+        return route(DEFAULT_POLICY, result, ctx)
+
+    script = [call(("get_weather", {"city": 404})), call(("get_weather", {"city": "Shanghai"})),
+              call(("get_weather", {"city": "Beijing"})), answer("Shanghai 24°C sunny, Beijing 18°C cloudy.")]
+    run = Controller(WEATHER, ScriptedModel(script), stages=Stages.of(route=mine)).run()
+    assert run.turns[0].actions[0]["status"] == "invalid_arguments" and seen[0] == 1

@@ -209,3 +209,112 @@ def test_through_the_controller_nothing_changes_state_after_the_stop_and_each_ca
     sources = [f.source.rsplit("(", 1)[-1] for f in run.stop.facts]
     assert len(sources) == len(set(sources))  # no call produced two facts
     assert all(run.within_budget.values())
+
+
+# -- a batch of two, at the boundary between one call and a batch (calls.py) ----------------------------------
+
+
+def _two_then_one() -> tuple:
+    from agentloops import ScriptedModel
+
+    task = make_task("research", sources=["s1", "s2"], minimum=2)
+
+    def call(*ids: str) -> dict:
+        return {"content": None, "finish_reason": "tool_calls", "tool_calls": [
+            {"id": f"c{i}", "name": "fetch", "arguments": {"source_id": s}} for i, s in enumerate(ids)]}
+
+    script = [call("s1", "nope"), call("s2"), {"content": "Summary of s1 and s2.", "finish_reason": "stop"}]
+    return task, ScriptedModel(script)
+
+
+def test_a_batch_of_two_reads_as_a_batch_and_a_lone_call_as_itself():
+    task, model = _two_then_one()
+    run = Controller(task, model).run()
+    batch, lone = run.turns[0], run.turns[1]
+    assert batch.action == "parallel×2: fetch(source_id=s1), fetch(source_id=nope)" and lone.action == "fetch(source_id=s2)"
+    assert [c.parallel for c in run.calls] == [True, True, False]
+    assert batch.tool_status == "ok, not_found" and lone.tool_status == "ok"
+    assert batch.observation == "join 'minimum 2 within 10 s' can no longer be satisfied; 1 not_found, 1 ok"
+
+
+def test_calls_cancelled_by_the_user_mid_batch_say_the_user_cancelled_them():
+    task = make_task("research", sources=["s1", "s2", "s3"], minimum=3)
+    faults = [Fault(tool="fetch", kind="slow", latency_s=6.0, match={"source_id": "s2"}),
+              Fault(tool="fetch", kind="slow", latency_s=9.0, match={"source_id": "s3"})]
+    run = Controller(task, TaskPlanner(task, parallel=True), faults=faults, controls=Controls(cancel_at_s=4.0)).run()
+    assert run.stop.reason == "the user cancelled the task during a batch" and run.stop.tool == "fetch"
+    assert [c.note for c in run.calls] == ["", *["cancelled: the user cancelled the task"] * 2]
+    assert run.turns[0].observation == "the user cancelled the task; 2 cancelled, 1 ok"
+
+
+def test_the_join_stage_counts_each_settled_call_once_and_an_accepted_not_found_as_a_success():
+    from agentloops.controller.policy.error_policy import DEFAULT_POLICY, route
+    from agentloops.controller.policy.routes import AcceptNotFound
+    from agentloops.controller.stages import Stages
+
+    seen = []
+
+    def join(succeeded, finished, total, needed):
+        seen.append((succeeded, finished, total, needed))
+        return succeeded >= needed
+
+    def accept_empty(result, ctx):
+        return AcceptNotFound() if result.status == "empty" else route(DEFAULT_POLICY, result, ctx)
+
+    task = make_task("research", sources=["s1", "s2"], minimum=2)
+    faults = [Fault(tool="fetch", kind="empty", match={"source_id": "s1"}),
+              Fault(tool="fetch", kind="slow", latency_s=2.0, match={"source_id": "s2"})]
+    Controller(task, TaskPlanner(task, parallel=True), faults=faults,
+               stages=Stages.of(join=join, route=accept_empty)).run()
+    assert seen[:2] == [(1, 1, 2, 2), (2, 2, 2, 2)]
+
+
+def test_a_cancel_during_a_batch_of_different_tools_names_the_batchs_first_tool():
+    from agentloops import ScriptedModel
+
+    task = make_task("weather_compare", cities=["Shanghai", "Beijing"])
+    faults = [Fault(tool="get_weather", kind="slow", latency_s=6.0), Fault(tool="weather_backup", kind="slow", latency_s=6.0)]
+    script = [{"content": None, "finish_reason": "tool_calls", "tool_calls": [
+        {"id": "a", "name": "get_weather", "arguments": {"city": "Shanghai"}},
+        {"id": "b", "name": "weather_backup", "arguments": {"city": "Beijing"}}]}]
+    run = Controller(task, ScriptedModel(script), faults=faults, controls=Controls(cancel_at_s=4.0)).run()
+    assert (run.code, run.stop.reason) == ("cancelled_by_user", "the user cancelled the task during a batch")
+    assert run.stop.tool == "get_weather"
+
+
+def test_a_batch_whose_rule_stayed_within_reach_ends_as_every_call_finished():
+    """A learner's join stage that never ends the wait early: the batch ends when the last call lands, and a
+    failure that still left the rule reachable (one success needed, one call still running) is not "can no
+    longer be satisfied"."""
+    from agentloops import ScriptedModel
+    from agentloops.controller.stages import Stages
+
+    task = make_task("research", sources=["s1", "s2"], minimum=1)
+    slow = [Fault(tool="fetch", kind="slow", latency_s=2.0, match={"source_id": "s1"})]
+    script = [{"content": None, "finish_reason": "tool_calls", "tool_calls": [
+        {"id": "a", "name": "fetch", "arguments": {"source_id": "nope"}},
+        {"id": "b", "name": "fetch", "arguments": {"source_id": "s1"}}]},
+        {"content": "Summary of s1.", "finish_reason": "stop"}]
+    never_early = Stages.of(join=lambda succeeded, finished, total, needed: False)
+    run = Controller(task, ScriptedModel(script), faults=slow, stages=never_early).run()
+    assert run.turns[0].tool_status == "not_found, ok"
+    assert run.turns[0].observation == "every call finished; 1 not_found, 1 ok"
+
+
+def test_a_lone_call_delivered_twice_reads_as_the_call_it_is():
+    """Its second delivery is still queued when the call settles; nothing is cancelled, so the turn shows the
+    call's own result — not a batch summary."""
+    from agentloops import ScriptedModel
+
+    task = make_task("weather_compare", cities=["Shanghai", "Beijing"])
+
+    def call(city):
+        return {"content": None, "finish_reason": "tool_calls",
+                "tool_calls": [{"id": "a", "name": "get_weather", "arguments": {"city": city}}]}
+
+    script = [call("Shanghai"), call("Beijing"), {"content": "Shanghai 24°C sunny, Beijing 18°C cloudy.",
+                                                  "finish_reason": "stop"}]
+    run = Controller(task, ScriptedModel(script),
+                     faults=[Fault(tool="get_weather", kind="duplicate", match={"city": "Shanghai"})]).run()
+    assert [e.verdict for e in run.events] == ["duplicate"]
+    assert (run.turns[0].tool_status, run.turns[0].observation) == ("ok", "24°C, sunny")
