@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -370,4 +371,27 @@ def test_a_setting_likely_next_and_computed_before_is_not_pushed_out_by_what_is_
     ahead.ahead([1, 5])  # 1 is likely next again: kept; 5 is computed, and pushes out 2, the oldest
     _until(lambda: 5 in ahead)
     assert 1 in ahead and 2 not in ahead and 3 in ahead and 4 in ahead
+    ahead.stop()
+
+
+def test_a_fork_waits_until_no_worker_is_computing():
+    """The exercise checker forks the kernel for each check: a copy taken while a worker is inside a library's lock
+    would hang on that lock, and a right answer would read as "an infinite loop?"."""
+    started, finished = threading.Event(), []
+
+    def compute(key):
+        started.set()
+        time.sleep(0.3)
+        finished.append(time.monotonic())
+        return key
+
+    ahead = Prewarm(compute)
+    ahead.ahead(["slow"])
+    assert started.wait(10)
+    pid = os.fork()
+    if pid == 0:  # the copy: nothing to do
+        os._exit(0)
+    forked_at = time.monotonic()
+    os.waitpid(pid, 0)
+    assert finished and finished[0] <= forked_at
     ahead.stop()

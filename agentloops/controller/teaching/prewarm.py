@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import os
 import sys
 import threading
 import weakref
@@ -88,6 +89,13 @@ def _prompt_handover() -> Iterator[None]:
             _computing[0] -= 1
             if not _computing[0]:
                 sys.setswitchinterval(_computing[1])
+
+
+_AT_REST = threading.Lock()
+"""Held by a worker while it computes. A fork (the exercise checker runs each check in a forked copy of the
+kernel) waits for it: a copy made while a worker is inside a library's lock would wait for that lock forever,
+and a correct answer would read as "an infinite loop?"."""
+os.register_at_fork(before=_AT_REST.acquire, after_in_parent=_AT_REST.release, after_in_child=_AT_REST.release)
 
 
 class _Abandon(Exception):
@@ -204,7 +212,7 @@ class Prewarm:
                 self._in_hand = key
             _FREE.wait()
             try:
-                with _prompt_handover():
+                with _AT_REST, _prompt_handover():
                     self._keep(key, self._compute(key))
                 self.computed_ahead += 1
             except Exception:  # _Abandon, or a setting that fails: the learner's own pick shows why
