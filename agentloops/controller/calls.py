@@ -55,7 +55,7 @@ from agentloops.controller.policy.error_policy import (
 from agentloops.controller.sim.timeline import arrivals
 from agentloops.controller.stopping.progress import Fingerprint, Repeat
 from agentloops.controller.stopping.status import Stop
-from agentloops.controller.task.state import Fact
+from agentloops.controller.task.state import Fact, sourced
 from agentloops.controller.vocabulary.ledger import ARRIVAL_ORDER, Arrival
 from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.render import clip
@@ -228,8 +228,7 @@ def _join(run: Run, t: Turn, launch: list[Attempt]) -> Stop | None:
     if cancel_at is not None and cancel_at >= start:
         candidates.append(cancel_at)
     deadline = min(candidates) if candidates else None
-    sourced = sum(1 for fact in run.state.facts.values() if fact.source)  # the facts the completion stage counts
-    still_needed = None if join.kind == "all" else run.task.need - sourced  # "all" waits for all anyway
+    still_needed = None if join.kind == "all" else run.task.need - sourced(run.state.facts)  # "all" waits for all
     queue = sorted(landing, key=ARRIVAL_ORDER)
     outcome, pending_stop, statuses = _wait(run, t, started, queue, deadline, join.needed(len(started), still_needed))
     if outcome == "deadline" and deadline is not None and deadline > run.meter.now:

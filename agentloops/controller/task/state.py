@@ -314,6 +314,11 @@ STATE_JSON: TypeAdapter[TaskState] = TypeAdapter(TaskState)
 """Dumps a :class:`TaskState` as saved runs and stop records hold it, and validates one read back."""
 
 
+def sourced(facts: Mapping[str, Fact]) -> int:
+    """How many facts name their source: what the completion stage counts as done."""
+    return sum(1 for fact in facts.values() if fact.source)
+
+
 def assess(items: Mapping[str, str], facts: Mapping[str, Fact], need: int
            ) -> Literal["complete", "incomplete", "impossible"]:
     """The package's completion stage: ``need`` items done, each with a fact that names its source.
@@ -322,7 +327,7 @@ def assess(items: Mapping[str, str], facts: Mapping[str, Fact], need: int
     completion check has this shape (items → ``open``/``done``/``missing``, facts by item, the
     number of items the task needs) and is passed in as ``run_scenario(…, completion=…)``.
     """
-    done = sum(1 for fact in facts.values() if fact.source)
+    done = sourced(facts)
     if done >= need:
         return "complete"
     if done + sum(1 for status in items.values() if status == "open") < need:
