@@ -11,6 +11,7 @@ reader (:mod:`agentloops.diagnose`) keeps the :class:`Reply` and builds the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from agentloops.response import FinishReason, Response, is_json_prefix, parse_arguments, summary_line, text_tool_call
@@ -58,15 +59,9 @@ class Reply:
     completion_tokens: int | None = None
     reasoning: str | None = None
 
-    @property
+    @cached_property
     def response(self) -> Response:
         """The package's :class:`~agentloops.response.Response` of this reply (built once, on first use)."""
-        built: Response | None = self.__dict__.get("_response")
-        if built is None:
-            built = self.__dict__["_response"] = self._build()  # kept beside the fields, as cached_property does
-        return built
-
-    def _build(self) -> Response:
         usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
         return Response.model_validate({  # one call of the validator, the calls and usage nested in it
             "content": self.content, "tool_calls": [call._asdict() for call in self.tool_calls],
@@ -123,5 +118,5 @@ class Reply:
                     response.finish_reason, response.raw_finish_reason, usage is not None,
                     None if usage is None else usage.prompt_tokens,
                     None if usage is None else usage.completion_tokens, response.reasoning)
-        reply.__dict__["_response"] = response  # the very object given
+        reply.__dict__["response"] = response  # the very object given: cached_property reads it from there
         return reply
