@@ -143,13 +143,13 @@ def test_no_engine_module_is_over_400_lines_and_no_function_over_50():
 
 
 def test_a_call_looks_up_its_task_item_once(monkeypatch):
-    kind = type(WEATHER.type)
+    kind = type(WEATHER.kind)
     original = kind.item_for
     seen: list[object] = []
 
-    def counting(self, tool, args, p):
+    def counting(self, tool, args):
         seen.append(args)
-        return original(self, tool, args, p)
+        return original(self, tool, args)
 
     monkeypatch.setattr(kind, "item_for", counting)
     run = Controller(WEATHER, ScriptedModel(REPLIES), trace_id="t").run()

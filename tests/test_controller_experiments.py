@@ -53,7 +53,7 @@ def test_every_task_type_draws_reproducible_cases_that_can_succeed():
         assert task_case(task_type, 4) == task_case(task_type, 4)
         assert len({task_case(task_type, s).describe() for s in range(20)}) > 3, task_type  # the draws vary
         clean = next(task_case(task_type, s) for s in range(100) if not task_case(task_type, s).faults)
-        assert clean.task().type.name == task_type
+        assert clean.task().name == task_type
     weather = task_case("weather_compare", 7)
     assert weather.faults == random_case(7).faults and tuple(weather.params["cities"]) == random_case(7).cities
     with pytest.raises(ConfigError, match="unknown task type 'nope'"):

@@ -10,7 +10,6 @@ import pytest
 
 from agentloops import ScriptedModel
 from agentloops.controller import (
-    TASK_TYPES,
     ConfigError,
     Controller,
     Controls,
@@ -24,6 +23,7 @@ from agentloops.controller import (
     run_scenario,
 )
 from agentloops.controller.running.resuming import resume
+from agentloops.controller.task.task_types import WeatherTask
 from agentloops.controller.task.world import TOOLS
 
 
@@ -152,11 +152,11 @@ def test_a_fallback_that_needs_a_missing_permission_never_runs():
 
 
 def test_a_fallback_goes_through_the_task_rules_before_it_runs():
-    class NoBackup(type(TASK_TYPES["weather_compare"])):  # type: ignore[misc]
-        def rules(self, tool, args, p):
+    class NoBackup(WeatherTask):
+        def rules(self, tool, args):
             return "the backup provider is not approved for this customer" if tool == "weather_backup" else None
 
-    task = make_task(NoBackup())
+    task = make_task(NoBackup)
     run = Controller(task, TaskPlanner(task), faults=[Fault(tool="get_weather", kind="format_change",
                                                             match={"city": "Beijing"})]).run()
     assert "weather_backup" not in {c.tool for c in run.calls}  # refused before it ran …

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentloops.controller import TASK_TYPES, ToolResult, make_task
-from agentloops.controller.task.task_types import REFUND_TASK, WEATHER_TASK, RefundParams, WeatherParams
+from agentloops.controller.task.task_types import RefundTask, WeatherTask
 from agentloops.controller.task.world import ORDERS
 
 
@@ -16,18 +16,18 @@ def test_a_research_task_needs_two_sources_by_default():
 
 
 def test_a_city_whose_name_holds_a_colon_keeps_all_of_it():
-    p, item = WeatherParams(cities=("Zone:1",)), "weather:Zone:1"
-    assert WEATHER_TASK.action(item, p, {}) == ("get_weather", {"city": "Zone:1"})
-    fact = WEATHER_TASK.fact(item, ToolResult("ok", data={"city": "Zone:1", "temp_c": 3, "conditions": "fog"}), p)
+    weather, item = WeatherTask(cities=("Zone:1",)), "weather:Zone:1"
+    assert weather.action(item, {}) == ("get_weather", {"city": "Zone:1"})
+    fact = weather.fact(item, ToolResult("ok", data={"city": "Zone:1", "temp_c": 3, "conditions": "fog"}))
     assert isinstance(fact, tuple) and fact[0] == {"temp_c": 3, "conditions": "fog"}
-    assert "Zone:1: 3°C" in str(WEATHER_TASK.answer({item: "3°C fog"}, {}))
+    assert "Zone:1: 3°C" in str(weather.answer({item: "3°C fog"}, {}))
 
 
 def test_a_refund_of_the_whole_order_is_allowed_and_a_cent_more_is_not():
     total = ORDERS["A-1042"]["total"]
-    p = RefundParams()
-    assert REFUND_TASK.rules("issue_refund", {"order_id": "A-1042", "amount": total}, p) is None
-    refused = REFUND_TASK.rules("issue_refund", {"order_id": "A-1042", "amount": total + 0.01}, p)
+    refund = RefundTask()
+    assert refund.rules("issue_refund", {"order_id": "A-1042", "amount": total}) is None
+    refused = refund.rules("issue_refund", {"order_id": "A-1042", "amount": total + 0.01})
     assert refused is not None and "more than the order total" in refused
 
 

@@ -83,7 +83,7 @@ def plan(run: Run, call: ToolCall, args: dict[str, Any], spec: ToolSpec | None =
     tool = call.name if spec is None else spec.name
     spec = run.toolbox.tools.get(tool) if spec is None else spec
     return Attempt(call, tool, args, spec, normalize_args(args, spec.params if spec else None),
-                   action_label(tool, args), run.task.type.item_for(tool, args, run.task.params))
+                   action_label(tool, args), run.task.kind.item_for(tool, args))
 
 
 def record(t: Turn, use: Attempt, label: str, call_id: str | None, kind: str, result: ToolResult | None,
@@ -120,7 +120,7 @@ def precheck(run: Run, spec: ToolSpec | None, tool: str, args: dict[str, Any]) -
         denied = Phrase(N_("{tool} needs the {capability} permission, which this caller does not have"), tool=tool,
                         capability=spec.capability)
         return ToolResult("permission_denied", error=denied, ran=False, source="permission gate")
-    rule = task.type.rules(tool, args, task.params)
+    rule = task.kind.rules(tool, args)
     if rule is not None:
         return make_stop(run, "failed_unrecoverable", "against_policy", rule, tool=tool,
                          pending_action=action_label(tool, args))
@@ -204,7 +204,7 @@ def decide(run: Run, use: Attempt, result: ToolResult, tries: int, tried: frozen
     fallback = toolbox.tools.get(spec.fallback) if spec.fallback and spec.fallback not in tried else None
     repairs = run.repairs.get(repair_key(spec.name, result), 0) if result.status == "invalid_arguments" else 0
     ctx = RouteContext(spec, tries, run.meter.retries_left(spec.name), fallback,
-                       task.type.allows_not_found and use.item is not None, repairs, task.granted)
+                       task.kind.allows_not_found and use.item is not None, repairs, task.granted)
     mine = run.stages.route  # a learner's route stage, or the error policy's
     decision = mine(result, ctx) if mine is not None else route(run.policy, result, ctx)
     if isinstance(decision, Fallback):
@@ -227,7 +227,7 @@ def usable(run: Run, use: Attempt, result: ToolResult) -> tuple[ToolResult, Part
     if result.status not in ("ok", "empty") or use.item is None:
         return result, None
     update = run.stages.update  # a learner's update stage, or the task type's
-    made = update(use.item, result) if update is not None else run.task.type.fact(use.item, result, run.task.params)
+    made = update(use.item, result) if update is not None else run.task.kind.fact(use.item, result)
     if result.status == "empty":
         return result, (use.item, *(made if isinstance(made, tuple) else ([], "none found")))
     if isinstance(made, str):

@@ -209,7 +209,7 @@ def on_final(run: Run, t: Turn, response: Response) -> Stop | None:
     if assessed == "complete":
         reason: str = Phrase(N_("{condition}: holds over state v{version}"), condition=task.condition,
                              version=state.version)
-        written = task.type.answer({f.item: f.summary for f in state.facts.values()}, {})
+        written = task.kind.answer({f.item: f.summary for f in state.facts.values()}, {})
         answer = written if response.content == written else response.content  # same text: keep the phrase
         problem = contradiction(answer, state.facts.values(), task.prompt)
         if problem is not None:  # never hand a contradicting text to the user as a verified success

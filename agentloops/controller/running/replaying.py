@@ -250,7 +250,7 @@ def _source(trace: Trace) -> str:
 
 def _task_of(trace: Trace) -> Task:
     task = make_task(trace.start.task.type, trace.start.task.params, source=_source(trace))
-    return Task(task.type, task.params, trace.start.budget)
+    return Task(task.kind, trace.start.budget)
 
 
 def _recorded_world(original: Trace) -> tuple[Task, ControllerScenario | None, Controls | None, RecordedExecutor]:

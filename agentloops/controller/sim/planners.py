@@ -109,7 +109,7 @@ class TaskPlanner(FunctionModel):
     def _knowledge(self, view: dict[str, Any], forget: bool) -> dict[str, Any]:
         items = list(self.task.items)
         state = view["state"] if self.use_state and not forget else None
-        inputs = dict(self.task.type.inputs(self.task.params))
+        inputs = dict(self.task.kind.inputs())
         if state is not None:
             inputs.update(state.get("inputs", {}))
             return {"open": list(state.get("open", [])), "done": dict(state.get("done", {})),
@@ -132,11 +132,11 @@ class TaskPlanner(FunctionModel):
                 continue
             if not isinstance(obs, dict) or obs.get("status") not in ("ok", "empty"):
                 continue
-            item = self.task.type.item_for(str(obs.get("tool")), obs.get("args") or {}, self.task.params)
+            item = self.task.kind.item_for(str(obs.get("tool")), obs.get("args") or {})
             if item is None:
                 continue
             result = ToolResult(obs["status"], data=obs.get("data"), source=str(obs.get("source", "")))
-            fact = self.task.type.fact(item, result, self.task.params) if "data" in obs else None
+            fact = self.task.kind.fact(item, result) if "data" in obs else None
             summary = fact[1] if isinstance(fact, tuple) else str(obs.get("summary", "(stored)"))
             done[item] = f"{summary} [{obs.get('source', '?')}]"
         open_items = [i for i in items if i not in done]
@@ -171,18 +171,18 @@ class TaskPlanner(FunctionModel):
         if done and (self.reasks_left > 0 or chance("repeat")):
             self.reasks_left = max(0, self.reasks_left - 1)
             first = next(iter(done))
-            return self._calls(n, [self.task.type.action(first, self.task.params, know["inputs"])])
+            return self._calls(n, [self.task.kind.action(first, know["inputs"])])
         early = self.claim_early_after is not None and len(done) >= self.claim_early_after
         if open_items and done and (early or chance("early")):
-            return _answer(Phrase(N_("All done. {answer}"), answer=self.task.type.answer(_plain(done), {})))
+            return _answer(Phrase(N_("All done. {answer}"), answer=self.task.kind.answer(_plain(done), {})))
         if self.open_ended and done and not open_items:  # no exit in the goal: one more search, always
-            return self._calls(n, [self.task.type.action(next(iter(done)), self.task.params, know["inputs"])])
+            return self._calls(n, [self.task.kind.action(next(iter(done)), know["inputs"])])
         if not open_items or (len(done) >= self.task.need and not self.open_ended):  # it knows what is enough
-            return _answer(self.task.type.answer(_plain(done), know["missing"]))
+            return _answer(self.task.kind.answer(_plain(done), know["missing"]))
         targets = open_items if self.parallel else open_items[:1]
         actions = []
         for item in targets:
-            tool, args = self.task.type.action(item, self.task.params, know["inputs"])
+            tool, args = self.task.kind.action(item, know["inputs"])
             spec = self.task.toolbox().tools.get(tool)
             if self.ask_for_inputs and spec is not None:
                 missing = [p for p, param in spec.params.items() if param.ask_user and not args.get(p)]

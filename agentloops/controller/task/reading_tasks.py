@@ -7,18 +7,23 @@ protocol are in :mod:`~agentloops.controller.task.task_types`; this is the secon
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
 from agentloops.controller.policy.budgets import Budget, Limit
 from agentloops.controller.task.joins import JoinRule
-from agentloops.controller.task.task_types import DocumentParams, RecallParams, ResearchParams, TaskType
+from agentloops.controller.task.task_types import TaskType
 from agentloops.controller.vocabulary.readback import readable
 from agentloops.controller.vocabulary.tools import ToolResult
 from agentloops.i18n import N_, Phrase, joined
 
 
 class DocumentTask(TaskType):
-    """Read a document's publication date."""
+    """Read one field of an archived document's metadata (by default its publication date)."""
+
+    document_id: str = "B"
+    field: Literal["published", "version", "title"] = "published"
 
     name = "document_lookup"
     title = "read a document's publication date"
@@ -37,41 +42,42 @@ class DocumentTask(TaskType):
         retries=Limit(value=2, basis=N_("two transient failures of a read-only lookup")),
     )
     allows_not_found = False
-    params = DocumentParams
 
-    def items(self, p: DocumentParams) -> tuple[str, ...]:
-        return (f"doc:{p.document_id}:{p.field}",)
+    def items(self) -> tuple[str, ...]:
+        return (f"doc:{self.document_id}:{self.field}",)
 
-    def goal(self, p: DocumentParams) -> str:
-        return f"read the {p.field} field of document {p.document_id}"
+    def goal(self) -> str:
+        return f"read the {self.field} field of document {self.document_id}"
 
-    def constraints(self, p: DocumentParams) -> tuple[str, ...]:
+    def constraints(self) -> tuple[str, ...]:
         return (N_("only the archive is an authoritative source"),)
 
-    def prompt(self, p: DocumentParams) -> str:
-        if p.field == "published":
-            return f"When was document {p.document_id} published?"
-        return f"What is the {p.field} of document {p.document_id}?"
+    def prompt(self) -> str:
+        if self.field == "published":
+            return f"When was document {self.document_id} published?"
+        return f"What is the {self.field} of document {self.document_id}?"
 
-    def action(self, item: str, p: DocumentParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
-        return ("read_metadata", {"document_id": p.document_id})
+    def action(self, item: str, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("read_metadata", {"document_id": self.document_id})
 
-    def item_for(self, tool: str, args: Mapping[str, Any], p: DocumentParams) -> str | None:
-        return f"doc:{args.get('document_id')}:{p.field}" if tool == "read_metadata" else None
+    def item_for(self, tool: str, args: Mapping[str, Any]) -> str | None:
+        return f"doc:{args.get('document_id')}:{self.field}" if tool == "read_metadata" else None
 
-    def fact(self, item: str, result: ToolResult, p: DocumentParams) -> Any:
+    def fact(self, item: str, result: ToolResult) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
-        if p.field not in data:
-            return Phrase(N_("no {field} field"), field=p.field)
-        return {p.field: data[p.field]}, f"{data.get('title', p.document_id)} {p.field} {data[p.field]}"
+        if self.field not in data:
+            return Phrase(N_("no {field} field"), field=self.field)
+        value = data[self.field]
+        return {self.field: value}, f"{data.get('title', self.document_id)} {self.field} {value}"
 
-DOCUMENT_TASK = DocumentTask()
 
 # -- recall check (empty is an answer here) ----------------------------------------------------
 
 
 class RecallTask(TaskType):
-    """Is there a recall notice for a product?"""
+    """Is there any recall notice for a product?"""
+
+    product: str = "kettle-k9"
 
     name = "recall_check"
     title = "is there a recall notice for a product?"
@@ -90,34 +96,32 @@ class RecallTask(TaskType):
         retries=Limit(value=2, basis=N_("two transient failures of a read-only search")),
     )
     allows_not_found = True
-    params = RecallParams
 
-    def items(self, p: RecallParams) -> tuple[str, ...]:
-        return (f"recalls:{p.product}",)
+    def items(self) -> tuple[str, ...]:
+        return (f"recalls:{self.product}",)
 
-    def goal(self, p: RecallParams) -> str:
-        return f"say whether {p.product} has any recall notice"
+    def goal(self) -> str:
+        return f"say whether {self.product} has any recall notice"
 
-    def constraints(self, p: RecallParams) -> tuple[str, ...]:
+    def constraints(self) -> tuple[str, ...]:
         return (N_("only the official recall registry counts"),)
 
-    def prompt(self, p: RecallParams) -> str:
-        return f"Is there any recall notice for {p.product}?"
+    def prompt(self) -> str:
+        return f"Is there any recall notice for {self.product}?"
 
-    def action(self, item: str, p: RecallParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
-        return ("search_recalls", {"product": p.product})
+    def action(self, item: str, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("search_recalls", {"product": self.product})
 
-    def item_for(self, tool: str, args: Mapping[str, Any], p: RecallParams) -> str | None:
+    def item_for(self, tool: str, args: Mapping[str, Any]) -> str | None:
         return f"recalls:{args.get('product')}" if tool == "search_recalls" else None
 
-    def fact(self, item: str, result: ToolResult, p: RecallParams) -> Any:
+    def fact(self, item: str, result: ToolResult) -> Any:
         notices = result.data if isinstance(result.data, list) else []
         if result.status == "empty" or not notices:
             return [], Phrase(N_("no recall notice found"))
         return notices, Phrase(N_("{n} recall notice(s): {notices}"), n=len(notices),
                                notices=", ".join(n.get("notice", "?") for n in notices))
 
-RECALL_TASK = RecallTask()
 
 # -- research with parallel fetches ------------------------------------------------------------
 
@@ -127,7 +131,18 @@ FACT_SUMMARY = readable(N_("“{title}” ({year})"))
 
 
 class ResearchTask(TaskType):
-    """Summarise a topic from several sources."""
+    """Summarise a topic from several sources; ``minimum`` of them must be read."""
+
+    topic: str = N_("why agent loops fail to stop")
+    sources: tuple[str, ...] = Field(default=("s1", "s2", "s3", "s4"), min_length=1)
+    minimum: PositiveInt = 2
+    join_timeout_s: PositiveFloat = 10.0
+
+    @model_validator(mode="after")
+    def _minimum_fits(self) -> ResearchTask:
+        if self.minimum > len(self.sources):
+            raise ValueError(f"minimum {self.minimum} is more than the {len(self.sources)} sources given")
+        return self
 
     name = "research"
     title = "summarise a topic from several sources"
@@ -150,32 +165,31 @@ class ResearchTask(TaskType):
         output_reserve=600,
     )
     allows_not_found = False
-    params = ResearchParams
 
-    def items(self, p: ResearchParams) -> tuple[str, ...]:
-        return tuple(f"source:{s}" for s in p.sources)
+    def items(self) -> tuple[str, ...]:
+        return tuple(f"source:{s}" for s in self.sources)
 
-    def need(self, p: ResearchParams) -> int:
-        return p.minimum
+    def need(self) -> int:
+        return self.minimum
 
-    def goal(self, p: ResearchParams) -> str:
+    def goal(self) -> str:
         return Phrase(N_("summarise '{topic}' from at least {minimum} of the sources {sources}"),
-                      topic=Phrase(p.topic), minimum=p.minimum, sources=", ".join(p.sources))
+                      topic=Phrase(self.topic), minimum=self.minimum, sources=", ".join(self.sources))
 
-    def constraints(self, p: ResearchParams) -> tuple[str, ...]:
+    def constraints(self) -> tuple[str, ...]:
         return (N_("cite every claim with its source id"), N_("use only the listed sources"))
 
-    def prompt(self, p: ResearchParams) -> str:
-        return f"Summarise '{p.topic}' using at least {p.minimum} of these sources: {', '.join(p.sources)}."
+    def prompt(self) -> str:
+        return f"Summarise '{self.topic}' using at least {self.minimum} of these sources: {', '.join(self.sources)}."
 
-    def action(self, item: str, p: ResearchParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    def action(self, item: str, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
         return ("fetch", {"source_id": item.split(":", 1)[1]})
 
-    def item_for(self, tool: str, args: Mapping[str, Any], p: ResearchParams) -> str | None:
+    def item_for(self, tool: str, args: Mapping[str, Any]) -> str | None:
         return (f"source:{args.get('source_id')}"
-if tool == "fetch" and args.get("source_id") in p.sources else None)
+if tool == "fetch" and args.get("source_id") in self.sources else None)
 
-    def fact(self, item: str, result: ToolResult, p: ResearchParams) -> Any:
+    def fact(self, item: str, result: ToolResult) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if "title" not in data or "published" not in data:
             return Phrase(N_("title or publication year missing"))
@@ -185,8 +199,6 @@ if tool == "fetch" and args.get("source_id") in p.sources else None)
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
         return Phrase(N_("Summary from {facts}."), facts=joined(list(facts.values()), "; "))
 
-    def join(self, p: ResearchParams) -> JoinRule:
-        return JoinRule(kind="minimum", minimum=p.minimum, timeout_s=p.join_timeout_s)
+    def join(self) -> JoinRule:
+        return JoinRule(kind="minimum", minimum=self.minimum, timeout_s=self.join_timeout_s)
 
-
-RESEARCH_TASK = ResearchTask()

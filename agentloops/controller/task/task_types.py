@@ -1,17 +1,18 @@
-"""Task types, each a small class: its work items, completion condition, tools, budgets and facts.
+"""Task types, each one small pydantic model: its fields are the task's parameters, its methods the work.
 
-:class:`TaskType` is the protocol, with the lookups and actions (weather, order, refund); the
-reading tasks are in :mod:`~agentloops.controller.task.reading_tasks`. A
-:class:`~agentloops.controller.task.tasks.Task` is one type with validated parameters, and
+:class:`TaskType` is the base, with the lookups and actions (weather, order, refund); the reading tasks
+are in :mod:`~agentloops.controller.task.reading_tasks`. An instance is one task's validated parameters,
+so a reader meets one class per kind of task, not a type and a separate parameters model. A
+:class:`~agentloops.controller.task.tasks.Task` adds the budget, and
 :data:`~agentloops.controller.task.tasks.TASK_TYPES` lists them all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
 
 from agentloops.controller.policy.budgets import Budget, Limit
 from agentloops.controller.task.joins import JoinRule
@@ -23,68 +24,16 @@ from agentloops.i18n import N_, Phrase, joined
 WEATHER_SUMMARY = readable(N_("{temp}°C, {sky}"))
 """A weather fact's summary (English in the trace; read back where shown)."""
 
-class _Params(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class WeatherParams(_Params):
-    """Compare the weather of two (or more) cities."""
-
-    cities: tuple[str, ...] = Field(default=("Shanghai", "Beijing"), min_length=1)
-
-
-class OrderParams(_Params):
-    """Where is my order? ``order_id`` is ``None`` when the user did not say which."""
-
-    order_id: str | None = None
-
-
-class RefundParams(_Params):
-    """Refund an amount on an order, with the capabilities the caller holds."""
-
-    order_id: str = "A-1042"
-    amount: PositiveFloat = 25.0
-    granted: tuple[str, ...] = ("orders:read",)
-
-
-class DocumentParams(_Params):
-    """Read one field of an archived document's metadata."""
-
-    document_id: str = "B"
-    field: Literal["published", "version", "title"] = "published"
-
-
-class RecallParams(_Params):
-    """Is there any recall notice for a product?"""
-
-    product: str = "kettle-k9"
-
-
-class ResearchParams(_Params):
-    """Summarise a topic from several sources; ``minimum`` of them must be read."""
-
-    topic: str = N_("why agent loops fail to stop")
-    sources: tuple[str, ...] = Field(default=("s1", "s2", "s3", "s4"), min_length=1)
-    minimum: PositiveInt = 2
-    join_timeout_s: PositiveFloat = 10.0
-
-    @model_validator(mode="after")
-    def _minimum_fits(self) -> ResearchParams:
-        if self.minimum > len(self.sources):
-            raise ValueError(f"minimum {self.minimum} is more than the {len(self.sources)} sources given")
-        return self
-
-
 Update = Callable[[str, ToolResult], "tuple[Any, str] | str"]
 """The update stage's shape: (the item a call serves, its tool result) → the fact it establishes as (value,
 summary), or a text saying why the data cannot be used. The package's is the task type's :meth:`TaskType.fact`;
 a learner's passes ``run_scenario(…, update=…)``."""
 
 
-class TaskType:
-    """A kind of task, as a small class: its completion condition, tools and budgets as attributes, and as
-    methods how its parameters become work items, facts and an answer. One subclass per kind of task;
-    the methods take the validated parameters ``p``.
+class TaskType(BaseModel):
+    """A kind of task, as a frozen pydantic model: its fields are the task's parameters (validated once, when
+    the task is made), its class variables the completion condition, tools and budgets, and its methods how
+    the parameters become work items, facts and an answer. One subclass per kind of task.
 
     Attributes:
         name: identifier.
@@ -94,8 +43,9 @@ class TaskType:
         tools: the tools offered to the model.
         budget: the budgets, each with its basis.
         allows_not_found: an empty result may settle an item as "none found".
-        params: the pydantic model of its parameters.
     """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: ClassVar[str]
     title: ClassVar[str]
@@ -104,37 +54,36 @@ class TaskType:
     tools: ClassVar[tuple[str, ...]]
     budget: ClassVar[Budget]
     allows_not_found: ClassVar[bool] = False
-    params: ClassVar[type[_Params]]
 
-    def items(self, p: Any) -> tuple[str, ...]:
+    def items(self) -> tuple[str, ...]:
         """The work items."""
         raise NotImplementedError
 
-    def need(self, p: Any) -> int:
+    def need(self) -> int:
         """How many items must be done."""
-        return len(self.items(p))
+        return len(self.items())
 
-    def goal(self, p: Any) -> str:
+    def goal(self) -> str:
         """The goal in one sentence."""
         raise NotImplementedError
 
-    def constraints(self, p: Any) -> tuple[str, ...]:
+    def constraints(self) -> tuple[str, ...]:
         """Hard constraints."""
         return ()
 
-    def prompt(self, p: Any) -> str:
+    def prompt(self) -> str:
         """The user's request."""
         raise NotImplementedError
 
-    def action(self, item: str, p: Any, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    def action(self, item: str, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
         """The (tool, arguments) that settles ``item`` (what a well-behaved planner calls)."""
         raise NotImplementedError
 
-    def item_for(self, tool: str, args: Mapping[str, Any], p: Any) -> str | None:
+    def item_for(self, tool: str, args: Mapping[str, Any]) -> str | None:
         """The item a call serves, if any."""
         raise NotImplementedError
 
-    def fact(self, item: str, result: ToolResult, p: Any) -> Any:
+    def fact(self, item: str, result: ToolResult) -> Any:
         """(value, summary) from a result, or a text saying why the data cannot be used (the package's update
         stage, see :data:`Update`)."""
         raise NotImplementedError
@@ -143,24 +92,21 @@ class TaskType:
         """The final answer, written from the verified fact summaries (a phrase: shown in the learner's language)."""
         return Phrase(N_("{facts}."), facts=joined(list(facts.values()), "; "))
 
-    def rules(self, tool: str, args: Mapping[str, Any], p: Any) -> str | None:
+    def rules(self, tool: str, args: Mapping[str, Any]) -> str | None:
         """A rule the call breaks, if any (→ ``against_policy``)."""
         return None
 
-    def granted(self, p: Any) -> frozenset[str]:
-        """The capabilities the caller holds."""
+    def capabilities(self) -> frozenset[str]:
+        """The capabilities the caller holds (not ``granted``: that is a refund's parameter)."""
         return frozenset()
 
-    def join(self, p: Any) -> JoinRule:
+    def join(self) -> JoinRule:
         """The join rule for parallel calls."""
         return JoinRule()
 
-    def inputs(self, p: Any) -> dict[str, str]:
+    def inputs(self) -> dict[str, str]:
         """User inputs known from the start."""
         return {}
-
-    def __repr__(self) -> str:
-        return f"<task type {self.name}>"
 
 
 WEATHER_BUDGET = Budget(
@@ -182,8 +128,11 @@ WEATHER_BUDGET = Budget(
                                  "service is down and more attempts only add load")),
 )
 
+
 class WeatherTask(TaskType):
-    """Compare the weather of two cities."""
+    """Compare the weather of two (or more) cities."""
+
+    cities: tuple[str, ...] = Field(default=("Shanghai", "Beijing"), min_length=1)
 
     name = "weather_compare"
     title = "compare the weather of two cities"
@@ -192,32 +141,31 @@ class WeatherTask(TaskType):
     tools = ("get_weather", "weather_backup")
     budget = WEATHER_BUDGET
     allows_not_found = False
-    params = WeatherParams
 
-    def items(self, p: WeatherParams) -> tuple[str, ...]:
-        return tuple(f"weather:{c}" for c in p.cities)
+    def items(self) -> tuple[str, ...]:
+        return tuple(f"weather:{c}" for c in self.cities)
 
-    def goal(self, p: WeatherParams) -> str:
-        return f"compare today's weather in {' and '.join(p.cities)}"
+    def goal(self) -> str:
+        return f"compare today's weather in {' and '.join(self.cities)}"
 
-    def constraints(self, p: WeatherParams) -> tuple[str, ...]:
+    def constraints(self) -> tuple[str, ...]:
         return (N_("report temperatures in °C"), N_("cite the source of each figure"))
 
-    def prompt(self, p: WeatherParams) -> str:
-        return f"Compare today's weather in {' and '.join(p.cities)}. Use °C and cite your sources."
+    def prompt(self) -> str:
+        return f"Compare today's weather in {' and '.join(self.cities)}. Use °C and cite your sources."
 
-    def action(self, item: str, p: WeatherParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    def action(self, item: str, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
         return ("get_weather", {"city": item.split(":", 1)[1]})
 
-    def item_for(self, tool: str, args: Mapping[str, Any], p: WeatherParams) -> str | None:
+    def item_for(self, tool: str, args: Mapping[str, Any]) -> str | None:
         if tool not in ("get_weather", "weather_backup") or not isinstance(args.get("city"), str):
             return None
-        for city in p.cities:
+        for city in self.cities:
             if city.casefold() == args["city"].strip().casefold():
                 return f"weather:{city}"
         return None
 
-    def fact(self, item: str, result: ToolResult, p: WeatherParams) -> Any:
+    def fact(self, item: str, result: ToolResult) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         city = item.split(":", 1)[1]
         if str(data.get("city", "")).casefold() != city.casefold():
@@ -238,13 +186,13 @@ class WeatherTask(TaskType):
         return Phrase(N_("Weather compared — {facts}."), facts=joined(parts, "; "))
 
 
-WEATHER_TASK = WeatherTask()
-
 # -- order status ------------------------------------------------------------------------------
 
 
 class OrderTask(TaskType):
-    """Where is my order?."""
+    """Where is my order? ``order_id`` is ``None`` when the user did not say which."""
+
+    order_id: str | None = None
 
     name = "order_status"
     title = "where is my order?"
@@ -264,27 +212,26 @@ class OrderTask(TaskType):
         retries=Limit(value=2, basis=N_("two transient failures of one read-only lookup; then tell the user")),
     )
     allows_not_found = False
-    params = OrderParams
 
-    def items(self, p: OrderParams) -> tuple[str, ...]:
+    def items(self) -> tuple[str, ...]:
         return ("order:status",)
 
-    def goal(self, p: OrderParams) -> str:
+    def goal(self) -> str:
         return "tell the user the status and delivery date of their order"
 
-    def constraints(self, p: OrderParams) -> tuple[str, ...]:
+    def constraints(self) -> tuple[str, ...]:
         return (N_("only the order the user named; never guess an order id"),)
 
-    def prompt(self, p: OrderParams) -> str:
-        return f"Where is my order {p.order_id}?" if p.order_id else "Where is my order?"
+    def prompt(self) -> str:
+        return f"Where is my order {self.order_id}?" if self.order_id else "Where is my order?"
 
-    def action(self, item: str, p: OrderParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    def action(self, item: str, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
         return ("lookup_order", {"order_id": inputs["order_id"]} if "order_id" in inputs else {})
 
-    def item_for(self, tool: str, args: Mapping[str, Any], p: OrderParams) -> str | None:
+    def item_for(self, tool: str, args: Mapping[str, Any]) -> str | None:
         return "order:status" if tool == "lookup_order" else None
 
-    def fact(self, item: str, result: ToolResult, p: OrderParams) -> Any:
+    def fact(self, item: str, result: ToolResult) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if "status" not in data or "eta" not in data:
             return Phrase(N_("status or eta missing"))
@@ -295,17 +242,19 @@ class OrderTask(TaskType):
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
         return Phrase(N_("Your order: {facts}."), facts=joined(list(facts.values()), "; "))
 
-    def inputs(self, p: OrderParams) -> dict[str, str]:
-        return {"order_id": p.order_id} if p.order_id else {}
+    def inputs(self) -> dict[str, str]:
+        return {"order_id": self.order_id} if self.order_id else {}
 
-
-ORDER_TASK = OrderTask()
 
 # -- refund ------------------------------------------------------------------------------------
 
 
 class RefundTask(TaskType):
-    """Refund part of an order."""
+    """Refund an amount on an order, with the capabilities the caller holds."""
+
+    order_id: str = "A-1042"
+    amount: PositiveFloat = 25.0
+    granted: tuple[str, ...] = ("orders:read",)
 
     name = "refund"
     title = "refund part of an order"
@@ -325,32 +274,31 @@ class RefundTask(TaskType):
         retries=Limit(value=0, basis=N_("a refund has side effects: never retried automatically")),
     )
     allows_not_found = False
-    params = RefundParams
 
-    def items(self, p: RefundParams) -> tuple[str, ...]:
-        return (f"refund:{p.order_id}",)
+    def items(self) -> tuple[str, ...]:
+        return (f"refund:{self.order_id}",)
 
-    def goal(self, p: RefundParams) -> str:
-        return f"refund {p.amount:g} on order {p.order_id}"
+    def goal(self) -> str:
+        return f"refund {self.amount:g} on order {self.order_id}"
 
-    def constraints(self, p: RefundParams) -> tuple[str, ...]:
+    def constraints(self) -> tuple[str, ...]:
         return (N_("refunds only through the payments service"),
                 N_("never more than the order total"))
 
-    def prompt(self, p: RefundParams) -> str:
-        return f"Please refund {p.amount:g} on my order {p.order_id}."
+    def prompt(self) -> str:
+        return f"Please refund {self.amount:g} on my order {self.order_id}."
 
-    def action(self, item: str, p: RefundParams, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
-        return ("issue_refund", {"order_id": p.order_id, "amount": p.amount})
+    def action(self, item: str, inputs: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+        return ("issue_refund", {"order_id": self.order_id, "amount": self.amount})
 
-    def item_for(self, tool: str, args: Mapping[str, Any], p: RefundParams) -> str | None:
+    def item_for(self, tool: str, args: Mapping[str, Any]) -> str | None:
         if tool == "issue_refund":
             return f"refund:{args.get('order_id')}"
         if tool == "db_write" and args.get("table") == "refunds" and isinstance(args.get("values"), dict):
             return f"refund:{args['values'].get('order_id')}"
         return None
 
-    def fact(self, item: str, result: ToolResult, p: RefundParams) -> Any:
+    def fact(self, item: str, result: ToolResult) -> Any:
         data = result.data if isinstance(result.data, dict) else {}
         if "refund_id" in data:
             return data, Phrase(N_("refund {refund_id} of {amount}"), refund_id=data["refund_id"],
@@ -362,7 +310,7 @@ class RefundTask(TaskType):
     def answer(self, facts: Mapping[str, str], missing: Mapping[str, str]) -> str:
         return Phrase(N_("Refund done: {facts}."), facts=joined(list(facts.values()), "; "))
 
-    def rules(self, tool: str, args: Mapping[str, Any], p: RefundParams) -> str | None:
+    def rules(self, tool: str, args: Mapping[str, Any]) -> str | None:
         if tool != "issue_refund":
             return None
         order = ORDERS.get(str(args.get("order_id")))
@@ -371,13 +319,8 @@ class RefundTask(TaskType):
             return f"a refund of {amount} is more than the order total of {order['total']}"
         return None
 
-    def granted(self, p: RefundParams) -> frozenset[str]:
-        return frozenset(p.granted)
-
-
-REFUND_TASK = RefundTask()
-
-# -- document lookup ---------------------------------------------------------------------------
+    def capabilities(self) -> frozenset[str]:
+        return frozenset(self.granted)
 
 
 WEATHER_CITIES: tuple[str, ...] = tuple(WEATHER)

@@ -1,4 +1,4 @@
-"""Tasks: a task type with validated parameters, and the check that says it is done.
+"""Tasks: a task type's validated parameters with a budget, and the check that says it is done.
 
 "If you think you are done, stop" is not a completion condition. Each task
 type (:mod:`~agentloops.controller.task.task_types`) turns its goal into work items and states, as a check over task
@@ -21,18 +21,9 @@ from pydantic import ValidationError
 
 from agentloops.controller.policy.budgets import Budget
 from agentloops.controller.task.joins import JoinRule
-from agentloops.controller.task.reading_tasks import (
-    DOCUMENT_TASK,
-    RECALL_TASK,
-    RESEARCH_TASK,
-)
+from agentloops.controller.task.reading_tasks import DocumentTask, RecallTask, ResearchTask
 from agentloops.controller.task.state import TaskState
-from agentloops.controller.task.task_types import (
-    ORDER_TASK,
-    REFUND_TASK,
-    WEATHER_TASK,
-    TaskType,
-)
+from agentloops.controller.task.task_types import OrderTask, RefundTask, TaskType, WeatherTask
 from agentloops.controller.task.world import TOOLS
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import Table
@@ -48,66 +39,65 @@ Assessment = Literal["complete", "incomplete", "impossible"]
 
 @dataclass(frozen=True)
 class Task:
-    """One task: a type plus validated parameters (its derived values are computed once: both are frozen).
+    """One task: its kind, holding the validated parameters, and its budget (derived values are computed once:
+    both are frozen).
 
     Attributes:
-        type: the task type.
-        params: its validated parameters.
+        kind: the task type, as an instance holding this task's parameters (e.g. ``WeatherTask(cities=…)``).
         budget: the budget for this task (the type's, unless overridden).
     """
 
-    type: TaskType
-    params: Any
+    kind: TaskType
     budget: Budget = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.budget is None:
-            object.__setattr__(self, "budget", self.type.budget)
+            object.__setattr__(self, "budget", self.kind.budget)
 
     @cached_property
     def name(self) -> str:
         """The task type's name."""
-        return self.type.name
+        return self.kind.name
 
     @cached_property
     def condition(self) -> str:
         """The completion condition in words, with this task's numbers filled in."""
-        return self.type.condition.format(**self.params.model_dump())
+        return self.kind.condition.format(**self.kind.model_dump())
 
     @cached_property
     def items(self) -> tuple[str, ...]:
         """Work items."""
-        return self.type.items(self.params)
+        return self.kind.items()
 
     @cached_property
     def need(self) -> int:
         """How many items must be done."""
-        return self.type.need(self.params)
+        return self.kind.need()
 
     @cached_property
     def goal(self) -> str:
         """The goal in one sentence."""
-        return self.type.goal(self.params)
+        return self.kind.goal()
 
     @cached_property
     def constraints(self) -> tuple[str, ...]:
         """Hard constraints."""
-        return self.type.constraints(self.params)
+        return self.kind.constraints()
 
     @cached_property
     def prompt(self) -> str:
         """The user's request."""
-        return self.type.prompt(self.params)
+        return self.kind.prompt()
 
     @cached_property
     def granted(self) -> frozenset[str]:
         """Capabilities the caller holds."""
-        return self.type.granted(self.params)
+        return self.kind.capabilities()
 
     @cached_property
     def join(self) -> JoinRule:
         """The join rule for parallel calls."""
-        return self.type.join(self.params)
+        return self.kind.join()
 
     def toolbox(self) -> Toolbox:
         """The tools offered for this task (built once per task: a toolbox is frozen)."""
@@ -115,12 +105,12 @@ class Task:
 
     @cached_property
     def _toolbox(self) -> Toolbox:
-        return Toolbox.of(TOOLS[name] for name in self.type.tools)
+        return Toolbox.of(TOOLS[name] for name in self.kind.tools)
 
     def new_state(self) -> TaskState:
         """A fresh task state (version 0), with inputs known from the start."""
         state = TaskState(self.name, self.goal, self.constraints, self.items)
-        state.inputs.update(self.type.inputs(self.params))
+        state.inputs.update(self.kind.inputs())
         return state
 
     def assess(self, state: TaskState) -> Assessment:
@@ -134,22 +124,21 @@ class Task:
 
     def spec(self) -> dict[str, Any]:
         """JSON form: type name and parameters."""
-        return {"type": self.name, "params": self.params.model_dump(mode="json")}
+        return {"type": self.name, "params": self.kind.model_dump(mode="json")}
 
     def with_budget(self, **values: Any) -> Task:
         """A copy with some budget limits replaced."""
-        return Task(self.type, self.params, self.budget.with_values(**values))
+        return Task(self.kind, self.budget.with_values(**values))
 
 
-# -- weather -----------------------------------------------------------------------------------
-TASK_TYPES: dict[str, TaskType] = {t.name: t for t in (
-    WEATHER_TASK, ORDER_TASK, REFUND_TASK, DOCUMENT_TASK, RECALL_TASK, RESEARCH_TASK)}
+TASK_TYPES: dict[str, type[TaskType]] = {t.name: t for t in (
+    WeatherTask, OrderTask, RefundTask, DocumentTask, RecallTask, ResearchTask)}
 """Every task type by name."""
 
 
-def make_task(task_type: str | TaskType, params: Mapping[str, Any] | None = None, *,
+def make_task(task_type: str | type[TaskType], params: Mapping[str, Any] | None = None, *,
               budget: Mapping[str, Any] | None = None, source: str = "task", **kwargs: Any) -> Task:
-    """Build a task from a type name and parameters (validated; one-line errors).
+    """Build a task from a type (or its name) and parameters (validated; one-line errors).
 
     Example:
         >>> make_task("weather_compare", cities=["Shanghai", "Beijing"]).items
@@ -163,15 +152,12 @@ def make_task(task_type: str | TaskType, params: Mapping[str, Any] | None = None
                               f"{', '.join(TASK_TYPES)}") from None
     else:
         kind = task_type
-    values = {**(params or {}), **kwargs}
     try:
-        validated = kind.params.model_validate(values)
+        validated = kind.model_validate({**(params or {}), **kwargs})
     except ValidationError as exc:
         raise ConfigError(f"{source}: params.{describe_validation_error(exc)}") from None
-    task = Task(kind, validated)
-    if budget:
-        task = Task(kind, validated, kind.budget.with_values(**budget))
-    return task
+    task = Task(validated)
+    return task.with_budget(**budget) if budget else task
 
 
 def completion_table() -> Table:
@@ -180,7 +166,7 @@ def completion_table() -> Table:
     for kind in TASK_TYPES.values():
         task = make_task(kind)
         title = Said(f"{kind.title} ({kind.title_zh})", kind.title_zh)  # no name twice in zh
-        rows.append((kind.name, title, Phrase(kind.condition, **task.params.model_dump()),
+        rows.append((kind.name, title, Phrase(kind.condition, **task.kind.model_dump()),
                      Phrase(N_("{need} of {total}: {items}"), need=task.need, total=len(task.items),
                             items=", ".join(task.items)),
                      Phrase(N_("yes") if kind.allows_not_found else N_("no")), task.join.describe()))

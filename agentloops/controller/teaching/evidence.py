@@ -59,7 +59,7 @@ def happy_path(task_type: str, *, faults: Sequence[Fault] = (), budget: Budget |
     params, planner, policy = HAPPY_PATHS[task_type]
     task = make_task(task_type, params)
     if budget is not None:
-        task = Task(task.type, task.params, budget)  # so ``run.task.budget`` says what the run was allowed
+        task = Task(task.kind, budget)  # so ``run.task.budget`` says what the run was allowed
     return Controller(task, TaskPlanner(task, **planner), policy={"name": "happy-path", **policy}, faults=faults,
                       trace_id=new_trace_id(f"happy-{task_type}"), label=f"happy-{task_type}").run()
 

@@ -155,11 +155,11 @@ def run_cap_only(task: Task, model: Any, faults: Sequence[Fault] = (), max_steps
         outcome = "hit_cap" if error.code == "max_steps" else f"raised:{error.code}"
     state = task.new_state()
     for name, args, result in results:
-        item = task.type.item_for(name, args, task.params)
+        item = task.kind.item_for(name, args)
         if item is None or result.status not in ("ok", "empty"):
             continue
-        made = task.type.fact(item, result, task.params)
-        if isinstance(made, tuple) and (result.status == "ok" or task.type.allows_not_found):
+        made = task.kind.fact(item, result)
+        if isinstance(made, tuple) and (result.status == "ok" or task.kind.allows_not_found):
             state.add_fact(Fact(item, made[0], made[1], result.source or name, 0))
     if outcome == "answered":
         outcome = "answered_verified" if task.assess(state) == "complete" else "answered_unverified"

@@ -60,8 +60,7 @@ def fault_target(task: Task) -> tuple[str, dict[str, Any]]:
     Aiming at the last item lets the first items succeed, so a fault shows
     what happens to work that is already done (it is kept).
     """
-    inputs = {**task.type.inputs(task.params)}
-    return task.type.action(task.items[-1], task.params, inputs)
+    return task.kind.action(task.items[-1], task.kind.inputs())
 
 
 def inject(task: Task, choice: str) -> tuple[Fault, ...]:
