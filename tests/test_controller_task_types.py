@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from agentloops.controller import TASK_TYPES, ToolResult, make_task
+import pytest
+from pydantic import ValidationError
+
+from agentloops.controller import TASK_TYPES, ConfigError, ToolResult, make_task
 from agentloops.controller.task.task_types import RefundTask, WeatherTask
 from agentloops.controller.task.world import ORDERS
 
@@ -13,6 +16,43 @@ def test_a_weather_task_may_ask_about_one_city():
 
 def test_a_research_task_needs_two_sources_by_default():
     assert make_task("research").need == 2
+
+
+def test_a_task_type_is_its_parameters_and_its_spec_reads_back_to_the_same_task():
+    for name, kind in TASK_TYPES.items():
+        task = make_task(name)
+        assert type(task.kind) is kind and task.budget == kind.budget
+        spec = task.spec()
+        assert set(spec) == {"type", "params"} and spec["params"] == task.kind.model_dump(mode="json")
+        assert make_task(spec["type"], spec["params"]).kind == task.kind
+    weather = make_task("weather_compare", cities=["Oslo", "Rome"]).kind
+    assert weather.cities == ("Oslo", "Rome") and weather != make_task("weather_compare").kind
+    with pytest.raises(ValidationError):
+        weather.cities = ("Paris",)  # type: ignore[misc]  # frozen: the derived items never go stale
+
+
+def test_only_a_refund_grants_capabilities_and_it_grants_what_it_was_given():
+    assert make_task("refund", granted=["orders:read", "payments:refund"]).granted == {"orders:read", "payments:refund"}
+    assert all(make_task(name).granted == frozenset() for name in TASK_TYPES if name != "refund")
+
+
+@pytest.mark.parametrize(("name", "params", "message"), [
+    ("refund", {"amount": -1}, "s.json: params.amount: expected greater than 0; got -1"),
+    ("weather_compare", {"cities": []}, "s.json: params.cities: expected at least 1 item(s); got 0"),
+    ("document_lookup", {"field": "x"}, "s.json: params.field: expected 'published', 'version' or 'title'; got 'x'"),
+    ("research", {"minimum": 5}, "s.json: params.minimum 5 is more than the 4 sources given"),
+    ("order_status", {"order": "x"}, "s.json: params.order: is not a known field (check the spelling)"),
+])
+def test_bad_parameters_are_one_line_naming_the_field(name, params, message):
+    with pytest.raises(ConfigError) as caught:
+        make_task(name, params, source="s.json")
+    assert str(caught.value) == message
+
+
+def test_a_research_task_may_need_every_source_but_not_one_more():
+    assert make_task("research", sources=["a", "b"], minimum=2).need == 2
+    with pytest.raises(ConfigError, match="minimum 3 is more than the 2 sources given"):
+        make_task("research", sources=["a", "b"], minimum=3)
 
 
 def test_a_city_whose_name_holds_a_colon_keeps_all_of_it():
