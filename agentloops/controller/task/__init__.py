@@ -4,7 +4,7 @@ A layer of its own because "done" is a business answer read from state kept outs
 not the model's say-so; it spends no budget and never reaches into the simulation (``sim``).
 
 - ``tasks``: a task with validated parameters, and the check that says it is done
-- ``task_types``: the task-type protocol and the lookups and actions (weather, order, refund)
+- ``task_types``: the task-type base (a type is its validated parameters); lookups and actions (weather, order, refund)
 - ``reading_tasks``: the reading task types: answer from a document, recall facts, research
 - ``world``: the stub tools the shipped task types offer, and the data behind them (no network)
 - ``state``: the task state: facts, items done and missing, failures, versions
