@@ -42,7 +42,8 @@ from agentloops.i18n import N_
 
 
 def normalize_value(value: Any, *, casefold: bool = False) -> Any:
-    """Canonical form of one argument value: whole floats as ints, sorted keys, trimmed strings.
+    """Canonical form of one argument value: whole floats as ints, trimmed strings, no ``None`` members
+    (:func:`normalize_args` writes the keys sorted).
 
     Strings lose only their surrounding spaces unless ``casefold`` is set (a parameter declared
     ``normalize="casefold"``): then case and inner spacing do not matter either. Ids stay
@@ -57,8 +58,7 @@ def normalize_value(value: Any, *, casefold: bool = False) -> Any:
             return int(value)
         return round(value, 9)
     if isinstance(value, Mapping):
-        ordered = sorted(value.items(), key=lambda kv: str(kv[0]))
-        return {str(k): normalize_value(v, casefold=casefold) for k, v in ordered if v is not None}
+        return {str(k): normalize_value(v, casefold=casefold) for k, v in value.items() if v is not None}
     if isinstance(value, (list, tuple)):
         return [normalize_value(v, casefold=casefold) for v in value]
     return value

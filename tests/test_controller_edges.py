@@ -1,0 +1,76 @@
+"""Each decision of a tool attempt at its edge: the value on the boundary, and the one just past it.
+
+A mutation sample (a flipped comparison, a count off by one) changed each of these without any other
+test noticing: an observation exactly at the offload limit, a duplicate delivery's count, a result
+landing exactly now, the attempt number a retry carries, the tool call a refused retry needed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentloops.controller import Controller, Fault, TaskPlanner, ToolResult, make_task
+from agentloops.controller.attempts import deliver_due
+from agentloops.controller.engine import new_run
+from agentloops.controller.policy.error_policy import ErrorPolicy
+from agentloops.controller.task.context import ContextPolicy
+from agentloops.controller.task.world import TOOLS
+from agentloops.controller.vocabulary.ledger import Arrival
+
+WEATHER = make_task("weather_compare", cities=["Shanghai", "Beijing"])
+BEIJING = {"city": "Beijing"}
+
+
+def _tool_messages(model: TaskPlanner, tool: str = "get_weather") -> list[dict[str, Any]]:
+    """The observations of ``tool`` in the last request the model saw."""
+    return [json.loads(m.content) for m in model.requests[-1] if m.role == "tool" and m.name == tool]
+
+
+def test_data_exactly_at_the_offload_limit_stays_in_the_transcript_and_one_token_more_is_stored():
+    size = len(json.dumps(TOOLS["get_weather"].handler(BEIJING), ensure_ascii=False))  # one token per character
+    kept = {}
+    for limit in (size, size - 1):
+        model = TaskPlanner(WEATHER)
+        Controller(WEATHER, model, context=ContextPolicy(offload_over_tokens=limit), tokenizer=len).run()
+        kept[limit] = [("data" in seen, "ref" in seen) for seen in _tool_messages(model)
+                       if "Beijing" in json.dumps(seen)]
+    assert kept[size] == [(True, False)]
+    assert kept[size - 1] == [(False, True)]
+
+
+def test_an_observation_says_how_often_its_result_was_delivered_from_the_second_delivery_on():
+    twice = Fault(tool="get_weather", kind="duplicate", match=BEIJING)
+    counts = {}
+    for name, faults in (("once", []), ("twice", [twice])):
+        model = TaskPlanner(WEATHER)
+        Controller(WEATHER, model, faults=faults).run()
+        counts[name] = [seen.get("deliveries") for seen in _tool_messages(model)]
+    assert counts == {"once": [None, None], "twice": [None, 2]}
+
+
+def test_a_result_landing_exactly_now_is_delivered_now_and_a_later_one_waits():
+    run = new_run(WEATHER, TaskPlanner(WEATHER), trace_id="edge")
+    run.meter.spend("wall_time_s", 5.0)
+    now, later = Arrival(5.0, "edge-c1", ToolResult("ok")), Arrival(5.000001, "edge-c2", ToolResult("ok"))
+    run.inbox = [later, now]
+    deliver_due(run)
+    assert run.inbox == [later]
+    assert [e.call_id for e in run.ledger.events] == ["edge-c1"]  # (an unknown call: written, refused)
+
+
+def test_each_retry_counts_one_more_attempt_on_its_tool():
+    # three attempts allowed per tool: two timeouts are retried, the third attempt succeeds, no fallback
+    faults = [Fault(tool="get_weather", kind="timeout", times=2, match=BEIJING)]
+    run = Controller(WEATHER, TaskPlanner(WEATHER), faults=faults, policy=ErrorPolicy(attempts_per_tool=3)).run()
+    assert run.status == "succeeded"
+    assert [c.kind for c in run.calls if c.tool == "get_weather"] == ["call", "call", "retry", "retry"]
+    assert not [c for c in run.calls if c.kind == "fallback"]
+
+
+def test_a_retry_the_tool_call_budget_refuses_names_the_one_call_it_needed():
+    faults = [Fault(tool="get_weather", kind="timeout", times=1, match=BEIJING)]
+    run = Controller(WEATHER, TaskPlanner(WEATHER), faults=faults,
+                     budget=WEATHER.budget.with_values(tool_calls=2)).run()
+    assert (run.status, run.code) == ("budget_exhausted", "budget:tool_calls")
+    assert run.stop.reason == "the tool_calls budget would be exceeded: 2 used + 1 needed > 2 allowed"
