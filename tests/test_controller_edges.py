@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentloops import ScriptedModel
 from agentloops.controller import Controller, Fault, TaskPlanner, ToolResult, make_task
 from agentloops.controller.attempts import deliver_due
 from agentloops.controller.engine import new_run
@@ -74,3 +75,22 @@ def test_a_retry_the_tool_call_budget_refuses_names_the_one_call_it_needed():
                      budget=WEATHER.budget.with_values(tool_calls=2)).run()
     assert (run.status, run.code) == ("budget_exhausted", "budget:tool_calls")
     assert run.stop.reason == "the tool_calls budget would be exceeded: 2 used + 1 needed > 2 allowed"
+
+
+def _batch(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"content": None, "finish_reason": "tool_calls",
+            "tool_calls": [{"id": f"b{i}", "name": name, "arguments": args} for i, (name, args) in enumerate(calls)]}
+
+
+def test_a_batch_with_a_call_answered_before_it_ran_lists_each_call_not_a_retry_chain():
+    # "x→ok" means one call retried; a call the schema rejected beside one that ran is two calls
+    script = [_batch(("get_weather", {"city": 7}), ("get_weather", {"city": "Shanghai"})),
+              {"content": "done", "finish_reason": "stop"}]
+    run = Controller(WEATHER, ScriptedModel(script)).run()
+    assert run.turns[0].tool_status == "invalid_arguments, ok"
+
+
+def test_a_retried_call_still_reads_as_its_chain():
+    faults = [Fault(tool="get_weather", kind="timeout", times=1, match=BEIJING)]
+    run = Controller(WEATHER, TaskPlanner(WEATHER), faults=faults).run()
+    assert [t.tool_status for t in run.turns[:2]] == ["ok", "timeout→ok"]

@@ -326,9 +326,11 @@ def _wrap_up(run: Run, t: Turn, outcome: str | None, leftover: list[Arrival], st
             t.observation = Phrase(N_("{why}; {counts}"), why=why, counts=", ".join(
                 f"{sum(1 for s in statuses.values() if s == k)} {k}" for k in sorted(set(statuses.values()))))
             return
-    # a batch of one reads as the call it is: ``timeout→ok`` when it was retried
-    t.tool_status = "→".join(a.status or "-" for a in actions) if len(actions) > 1 else \
-        next(iter(statuses.values()), "-")
+    if any(a.call_id is None for a in actions):  # calls answered without running beside the one that ran
+        t.tool_status = ", ".join(a.status or "not run" for a in actions)
+    else:  # a batch of one reads as the call it is: ``timeout→ok`` when it was retried
+        t.tool_status = "→".join(a.status or "-" for a in actions) if len(actions) > 1 else \
+            next(iter(statuses.values()), "-")
 
 
 def _apply(run: Run, t: Turn, settled: Attempt) -> Stop | None:
