@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from agentloops import ScriptedModel
 from agentloops.controller import Controller, Fault, TaskPlanner, ToolResult, make_task
 from agentloops.controller.attempts import deliver_due
@@ -94,3 +96,35 @@ def test_a_retried_call_still_reads_as_its_chain():
     faults = [Fault(tool="get_weather", kind="timeout", times=1, match=BEIJING)]
     run = Controller(WEATHER, TaskPlanner(WEATHER), faults=faults).run()
     assert [t.tool_status for t in run.turns[:2]] == ["ok", "timeout→ok"]
+
+
+def test_a_request_exactly_at_the_compaction_limit_is_sent_whole_and_one_token_more_is_compacted():
+    task = make_task("research")
+    sizes = [t.context_tokens for t in Controller(task, TaskPlanner(task)).run().turns]
+    turn = 3  # two turns of tool calls before it: one more than the single turn kept verbatim
+    compacted = {}
+    for limit in (sizes[turn - 1], sizes[turn - 1] - 1):
+        context = ContextPolicy(compact_over_tokens=limit, keep_recent_turns=1)
+        run = Controller(task, TaskPlanner(task), context=context).run()
+        compacted[limit] = [t.turn for t in run.turns if t.compaction is not None]
+    assert sizes[turn - 2] < sizes[turn - 1] - 1  # (the turns before it stay under both limits)
+    assert turn not in compacted[sizes[turn - 1]]
+    assert compacted[sizes[turn - 1] - 1][:1] == [turn]
+
+
+@pytest.mark.parametrize(("tokens", "cut"), [(40, False), (41, True)])
+def test_a_reply_exactly_at_the_output_reserve_stands_and_one_token_more_is_cut(tokens: int, cut: bool):
+    reply = {"content": "Shanghai 24°C, Beijing 18°C.", "finish_reason": "stop",
+             "usage": {"prompt_tokens": 10, "completion_tokens": tokens}}
+    run = Controller(WEATHER, ScriptedModel([reply]), budget=WEATHER.budget.with_values(output_reserve=40)).run()
+    assert (run.turns[0].response["finish_reason"] == "length") is cut
+    assert (run.code == "truncated") is cut
+
+
+def test_no_compaction_while_the_transcript_holds_no_more_turns_than_it_keeps_verbatim():
+    task = make_task("research")
+    context = ContextPolicy(compact_over_tokens=1, keep_recent_turns=1)  # every request is over the limit
+    run = Controller(task, TaskPlanner(task), context=context).run()
+    events = [(t.turn, t.compaction["turns_compacted"]) for t in run.turns if t.compaction is not None]
+    assert events and events[0][0] == 3  # turn 2 carries only the one turn kept: nothing older to fold
+    assert all(folded >= 1 for _, folded in events)
