@@ -128,3 +128,22 @@ def test_no_compaction_while_the_transcript_holds_no_more_turns_than_it_keeps_ve
     events = [(t.turn, t.compaction["turns_compacted"]) for t in run.turns if t.compaction is not None]
     assert events and events[0][0] == 3  # turn 2 carries only the one turn kept: nothing older to fold
     assert all(folded >= 1 for _, folded in events)
+
+
+def test_each_premature_claim_uses_up_one_of_the_rejections_the_policy_allows():
+    script = [_batch(("get_weather", {"city": "Shanghai"}))] + \
+        [{"content": "All done.", "finish_reason": "stop"}] * 3
+    run = Controller(WEATHER, ScriptedModel(script), policy=ErrorPolicy(premature_claims=2)).run()
+    assert (run.status, run.code, run.stop.turn) == ("partially_completed", "premature_claim", 4)
+    assert "claimed success 3×" in run.stop.reason
+
+
+@pytest.mark.parametrize(("script", "verified"), [
+    ([{"content": "Both are sunny.", "finish_reason": "stop"}], "UNVERIFIED: the completion condition does not hold"),
+    ([_batch(("get_weather", {"city": "Shanghai"}), ("get_weather", {"city": "Beijing"})),
+      {"content": "Done.", "finish_reason": "stop"}], "the completion condition holds"),
+], ids=["unfounded", "founded"])
+def test_a_trusting_policy_says_whether_the_claim_it_accepted_was_founded(script, verified: str):
+    run = Controller(WEATHER, ScriptedModel(script), policy=ErrorPolicy(trust_model_claims=True)).run()
+    assert (run.status, run.code) == ("succeeded", "model_said_done")
+    assert run.stop.reason == f"the model stopped calling tools ({verified})"
