@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from agentloops import ScriptedModel
 from agentloops.controller import Controller, Fault, TaskPlanner, ToolResult, make_task
@@ -20,6 +21,7 @@ from agentloops.controller.policy.error_policy import ErrorPolicy
 from agentloops.controller.task.context import ContextPolicy
 from agentloops.controller.task.world import TOOLS
 from agentloops.controller.vocabulary.ledger import Arrival
+from agentloops.controller.vocabulary.tools import Param, ToolSpec, validate
 
 WEATHER = make_task("weather_compare", cities=["Shanghai", "Beijing"])
 BEIJING = {"city": "Beijing"}
@@ -147,3 +149,26 @@ def test_a_trusting_policy_says_whether_the_claim_it_accepted_was_founded(script
     run = Controller(WEATHER, ScriptedModel(script), policy=ErrorPolicy(trust_model_claims=True)).run()
     assert (run.status, run.code) == ("succeeded", "model_said_done")
     assert run.stop.reason == f"the model stopped calling tools ({verified})"
+
+
+def test_a_turn_s_goal_is_the_next_open_item_until_the_condition_holds_then_the_final_answer():
+    run = Controller(WEATHER, TaskPlanner(WEATHER)).run()
+    assert [t.pending_goal for t in run.turns] == ["weather:Shanghai", "weather:Beijing", "final answer"]
+
+
+@pytest.mark.parametrize(("kind", "value", "ok"), [
+    ("integer", 3, True), ("integer", True, False), ("number", False, False), ("boolean", True, True),
+    ("boolean", 1, False)])
+def test_a_bool_is_a_boolean_argument_and_never_a_number(kind: str, value: Any, ok: bool):
+    spec = ToolSpec("t", "a tool", {"x": Param(type=kind)}, lambda args: None)  # type: ignore[arg-type]
+    assert (validate(spec, {"x": value}) is None) is ok
+
+
+@pytest.mark.parametrize(("seconds", "ok"), [(0, True), (0.5, True), (-0.5, False)])
+def test_a_tool_may_ask_for_any_wait_that_is_not_negative(seconds: float, ok: bool):
+    read = TypeAdapter(ToolResult)
+    if ok:
+        assert read.validate_python({"status": "rate_limited", "retry_after_s": seconds}).retry_after_s == seconds
+    else:
+        with pytest.raises(ValidationError):
+            read.validate_python({"status": "rate_limited", "retry_after_s": seconds})
