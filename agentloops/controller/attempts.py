@@ -202,7 +202,7 @@ def decide(run: Run, use: Attempt, result: ToolResult, tries: int, tried: frozen
     toolbox, task = run.toolbox, run.task
     spec = use.spec or ToolSpec(use.tool, "", {}, _no_handler)  # a tool that does not exist: its call was rejected
     fallback = toolbox.tools.get(spec.fallback) if spec.fallback and spec.fallback not in tried else None
-    repairs = run.repairs.get(repair_key(spec.name, result), 0)  # (only invalid arguments are repaired)
+    repairs = run.repairs.get(repair_key(spec.name, result), 0) if result.status == "invalid_arguments" else 0
     ctx = RouteContext(spec, tries, run.meter.retries_left(spec.name), fallback,
                        task.kind.allows_not_found and use.item is not None, repairs, task.granted)
     mine = run.stages.route  # a learner's route stage, or the error policy's
