@@ -126,7 +126,7 @@ COMMANDS = [
                                                "weather-provider-outage", "order-missing-id", "refund-handoff",
                                                "document-not-found", "research-parallel",
                                                "research-compaction-checked")),
-    ["controller", "run", "refund-handoff", "--resume"],
+    ["controller", "run", "refund-handoff", "--resume"], ["controller", "run", "order-missing-id", "--resume"],
     ["diagnose", "data/diagnose/otel/pydantic-ai-step-cap.jsonl"], ["diagnose", "data/diagnose/pairs/anthropic.jsonl"],
     ["diagnose", "data/diagnose/heldout/openai-sdk-timeout.jsonl"], ["frameworks"],
 ]

@@ -22,6 +22,7 @@ record), so a damaged file is one error line naming the line and the field.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -183,8 +184,6 @@ class TraceWriter:
         self.file.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
         self.file.flush()
         if self.fsync:
-            import os
-
             os.fsync(self.file.fileno())
 
     def close(self) -> None:
@@ -287,24 +286,23 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
     stop: dict[str, Any] | None = None
     stops: list[dict[str, Any]] = []
     for number, data in enumerate(lines, start=1):
+        at = f"{where}:{number}: "
         if not isinstance(data, Mapping):
-            raise TraceError(f"{where}:{number}: " + N_("expected a JSON object; got {kind}").format(
-                kind=type(data).__name__))
+            raise TraceError(at + N_("expected a JSON object; got {kind}").format(kind=type(data).__name__))
         kind = data.get("kind")
         model = TURN_JSON if kind == "turn" else _LINE_TYPES.get(str(kind))
         if model is None:
-            raise TraceError(f"{where}:{number}: " + N_("kind: expected one of {kinds}; got {kind}").format(
-                kinds=", ".join(_KINDS), kind=repr(kind)))
+            raise TraceError(at + N_("kind: expected one of {kinds}; got {kind!r}").format(kinds=", ".join(_KINDS),
+                                                                                           kind=kind))
         try:
             line = model.validate_python(data) if isinstance(model, TypeAdapter) else model.model_validate(data)
         except ValidationError as exc:
-            raise TraceError(f"{where}:{number}: {describe_validation_error(exc)}") from None
+            raise TraceError(at + describe_validation_error(exc)) from None
         if number == 1 and not isinstance(line, StartLine):
-            raise TraceError(f"{where}:1: " + N_("a trace starts with a 'start' line; got {kind}").format(
-                kind=repr(kind)))
+            raise TraceError(at + N_("a trace starts with a 'start' line; got {kind!r}").format(kind=kind))
         if isinstance(line, StartLine):
             if start is not None:
-                raise TraceError(f"{where}:{number}: " + N_("a second 'start' line"))
+                raise TraceError(at + N_("a second 'start' line"))
             start = line
         elif isinstance(line, TurnRecord):
             turns.append(line)
@@ -335,11 +333,9 @@ def read_trace(path: str | Path) -> Trace:
 
 
 def read_trace_lines(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
-    """The decoded lines of a trace file, and whether a cut-off last line was skipped (not yet validated).
-
-    Read through :func:`agentloops.jsonfile.iter_json_lines`: strict JSON, one-line errors naming
-    the file and line, and a FIFO or a huge file is refused instead of hanging or filling memory.
-    """
+    """The decoded lines of a trace file, and whether a cut-off last line was skipped (not yet validated). Read
+    through :func:`agentloops.jsonfile.iter_json_lines`: strict JSON, one-line errors naming the file and line, and
+    a FIFO or a huge file is refused instead of hanging or filling memory."""
     decoded: list[dict[str, Any]] = []
     for number, value in iter_json_lines(path, error=TraceError, what=N_("JSON Lines trace"), cut_tail=True):
         if value is CUT_TAIL:
