@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.errors import ERROR_CLASSES, UsageError
+from agentloops.i18n import _
 from agentloops.tables import markdown_table
 
 ROUTING_COLUMNS = ("fault", "routes", "stop")
@@ -220,20 +221,20 @@ def build(out_dir: Path, *, pdf: bool = False) -> list[Path]:
         if pdf:
             written.append(render_figure(parts, out_dir / "cheatsheet.pdf"))
     except OSError as exc:
-        raise CheatSheetError(f"cheatsheet --out {out_dir}: cannot write there ({exc.strerror or exc}); "
-                              "expected a folder you can write into") from None
+        raise CheatSheetError(_("cheatsheet --out {out}: cannot write there ({reason}); expected a folder you can "
+                                "write into").format(out=out_dir, reason=exc.strerror or exc)) from None
     return written
 
 
 def _cheatsheet(args: argparse.Namespace) -> str:
-    return "\n".join(f"wrote {path}" for path in build(args.out, pdf=args.pdf))
+    return "\n".join(_("wrote {path}").format(path=path) for path in build(args.out, pdf=args.pdf))
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``agentloops cheatsheet`` to the command line."""
-    parser = sub.add_parser("cheatsheet", help="write the one-page cheat sheet (Markdown and PNG) from the code")
-    parser.add_argument("--out", type=Path, default=Path("."), help="the folder to write into (default: here)")
-    parser.add_argument("--pdf", action="store_true", help="a PDF as well")
+    parser = sub.add_parser("cheatsheet", help=_("write the one-page cheat sheet (Markdown and PNG) from the code"))
+    parser.add_argument("--out", type=Path, default=Path("."), help=_("the folder to write into (default: here)"))
+    parser.add_argument("--pdf", action="store_true", help=_("a PDF as well"))
     parser.set_defaults(handler=_cheatsheet)
 
 

@@ -34,7 +34,7 @@ from agentloops.arguments import whole_number
 from agentloops.comparison import compare
 from agentloops.criteria import CRITERION_NAMES
 from agentloops.errors import AgentLoopsError
-from agentloops.i18n import N_, _, language, ngettext
+from agentloops.i18n import N_, _, language, ngettext, shown
 from agentloops.jsonfile import one_line
 from agentloops.loop import DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT, run
 from agentloops.resources import find_tool, notebooks_dir
@@ -49,6 +49,12 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise _CommandError(message)
+
+    def format_help(self) -> str:
+        """argparse's help, its section headings ending in the language's colon (argparse writes ``"%s:"``)."""
+        titles = {group.title for group in self._action_groups if group.title}
+        return "\n".join(_("{heading}:").format(heading=line[:-1]) if line[:-1] in titles and line.endswith(":")
+                         else line for line in super().format_help().split("\n"))
 
 
 class _CommandError(Exception):
@@ -226,8 +232,12 @@ def _run(args: argparse.Namespace) -> str:
     return json.dumps(record.to_dict(), ensure_ascii=False, indent=2) if args.json else str(record)
 
 
+SCENARIO_GROUPS = (N_("article"), N_("extra"), N_("provider"))
+"""The groups of the shipped scenarios, in the catalog (``agentloops scenarios`` shows them)."""
+
+
 def _scenarios(args: argparse.Namespace) -> str:
-    rows = [[s.name, s.group, s.title] for s in list_scenarios()]
+    rows = [[s.name, shown(s.group), shown(s.title)] for s in list_scenarios()]
     return text_table([_("name"), _("group"), _("title")], rows)
 
 
@@ -407,8 +417,12 @@ def _dispatch(argv: Sequence[str] | None) -> tuple[str, int]:
 
 
 def _error(message: str) -> None:
+    """One line on stderr; the message is English (an exception's text), read back in the language in use through
+    the catalog's templates (``{path}: no such file; expected a {what}``)."""
+    from agentloops.controller.vocabulary.readback import read_back
+
     with contextlib.suppress(OSError):  # stderr is gone too: the status still says it failed
-        print(_("agentloops: error: {message}").format(message=one_line(message)), file=sys.stderr)
+        print(_("agentloops: error: {message}").format(message=one_line(read_back(message))), file=sys.stderr)
 
 
 def _tolerate_any_encoding(stream: object) -> None:

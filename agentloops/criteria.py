@@ -390,8 +390,8 @@ def resolve_criterion(criterion: str | Criterion | CriterionFunction) -> Criteri
         try:
             return CRITERIA[criterion]
         except KeyError:
-            raise CriterionError(f"unknown criterion {criterion!r}; expected one of: {', '.join(CRITERIA)}, "
-                                 "or a function") from None
+            raise CriterionError(N_("unknown criterion {name}; expected one of: {names}, or a function").format(
+                name=repr(criterion), names=", ".join(CRITERIA))) from None
     if callable(criterion):
         return Criterion(getattr(criterion, "__name__", "custom"), criterion, "raise", N_("your own criterion"))
     raise CriterionError(f"criterion must be a name ({', '.join(CRITERIA)}) or a function; "

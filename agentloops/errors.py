@@ -146,6 +146,12 @@ ERROR_CLASSES: dict[ErrorCode, type[RunError]] = {
 """Map from error code to the exception the loop raises for it."""
 
 
+def N_(message: str) -> str:
+    """Mark ``message`` for the catalog, as :func:`agentloops.i18n.N_` does (that module imports this one); the
+    command line reads the English message back in the language in use."""
+    return message
+
+
 def describe_validation_error(exc: ValidationError) -> str:
     """The first problem of a pydantic error as ``field.path: expected …; got …``.
 
@@ -161,15 +167,15 @@ def describe_validation_error(exc: ValidationError) -> str:
     ).lstrip(".") or "(top level)"
     kind, message, value = first["type"], first["msg"], first.get("input")
     if kind == "missing":
-        text = "missing; this field is required"
+        text = N_("missing; this field is required")
     elif kind in ("extra_forbidden", "unexpected_keyword_argument"):  # (a model's; a dataclass's)
-        text = "is not a known field (check the spelling)"
+        text = N_("is not a known field (check the spelling)")
     elif kind == "too_short":
         text = f"expected at least {first.get('ctx', {}).get('min_length', 1)} item(s); got {len(value)}"
     elif kind in ("list_type", "tuple_type"):
-        text = f"expected a list; got {type(value).__name__}"
+        text = N_("expected a list; got {kind}").format(kind=type(value).__name__)
     elif kind in ("dict_type", "model_type", "model_attributes_type"):
-        text = f"expected an object; got {type(value).__name__}"
+        text = N_("expected an object; got {kind}").format(kind=type(value).__name__)
     else:
         text = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
         text = text.replace("Input should be", "expected", 1)

@@ -184,8 +184,13 @@ class Phrase(str):
     def shown(self) -> str:
         """The text in the language in use (in English: the text itself)."""
         if not self.fields:
-            return _(self.template)
-        return _(self.template).format(**{k: shown(v) if isinstance(v, Phrase) else v for k, v in self.fields.items()})
+            return self.shown_template()
+        return self.shown_template().format(
+            **{k: shown(v) if isinstance(v, Phrase) else v for k, v in self.fields.items()})
+
+    def shown_template(self) -> str:
+        """The template in the language in use (the fields still to fill in)."""
+        return _(self.template)
 
     def __repr__(self) -> str:
         """How a notebook prints a phrase inside a list or tuple: the shown text (in English, the text itself)."""
@@ -230,11 +235,28 @@ class Said(Phrase):
         return str.__str__(self) if language() == "en" else self.wording
 
 
+class Joined(Phrase):
+    """Parts joined by a separator, which is shown in the language in use too (``"; "`` is ``"；"`` in Chinese)."""
+
+    separator: str = ", "
+
+    def shown_template(self) -> str:
+        """The template with the separator in the language in use (its catalog entry, such as ``"; "``)."""
+        return _(self.separator).join(f"{{p{i}}}" for i in range(len(self.fields)))
+
+
 def joined(parts: Sequence[str], separator: str = ", ") -> Phrase:
-    """``parts`` joined by ``separator``, as one phrase: each part that is a phrase is shown in turn."""
-    return Phrase(separator.join(f"{{p{i}}}" for i in range(len(parts))), **{f"p{i}": p for i, p in enumerate(parts)})
+    """``parts`` joined by ``separator``, as one phrase: each part that is a phrase is shown in turn, and the
+    separator is shown through the catalog (``"; "`` → ``"；"``, ``", "`` → ``"，"``)."""
+    phrase = Joined(separator.join(f"{{p{i}}}" for i in range(len(parts))), **{f"p{i}": p for i, p in enumerate(parts)})
+    phrase.separator = separator
+    return phrase
 
 
 def N_(message: str) -> str:
     """Mark ``message`` for the catalog without translating it (for tables built at import time)."""
     return message
+
+
+SEPARATORS = (N_(", "), N_("; "))
+"""The separators :func:`joined` is called with, in the catalog."""

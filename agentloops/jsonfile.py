@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.errors import ScenarioError, UsageError
+from agentloops.i18n import N_
 
 MAX_BYTES = 16 * 1024 * 1024
 """Largest file read, in bytes (16 MiB): far above any scenario, policy, saved run or long trace."""
@@ -93,7 +94,7 @@ class _Refusal(Exception):
         self.token = token  # the literal refused, to find its place in the text
 
 
-def read_json(path: str | Path, *, error: type[UsageError] = ScenarioError, what: str = "JSON file",
+def read_json(path: str | Path, *, error: type[UsageError] = ScenarioError, what: str = N_("JSON file"),
               max_bytes: int = MAX_BYTES) -> Any:
     """Read one JSON file strictly (see the module docstring for what is refused).
 
@@ -107,7 +108,7 @@ def read_json(path: str | Path, *, error: type[UsageError] = ScenarioError, what
     return parse_json(text, where=shown_path(path), error=error)
 
 
-def read_text(path: str | Path, *, error: type[UsageError] = ScenarioError, what: str = "JSON file",
+def read_text(path: str | Path, *, error: type[UsageError] = ScenarioError, what: str = N_("JSON file"),
               max_bytes: int = MAX_BYTES, not_found: type[UsageError] | None = None) -> str:
     """The UTF-8 text of a regular file, refusing missing, special, unreadable, oversized and non-UTF-8 files.
 
@@ -122,42 +123,46 @@ def read_text(path: str | Path, *, error: type[UsageError] = ScenarioError, what
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        raise refuse(f"no such file; expected a {what}", not_found or error) from None
+        raise refuse(N_("no such file; expected a {what}").format(what=what), not_found or error) from None
     except PermissionError:
-        raise refuse(f"permission denied; expected a readable {what}") from None
+        raise refuse(N_("permission denied; expected a readable {what}").format(what=what)) from None
     except (OSError, ValueError) as exc:
-        raise refuse(f"cannot be opened as a {what} ({_reason(exc)})") from None
+        raise refuse(N_("cannot be opened as a {what} ({reason})").format(what=what, reason=_reason(exc))) from None
     _check_regular(info, refuse, what, max_bytes)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     except PermissionError:
-        raise refuse(f"permission denied; expected a readable {what}") from None
+        raise refuse(N_("permission denied; expected a readable {what}").format(what=what)) from None
     except OSError as exc:
-        raise refuse(f"cannot be opened as a {what} ({_reason(exc)})") from None
+        raise refuse(N_("cannot be opened as a {what} ({reason})").format(what=what, reason=_reason(exc))) from None
     try:
         _check_regular(os.fstat(fd), refuse, what, max_bytes)  # it may have been swapped since the stat
         data = _read_all(fd, max_bytes)
     except OSError as exc:
-        raise refuse(f"cannot be read ({_reason(exc)})") from None
+        raise refuse(N_("cannot be read ({reason})").format(reason=_reason(exc))) from None
     finally:
         os.close(fd)
     if len(data) > max_bytes:
-        raise refuse(f"is larger than {max_bytes:,} bytes; expected a smaller {what}")
+        raise refuse(N_("is larger than {limit} bytes; expected a smaller {what}").format(limit=f"{max_bytes:,}",
+                                                                                          what=what))
     try:
         return data.decode("utf-8").removeprefix("\ufeff")  # RFC 8259 lets a reader ignore a byte-order mark
     except UnicodeDecodeError as exc:
-        raise refuse(f"is not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x}); save it as UTF-8") from None
+        raise refuse(N_("is not UTF-8 text (byte {start} is {byte}); save it as UTF-8").format(
+            start=exc.start, byte=f"{data[exc.start]:#04x}")) from None
 
 
 def _check_regular(info: os.stat_result, refuse: Any, what: str, max_bytes: int) -> None:
     if stat.S_ISDIR(info.st_mode):
-        raise refuse(f"is a directory; expected a {what}")
+        raise refuse(N_("is a directory; expected a {what}").format(what=what))
     if not stat.S_ISREG(info.st_mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode)
-                or stat.S_ISBLK(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode) else "a special file")
-        raise refuse(f"is {kind}, not a regular file; expected a {what}")
+        kind = (N_("a FIFO") if stat.S_ISFIFO(info.st_mode) else N_("a device") if stat.S_ISCHR(info.st_mode)
+                or stat.S_ISBLK(info.st_mode) else N_("a socket") if stat.S_ISSOCK(info.st_mode)
+                else N_("a special file"))
+        raise refuse(N_("is {kind}, not a regular file; expected a {what}").format(kind=kind, what=what))
     if info.st_size > max_bytes:
-        raise refuse(f"is {info.st_size:,} bytes, larger than the {max_bytes:,}-byte limit; expected a smaller {what}")
+        raise refuse(N_("is {size} bytes, larger than the {limit}-byte limit; expected a smaller {what}").format(
+            size=f"{info.st_size:,}", limit=f"{max_bytes:,}", what=what))
 
 
 def _read_all(fd: int, max_bytes: int) -> bytes:
@@ -199,15 +204,28 @@ def _message(where: str, text: str, exc: _Refusal) -> str:
         return one_line(f"{where}: {exc}")
     line = text.count("\n", 0, exc.offset) + 1
     column = exc.offset - (text.rfind("\n", 0, exc.offset) + 1) + 1
-    place = f"line {line}, column {column}" if "\n" in text.rstrip("\n") else f"column {column}"
+    several = "\n" in text.rstrip("\n")
     if exc.syntax:
-        return one_line(f"{where}: not valid JSON at {place}: {exc}")
-    return one_line(f"{where}: {exc} (at {place})")
+        template = (N_("{where}: not valid JSON at line {line}, column {column}: {problem}") if several
+                    else N_("{where}: not valid JSON at column {column}: {problem}"))
+    else:
+        template = (N_("{where}: {problem} (at line {line}, column {column})") if several
+                    else N_("{where}: {problem} (at column {column})"))
+    return one_line(template.format(where=where, line=line, column=column, problem=exc))
+
+
+JSON_MESSAGES = (N_("Expecting value"), N_("Expecting property name enclosed in double quotes"),
+                 N_("Expecting ',' delimiter"), N_("Expecting ':' delimiter"), N_("Extra data"),
+                 N_("Unterminated string"), N_("Invalid \\uXXXX escape"))
+"""What :mod:`json` says of invalid JSON (its words end a refusal's message), in the catalog."""
+
+OS_MESSAGES = (N_("No such file or directory"), N_("Permission denied"), N_("Is a directory"), N_("Not a directory"))
+"""What the system says of a path it refuses (``strerror``; an error line may end with it), in the catalog."""
 
 
 def _parse(text: str) -> Any:
     if not text.strip():
-        raise _Refusal("empty; expected a JSON value", syntax=True)
+        raise _Refusal(N_("empty; expected a JSON value"), syntax=True)
     _check_depth(text)
     try:
         value = json.loads(text, object_pairs_hook=_unique_keys, parse_int=_bounded_int,
@@ -241,7 +259,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise _Refusal(f"duplicate key {quoted(key)} in one object; expected each key once")
+            raise _Refusal(N_("duplicate key {key} in one object; expected each key once").format(key=quoted(key)))
         result[key] = value
     return result
 
@@ -289,7 +307,7 @@ def _no_surrogate(text: str, path: str) -> None:
                        "expected valid Unicode text") from None
 
 
-def iter_json_lines(path: str | Path, *, error: type[UsageError] = ScenarioError, what: str = "JSON Lines file",
+def iter_json_lines(path: str | Path, *, error: type[UsageError] = ScenarioError, what: str = N_("JSON Lines file"),
                     max_bytes: int = MAX_BYTES, cut_tail: bool = False) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, value)`` for each line of a JSON Lines file, each line checked like :func:`parse_json`.
 

@@ -182,7 +182,7 @@ def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
 
 
 def read_json_file(path: str | Path, error: type[UsageError] = ScenarioError,
-                   not_found: type[UsageError] = ScenarioNotFound, what: str = "JSON file") -> Any:
+                   not_found: type[UsageError] = ScenarioNotFound, what: str = N_("JSON file")) -> Any:
     """Read a JSON file strictly (see :mod:`agentloops.jsonfile`), a missing one raising ``not_found``.
 
     Args:
@@ -197,7 +197,7 @@ def read_json_file(path: str | Path, error: type[UsageError] = ScenarioError,
 
 def read_scenario_file(path: str | Path) -> Scenario:
     """Load and validate one scenario file."""
-    return scenario_from_dict(read_json_file(path, what="scenario file"), shown_path(path))
+    return scenario_from_dict(read_json_file(path, what=N_("scenario file")), shown_path(path))
 
 
 def scenarios_dir() -> Path:
@@ -276,7 +276,6 @@ def load_scenario(scenario: ScenarioLike) -> Scenario:
     if path.suffix == ".json" or os.path.exists(scenario):  # False, not an error, for a NUL or a too-long name
         return read_scenario_file(path)
     core = ", ".join(scenario_names(["article", "extra"]))
-    raise ScenarioNotFound(one_line(
-        f"unknown scenario {quoted(scenario)}: not a shipped name (such as {core}; "
-        "`agentloops scenarios` lists them all) and not a .json file"
-    ))
+    raise ScenarioNotFound(one_line(N_(
+        "unknown scenario {name}: not a shipped name (such as {names}; `agentloops scenarios` lists them all) and "
+        "not a .json file").format(name=quoted(scenario), names=core)))

@@ -81,9 +81,9 @@ def test_english_help_is_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
     (["--lang", "zh", "run"], "缺少必需的参数：scenario"),
     (["run", "--lang", "zh"], "缺少必需的参数：scenario"),
     (["--lang", "zh", "app", "slides"], "参数 page：无效的选项：'slides'（可选：'criteria', 'controller'）"),
-    (["--lang", "zh", "app", "--port", "0"], "参数 --port：应为1 到 65535 之间的整数；收到的是 0"),
+    (["--lang", "zh", "app", "--port", "0"], "参数 --port：应为介于 1 到 65535 之间的整数；收到的是 0"),
     (["--lang", "zh", "compare", "--max-steps", "+3"],
-     "参数 --max-steps：应为1 到 32 之间的整数，只用数字 0-9；收到的是 '+3'"),
+     "参数 --max-steps：应为介于 1 到 32 之间的整数，只用数字 0-9；收到的是 '+3'"),
     (["--lang", "zh", "compare", "--bogus"], "无法识别的参数：--bogus"),
     (["--lang", "zh", "controller", "run", "weather-normal", "--answer", "Beijing"],
      "给了 --answer，但 weather-normal 停在 succeeded，不是 waiting_for_user"),
@@ -139,7 +139,7 @@ def test_controller_run_json_stays_english_and_the_text_speaks_chinese(capsys: p
     assert not CJK.search(out)
     code, out, _err = run(capsys, "--lang", "zh", "controller", "run", "weather-timeout-always")
     assert code == 0 and "--- 给用户的消息 ---" in out and "我停了下来" in out
-    assert "[budget_exhausted] budget:retries: retry budget spent" in out
+    assert "[budget_exhausted] budget:retries：重试预算已用完" in out and '"reason": "retry budget spent' in out
 
 
 def test_a_resumed_run_as_json_stays_english(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,7 @@ from agentloops.controller import run_scenario
 from agentloops.controller.stopping.status import NEXT_STEPS, PLAIN_WHY, STOP_CODES, Stop, next_step
 from agentloops.controller.teaching import plots
 from agentloops.controller.teaching import widgets as ctl_widgets
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.i18n import _, set_language
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -65,8 +66,10 @@ def test_a_stop_in_chinese_keeps_its_status_code_reason_and_record_in_english() 
     assert run.system_record() == {**english.system_record(), "trace_id": run.system_record()["trace_id"]}
     assert not _chinese(json.dumps(run.system_record(), ensure_ascii=False))
     text = str(run.stop)
-    assert text.startswith(f"[{run.status}] {run.code}: {run.stop.reason}\n--- 给用户的消息 ---\n")
-    assert "--- 系统记录 ---" in text
+    head, record = text.split("\n--- 系统记录 ---\n")
+    assert head.startswith(f"[{run.status}] {run.code}：{read_back(run.stop.reason)}\n--- 给用户的消息 ---\n")
+    assert _chinese(head.splitlines()[0]) and run.stop.reason not in head  # the headline's reason is read back
+    assert json.loads(record)["reason"] == english.stop.reason  # the record keeps it in English
 
 
 @pytest.mark.parametrize("status", ["succeeded", "waiting_for_user", "partially_completed", "failed_unrecoverable",

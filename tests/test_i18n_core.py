@@ -25,7 +25,7 @@ from agentloops.comparison import OUTCOME_WORDS, cell, outcome_words
 from agentloops.criteria import CRITERIA, correct
 from agentloops.diagnose import diagnose
 from agentloops.diagnose.detectors import KIND_TITLES
-from agentloops.i18n import LOCALE_DIR, Phrase, set_language, shown, translate
+from agentloops.i18n import LOCALE_DIR, N_, Phrase, joined, set_language, shown, speaking, translate
 from agentloops.providers import FORMAT_TITLES, FORMATS
 from agentloops.providers import widgets as provider_widgets
 from agentloops.quiz import Question
@@ -149,6 +149,21 @@ def test_a_phrase_is_its_english_text_through_pickle_copy_and_json() -> None:
         assert chinese(shown(twin))
     assert json.dumps({"why": phrase}) == '{"why": "unknown stop value \'SPII\' and no tool calls"}'
     assert hash(phrase) == hash(str(phrase)) and {phrase: 1}[str(phrase)] == 1
+
+
+def test_joined_parts_show_their_separator_in_the_language_in_use() -> None:
+    """The English text keeps the separator it was joined with; Chinese shows the catalog's (；，), also after a
+    pickle or a copy, and a part that is a phrase is shown in turn."""
+    sunny = Phrase(N_("sunny"))
+    for separator, zh in (("; ", "；"), (", ", "，")):
+        parts = joined(["24°C", sunny, "Beijing"], separator)
+        assert parts == f"24°C{separator}sunny{separator}Beijing"
+        for twin in (parts, pickle.loads(pickle.dumps(parts)), copy.deepcopy(parts)):
+            with speaking("en"):
+                assert twin == parts and shown(twin) == f"24°C{separator}sunny{separator}Beijing"
+            with speaking("zh"):
+                assert shown(twin) == f"24°C{zh}晴{zh}Beijing"
+    assert joined([], "; ") == "" and joined(["a", "b"], " → ").shown() == "a → b"
 
 
 def test_a_record_prints_in_chinese() -> None:

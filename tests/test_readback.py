@@ -11,7 +11,7 @@ from agentloops.controller.task.state import ALREADY_KNOWN, NEW_FACT, SAME_VALUE
 from agentloops.controller.turn import STOP_DECISION
 from agentloops.controller.vocabulary.frames import shown_frame
 from agentloops.controller.vocabulary.readback import read_back, readable
-from agentloops.i18n import _, speaking
+from agentloops.i18n import N_, Phrase, _, speaking
 
 KNOWN = ALREADY_KNOWN.format(item="weather:Shanghai", turn=1, same=SAME_VALUE, source="met-service")
 DONE = ALREADY_DONE.format(tool="get_weather", args='{"city":"shanghai"}', turn=2, version=1, why=KNOWN)
@@ -82,3 +82,12 @@ def test_frames_keep_english_data_and_show_chinese() -> None:
 @pytest.mark.parametrize("scenario", list_controller_scenarios(), ids=lambda s: s.name)
 def test_every_shipped_title_is_in_the_catalog_list(scenario: object) -> None:
     assert scenario.title in SHIPPED_TITLES  # type: ignore[attr-defined]
+
+
+def test_a_field_written_with_its_repr_reads_back_once_quoted() -> None:
+    """``no document {document_id!r} in the archive``: a line holds the repr already (read back without quoting it
+    again); a phrase formats its raw field with the conversion."""
+    with speaking("zh"):
+        assert read_back("no document 'B' in the archive") == "档案里没有文档 'B'"
+        assert read_back(Phrase(N_("no document {document_id!r} in the archive"), document_id="B")) == "档案里没有文档 'B'"
+        assert read_back("not_found: no document 'B' in the archive") == "not_found：档案里没有文档 'B'"

@@ -101,7 +101,7 @@ def run_calls(run: Run, t: Turn, calls: Sequence[ToolCall]) -> Stop | None:
         for use in launch:
             not_run(run, use.call, use.tool, "the task is stopping")
     if stop is not None or not launch:
-        t.tool_status = ", ".join(a.status or "not run" for a in cast("list[Action]", t.actions)) or "not run"
+        t.tool_status = ", ".join(a.status or N_("not run") for a in cast("list[Action]", t.actions)) or N_("not run")
         return stop
     return _join(run, t, launch)
 

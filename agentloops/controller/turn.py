@@ -173,7 +173,7 @@ def ask(run: Run, t: Turn, request: Sequence[Message]) -> Response | Stop:
     except Exception as exc:  # a provider or model failure: a stop with a reason, never a traceback
         run.meter.spend("wall_time_s", run.model_latency_s)
         meter.spend("tokens", size)  # the prompt was sent
-        t.action = "model error"
+        t.action = N_("model error")
         t.observation = Phrase(N_("the model call failed ({error})"), error=type(exc).__name__)
         return make_stop(run, "system_failure", "model_error",
                          Phrase(N_("the model call failed ({error}); nothing more was attempted"),

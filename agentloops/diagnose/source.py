@@ -38,7 +38,8 @@ def one_line(message: str, limit: int = 300) -> str:
 
 def _error(template: str, /, **fields: object) -> LogError:
     """A :class:`LogError` whose fields from the user's file (a path, a parser's message) are made one line."""
-    return log_error(template, **{k: one_line(v) if isinstance(v, str) else v for k, v in fields.items()})
+    return log_error(template, **{k: one_line(v) if isinstance(v, str) and not isinstance(v, Phrase) else v
+                                 for k, v in fields.items()})
 
 
 def _refuse_constant(name: str) -> Any:
@@ -53,8 +54,8 @@ def check_file(path: Path) -> None:
     try:
         info = os.stat(path)
     except OSError as exc:
-        raise _error(N_("{path}: cannot read the log: {reason}"), path=str(path), reason=str(exc.strerror or exc)) \
-            from None
+        raise _error(N_("{path}: cannot read the log: {reason}"), path=str(path),
+                     reason=Phrase(str(exc.strerror or exc))) from None
     if not stat.S_ISREG(info.st_mode):
         raise _error(N_("{path}: not a regular file; expected a log file (JSON or JSON Lines)"), path=str(path))
 
@@ -74,7 +75,7 @@ def decode(where: str, raw: bytes, last: bool) -> Any:
             raise _error(N_("{where}: not valid JSON: {problem}"), where=where, problem=str(exc)) from None
         if last and not raw.endswith(b"\n"):
             raise log_error(N_("{where}: the line is cut off (the log ends mid-line)"), where=where) from None
-        raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=where, problem=exc.msg,
+        raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=where, problem=Phrase(exc.msg),
                      column=exc.colno) from None
 
 
@@ -207,6 +208,6 @@ def _split_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:
             at = f"{path}:{exc.lineno}"
             if exc.pos >= len(text.rstrip()):
                 raise log_error(N_("{where}: the document ends early (the log is cut off)"), where=at) from None
-            raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=at, problem=exc.msg,
+            raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=at, problem=Phrase(exc.msg),
                          column=exc.colno) from None
         yield line, value

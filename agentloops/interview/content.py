@@ -341,7 +341,7 @@ def load(name: str, model: type[M]) -> M:
         DrillError: one line — the file, the field and what was expected.
     """
     path = data_dir() / "interview" / name
-    raw = read_json(path, error=DrillError, what="interview data file")
+    raw = read_json(path, error=DrillError, what=N_("interview data file"))
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

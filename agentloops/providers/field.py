@@ -142,7 +142,7 @@ def field_dir() -> Path:
 def read_case(path: str | Path) -> FieldCase:
     """One case file, validated; a malformed file fails in one line naming it."""
     where = shown_path(path)
-    data = parse_json(read_text(path, error=ScenarioError, what="field case"), where=where, error=ScenarioError)
+    data = parse_json(read_text(path, error=ScenarioError, what=N_("field case")), where=where, error=ScenarioError)
     try:
         return FieldCase.model_validate(data)
     except (ValidationError, ScenarioError) as exc:

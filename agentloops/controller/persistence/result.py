@@ -23,6 +23,7 @@ from agentloops.controller.task.context import (
 from agentloops.controller.task.tasks import Task
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.ledger import CALL_JSON, CallRecord, LedgerEvent
+from agentloops.controller.vocabulary.readback import read_back
 from agentloops.controller.vocabulary.render import html_table
 from agentloops.controller.vocabulary.tools import (
     Toolbox,
@@ -214,7 +215,7 @@ class ControllerRun:
 
     def __str__(self) -> str:
         events = "".join("\n  " + _("late/duplicate at {at} s: {call} {verdict} — {note}").format(
-            at=f"{e.at_s:g}", call=e.call_id, verdict=e.verdict, note=e.note) for e in self.events)
+            at=f"{e.at_s:g}", call=e.call_id, verdict=e.verdict, note=read_back(e.note)) for e in self.events)
         return f"{self.headline()}\n{self.trace.table()}{events}\n{self.stop}"
 
     def __repr__(self) -> str:

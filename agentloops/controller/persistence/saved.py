@@ -27,6 +27,7 @@ from agentloops.controller.persistence.run_state import RunState
 from agentloops.controller.persistence.trace import read_trace, read_trace_lines
 from agentloops.controller.vocabulary.errors import ConfigError, TraceError
 from agentloops.errors import describe_validation_error
+from agentloops.i18n import N_
 from agentloops.jsonfile import read_json
 
 SavedRun = RunState
@@ -50,7 +51,8 @@ def load_state(saved: SavedLike) -> RunState:
     else:
         if isinstance(saved, (str, Path)):
             source = str(saved)
-            data: Any = read_json(saved, error=ConfigError, what="saved-run file (written by 'controller run --save')")
+            data: Any = read_json(saved, error=ConfigError,
+                                  what=N_("saved-run file (written by 'controller run --save')"))
         else:
             data = dict(saved)
         if not isinstance(data, dict):

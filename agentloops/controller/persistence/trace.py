@@ -22,6 +22,7 @@ record), so a damaged file is one error line naming the line and the field.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -176,15 +177,13 @@ class TraceWriter:
             self.file = self.path.open("a" if append else "w", encoding="utf-8")
         except OSError as exc:
             why = exc.strerror or exc.__class__.__name__
-            raise TraceError(f"{self.path}: cannot open for writing ({why})") from None
+            raise TraceError(f"{self.path}: " + N_("cannot open for writing ({why})").format(why=why)) from None
 
     def write(self, data: Mapping[str, Any]) -> None:
         """Write one line and flush it."""
         self.file.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
         self.file.flush()
         if self.fsync:
-            import os
-
             os.fsync(self.file.fileno())
 
     def close(self) -> None:
@@ -251,7 +250,7 @@ class Trace:
     def table(self) -> str:
         """The turns as a text table: version, goal, action, status, state delta, decision."""
         rows = [[t.turn, f"v{t.state_version}→v{t.state_version_after}", clip(read_back(t.pending_goal), 22),
-                 clip(read_back(t.action), 40), clip(t.tool_status, 26), clip(t.delta_shown(), 60),
+                 clip(read_back(t.action), 40), clip(read_back(t.tool_status), 26), clip(t.delta_shown(), 60),
                  clip(read_back(t.decision), 44)] for t in self.turns]
         return text_table([_(h) for h in TURN_HEADERS], rows)
 
@@ -262,7 +261,8 @@ class Trace:
         tail = _("stop: {status} ({code}): {reason}").format(
             status=self.stop["status"], code=self.stop["code"], reason=read_back(self.stop["reason"])) if self.stop \
             else _("no stop line: the run did not finish (killed?)")
-        events = "".join(f"\nevent at {e.at_s:g} s: {e.call_id} {e.verdict} ({e.note})" for e in self.events)
+        events = "".join("\n" + _("event at {at} s: {call} {verdict} ({note})").format(
+            at=f"{e.at_s:g}", call=e.call_id, verdict=e.verdict, note=read_back(e.note)) for e in self.events)
         return f"{head}\n{self.table()}{events}\n{tail}"
 
     def _repr_html_(self) -> str:
@@ -286,21 +286,23 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
     stop: dict[str, Any] | None = None
     stops: list[dict[str, Any]] = []
     for number, data in enumerate(lines, start=1):
+        at = f"{where}:{number}: "
         if not isinstance(data, Mapping):
-            raise TraceError(f"{where}:{number}: expected a JSON object; got {type(data).__name__}")
+            raise TraceError(at + N_("expected a JSON object; got {kind}").format(kind=type(data).__name__))
         kind = data.get("kind")
         model = TURN_JSON if kind == "turn" else _LINE_TYPES.get(str(kind))
         if model is None:
-            raise TraceError(f"{where}:{number}: kind: expected one of {', '.join(_KINDS)}; got {kind!r}")
+            raise TraceError(at + N_("kind: expected one of {kinds}; got {kind!r}").format(kinds=", ".join(_KINDS),
+                                                                                           kind=kind))
         try:
             line = model.validate_python(data) if isinstance(model, TypeAdapter) else model.model_validate(data)
         except ValidationError as exc:
-            raise TraceError(f"{where}:{number}: {describe_validation_error(exc)}") from None
+            raise TraceError(at + describe_validation_error(exc)) from None
         if number == 1 and not isinstance(line, StartLine):
-            raise TraceError(f"{where}:1: a trace starts with a 'start' line; got {kind!r}")
+            raise TraceError(at + N_("a trace starts with a 'start' line; got {kind!r}").format(kind=kind))
         if isinstance(line, StartLine):
             if start is not None:
-                raise TraceError(f"{where}:{number}: a second 'start' line")
+                raise TraceError(at + N_("a second 'start' line"))
             start = line
         elif isinstance(line, TurnRecord):
             turns.append(line)
@@ -313,7 +315,7 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
             stop = dict(line.record)
             stops.append(stop)
     if start is None:
-        raise TraceError(f"{where}: empty; a trace starts with a 'start' line")
+        raise TraceError(f"{where}: " + N_("empty; a trace starts with a 'start' line"))
     return Trace(start, tuple(turns), tuple(events), tuple(resumes), stop, path, truncated_tail, tuple(stops))
 
 
@@ -331,17 +333,16 @@ def read_trace(path: str | Path) -> Trace:
 
 
 def read_trace_lines(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
-    """The decoded lines of a trace file, and whether a cut-off last line was skipped (not yet validated).
-
-    Read through :func:`agentloops.jsonfile.iter_json_lines`: strict JSON, one-line errors naming
-    the file and line, and a FIFO or a huge file is refused instead of hanging or filling memory.
-    """
+    """The decoded lines of a trace file, and whether a cut-off last line was skipped (not yet validated). Read
+    through :func:`agentloops.jsonfile.iter_json_lines`: strict JSON, one-line errors naming the file and line, and
+    a FIFO or a huge file is refused instead of hanging or filling memory."""
     decoded: list[dict[str, Any]] = []
-    for number, value in iter_json_lines(path, error=TraceError, what="JSON Lines trace", cut_tail=True):
+    for number, value in iter_json_lines(path, error=TraceError, what=N_("JSON Lines trace"), cut_tail=True):
         if value is CUT_TAIL:
             return decoded, True
         if not isinstance(value, dict):
-            raise TraceError(f"{path}:{number}: expected a JSON object per line; got {type(value).__name__}")
+            raise TraceError(f"{path}:{number}: " + N_("expected a JSON object per line; got {kind}").format(
+                kind=type(value).__name__))
         decoded.append(value)
     return decoded, False
 

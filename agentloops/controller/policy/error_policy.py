@@ -182,7 +182,8 @@ def resolve_policy(policy: PolicyLike | None) -> ErrorPolicy:
         try:
             return POLICIES[policy]
         except KeyError:
-            raise ConfigError(f"unknown policy {policy!r}; expected one of: {', '.join(POLICIES)}") from None
+            raise ConfigError(N_("unknown policy {name}; expected one of: {names}").format(
+                name=repr(policy), names=", ".join(POLICIES))) from None
     if isinstance(policy, Mapping):
         try:
             return ErrorPolicy.model_validate(dict(policy))

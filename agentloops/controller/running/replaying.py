@@ -151,16 +151,17 @@ class TraceDiff:
         if self.delta_changes:
             parts.append(_("state deltas differ at turn(s) {turns}").format(
                 turns=", ".join(str(t) for t, _delta_a, _delta_b in self.delta_changes)))
-        return "; ".join(parts)
+        return _("; ").join(parts)
 
     def __str__(self) -> str:
         table = text_table(["#", read_back(self.before_label), read_back(self.after_label), ""], self.rows())
-        stops = (f"stop  {self.before_label}: {self.before_stop[0]} ({self.before_stop[1]})\n"
-                 f"stop  {self.after_label}: {self.after_stop[0]} ({self.after_stop[1]})")
-        deltas = "".join(f"\nturn {t} state delta, only in {self.before_label}: {clip(a, 90)}\n"
-                         f"turn {t} state delta, only in {self.after_label}: {clip(b, 90)}"
-                         for t, a, b in self.delta_changes)
-        extra = (f"\n{self.unrecorded} call(s) had no recorded result and ran on the live stubs"
+        stop, only_in = _("stop  {label}: {status} ({code})"), _("turn {turn} state delta, only in {label}: {changes}")
+        stops = "\n".join(stop.format(label=read_back(label), status=status, code=code) for label, (status, code, _why)
+                          in ((self.before_label, self.before_stop), (self.after_label, self.after_stop)))
+        deltas = "".join("\n" + only_in.format(turn=t, label=read_back(label), changes=clip(read_back(changes), 90))
+                         for t, a, b in self.delta_changes for label, changes in ((self.before_label, a),
+                                                                                  (self.after_label, b)))
+        extra = ("\n" + _("{n} call(s) had no recorded result and ran on the live stubs").format(n=self.unrecorded)
                  if self.unrecorded else "")
         return f"{self.summary()}\n{table}\n{stops}{deltas}{extra}"
 
@@ -177,7 +178,7 @@ class TraceDiff:
 def _only(mine: list[str] | None, theirs: list[str] | None) -> str:
     """The changes of one side that the other side lacks, in one line."""
     if mine is None:
-        return "(no such turn)"
+        return N_("(no such turn)")
     rest = list(theirs or [])
     only = []
     for change in mine:
@@ -185,7 +186,7 @@ def _only(mine: list[str] | None, theirs: list[str] | None) -> str:
             rest.remove(change)
         else:
             only.append(change)
-    return "; ".join(only) if only else "(nothing else)"
+    return "; ".join(only) if only else N_("(nothing else)")
 
 
 def _stop_of(trace: Trace) -> tuple[str, str, str]:
@@ -347,7 +348,8 @@ class Regression:
         title = Phrase(N_("Regression: recorded under {before!r}, replayed under {after!r}"), before=self.before,
                        after=self.after)
         return Table.build(title,
-                           [N_("scenario"), f"stop ({self.before})", f"stop ({self.after})", N_("actions"),
+                           [N_("scenario"), Phrase(N_("stop ({policy})"), policy=self.before),
+                            Phrase(N_("stop ({policy})"), policy=self.after), N_("actions"),
                             N_("first divergence"), N_("expected")], rows,
                            note=Phrase(N_("{changed} of {n} trajectories changed (actions, stop or state deltas). "
                                           "{served} tool result(s) were served from the recordings; {live} call(s) "
@@ -360,7 +362,8 @@ class Regression:
         return all(not p for p in self.expectations.values())
 
     def __str__(self) -> str:
-        details = "\n\n".join(f"== {r.original.start.label}\n{r.diff}" for r in self.replays if not r.diff.same)
+        details = "\n\n".join(f"== {read_back(r.original.start.label)}\n{r.diff}" for r in self.replays
+                                if not r.diff.same)
         return f"{self.table()}\n\n{details}".rstrip()
 
     def _repr_html_(self) -> str:

@@ -171,7 +171,7 @@ def scenario_table() -> Table:
             expected += f" → {s.resume.expect.status}"
         with speaking("en"):  # the table's data is English; the learner reads it in their language
             english = "; ".join(f.describe() for f in s.faults) or "-"
-        faults = Said(clip(english, 48), clip("; ".join(f.describe() for f in s.faults) or "-", 48))
+        faults = Said(clip(english, 48), clip(_("; ").join(f.describe() for f in s.faults) or "-", 48))
         rows.append((s.name, s.task.type, faults, expected, Said(clip(s.title, 60), clip(_(s.title), 60))))
     return Table.build(N_("Controller scenarios"),
                        [N_("name"), N_("task"), N_("faults"), N_("expected stop"), N_("title")], rows)

@@ -289,5 +289,5 @@ def load_controller_scenario(scenario: ScenarioLike) -> ControllerScenario:
     path = Path(scenario)
     if path.suffix == ".json" or path.exists():
         return read_scenario_file(path)
-    raise ControllerScenarioNotFound(f"unknown controller scenario {str(scenario)!r}: not a shipped name "
-                                     f"({', '.join(_shipped())}) and not a .json file")
+    raise ControllerScenarioNotFound(N_("unknown controller scenario {name}: not a shipped name ({names}) and not a "
+                                        ".json file").format(name=repr(str(scenario)), names=", ".join(_shipped())))

@@ -60,8 +60,9 @@ the others (a content filter, a refusal) say the request itself is against the r
 
 
 def shown_item(item: str) -> str:
-    """An item as the user reads it: ``weather:Shanghai`` → ``Shanghai`` (the kind prefix is the system's id)."""
-    return item.split(":", 1)[-1]
+    """An item as the user reads it: ``weather:Shanghai`` → ``Shanghai`` (the kind prefix is the system's id); a
+    key the catalog has is shown in the language in use (``order:status`` → ``状态``)."""
+    return _(item.split(":", 1)[-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +280,7 @@ class Stop:
         lines: list[str]
         if s == "succeeded":
             lines = [read_back(self.answer or "") or _("Done."), _("Sources:")] + [
-                f"  {shown_item(f.item)}: {shown(f.source)}" for f in self.facts]
+                _("  {item}: {source}").format(item=shown_item(f.item), source=shown(f.source)) for f in self.facts]
             return "\n".join(lines)
         if s == "waiting_for_user":
             lines = [_("I need one detail to continue: {question}").format(question=shown(self.question or ""))]
@@ -322,7 +323,9 @@ class Stop:
         record = {k: v for k, v in self.system_record().items()
                   if k not in ("state", "facts") and v not in (None, [], {})}
         user, system = _("--- user message ---"), _("--- system record ---")
-        return (f"[{self.status}] {self.code}: {self.reason}\n{user}\n{self.user_message()}\n"
+        head = _("[{status}] {code}: {reason}").format(status=self.status, code=self.code,
+                                                       reason=read_back(self.reason))
+        return (f"{head}\n{user}\n{self.user_message()}\n"
                 f"{system}\n{json.dumps(record, ensure_ascii=False, indent=1)}")
 
     def _repr_html_(self) -> str:

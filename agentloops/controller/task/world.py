@@ -32,6 +32,8 @@ ORDERS: dict[str, dict[str, Any]] = {
     "A-1042": {"status": N_("shipped"), "eta": "2024-06-03", "total": 59.0},
     "B-2001": {"status": N_("processing"), "eta": "2024-06-07", "total": 120.0},
 }
+for _order in ORDERS.values():
+    readable(_order["status"])  # so is an order's status
 DOCUMENTS: dict[str, dict[str, Any]] = {
     "A": {"title": "Loop design notes", "published": "2024-03-01", "version": "1.2"},
     "C": {"title": "Retry budget memo", "published": "2024-05-20", "version": "2.0"},

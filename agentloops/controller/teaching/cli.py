@@ -19,7 +19,7 @@ from agentloops.arguments import positive_int
 from agentloops.controller.policy.error_policy import resolve_policy
 from agentloops.controller.vocabulary.errors import ConfigError, ProcessKilled
 from agentloops.controller.vocabulary.render import Table
-from agentloops.i18n import _, speaking
+from agentloops.i18n import N_, Phrase, _, joined, speaking
 from agentloops.jsonfile import read_json
 
 FORMATS = ("text", "markdown", "json")
@@ -31,7 +31,7 @@ def _policy(text: str | None) -> Any:
         return None
     if not text.endswith(".json"):
         return text
-    data = read_json(text, error=ConfigError, what="policy file (a JSON object of policy fields)")
+    data = read_json(text, error=ConfigError, what=N_("policy file (a JSON object of policy fields)"))
     if not isinstance(data, dict):
         raise ConfigError(_("{path}: expected a JSON object of policy fields; got {kind}").format(
             path=text, kind=type(data).__name__))
@@ -146,12 +146,12 @@ def _check(args: argparse.Namespace) -> tuple[str, int]:
 
     names = args.scenarios or controller_scenario_names()
     checks = [check_scenario(name, policy=_policy(args.policy)) for name in names]
-    rows = [(c.name, " → ".join(f"{r.status} ({r.code})" for r in c.runs), "ok" if c.ok else "FAILED",
-             "; ".join(c.problems)) for c in checks]
+    rows = [(c.name, joined([Phrase(N_("{status} ({code})"), status=r.status, code=r.code) for r in c.runs], " → "),
+             "ok" if c.ok else Phrase(N_("FAILED")), joined(c.problems, "; ")) for c in checks]
     failed = sum(not c.ok for c in checks)
     note = _("{ok} of {n} scenarios behave as their files expect.").format(ok=len(checks) - failed, n=len(checks))
     table = Table.build(_("Controller scenarios: expected stop status, reason and actions"),
-                        ["scenario", "stop", "check", "problems"], rows, note=note)
+                        [N_("scenario"), N_("stop"), N_("check"), N_("problems")], rows, note=note)
     return _render(table, args.format), 1 if failed else 0
 
 

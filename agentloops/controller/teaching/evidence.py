@@ -189,7 +189,8 @@ def _task_names(task: str | None) -> list[str]:
     names = [task] if task is not None else list(TASK_TYPES)
     for name in names:
         if name not in TASK_TYPES:
-            raise ConfigError(f"unknown task type {name!r}; expected one of: {', '.join(TASK_TYPES)}")
+            raise ConfigError(N_("unknown task type {name}; expected one of: {names}").format(
+                name=repr(name), names=", ".join(TASK_TYPES)))
     return names
 
 

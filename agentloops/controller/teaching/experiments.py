@@ -338,7 +338,8 @@ def task_case(task_type: str, seed: int) -> TaskCase:
     if task_type not in CASE_SPACE:
         from agentloops.controller.vocabulary.errors import ConfigError
 
-        raise ConfigError(f"unknown task type {task_type!r}; expected one of: {', '.join(TASK_TYPES)}")
+        raise ConfigError(N_("unknown task type {name}; expected one of: {names}").format(
+            name=repr(task_type), names=", ".join(TASK_TYPES)))
     choices, fixed, policy, places = CASE_SPACE[task_type]
     rng = random.Random(f"{task_type}:{seed}")
     params = dict(rng.choice(choices))

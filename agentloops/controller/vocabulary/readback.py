@@ -25,8 +25,10 @@ from agentloops.i18n import N_, Language, Phrase, Said, _, _catalog, language
 _TEMPLATES: list[str] = [N_("{code}: {reason}")]
 """Templates registered with :func:`readable` (and the one every route's and missing item's line is built with:
 ``fallback: empty here…``, ``empty: …``), read back even when they have fewer than two words of their own."""
-_FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
+_FIELD = re.compile(r"\{(\w+)(?:![rsa])?(?::[^{}]*)?\}")
 _SPEC = re.compile(r"\{(\w+):[^{}]*\}")
+_CONVERTED = re.compile(r"\{(\w+)(?:![rsa]|![rsa]:[^{}]*|:[^{}]*)\}")
+"""A field's format spec (and its conversion: a field matched in a line already holds the repr)."""
 _WORDS = re.compile(r"[A-Za-z]{2,}")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 """A catalog's template reads a line back only with two words of its own (``{a} of {b}`` would read back anything
@@ -85,7 +87,7 @@ def read_back(text: object) -> str:
         return text.shown()
     if isinstance(text, Phrase):  # its fields read back too, a plain English line among them
         fields = {k: read_back(v) if isinstance(v, str) else v for k, v in text.fields.items()}
-        return _formatted(_(text.template), fields) if fields else _(text.template)
+        return _formatted(text.shown_template(), fields) if fields else text.shown_template()
     return _read_back(text, language())
 
 
@@ -125,11 +127,12 @@ def _matched(text: str, lang: Language, patterns: Iterable[tuple[str, tuple[str,
             fields = {k: _read_back(v, lang) for k, v in match.groupdict().items()}
             if any("; " in v and not _CJK.search(fields[k]) for k, v in match.groupdict().items()):
                 continue  # a field spanning two lines that nothing reads back: the template split the list wrongly
-            return _formatted(_(template), fields)
+            return _formatted(_(template), fields, _CONVERTED)
     return None
 
 
-def _formatted(template: str, fields: Mapping[str, object]) -> str:
-    """``template`` filled in; a field read back as text drops its format spec (``{seconds:g}`` of ``"5"``)."""
-    return _SPEC.sub(lambda m: f"{{{m.group(1)}}}" if isinstance(fields.get(m.group(1)), str) else m.group(0),
+def _formatted(template: str, fields: Mapping[str, object], spec: re.Pattern[str] = _SPEC) -> str:
+    """``template`` filled in; a field read back as text drops its conversion and format spec (``{seconds:g}`` of
+    ``"5"``, ``{name!r}`` of ``"'B'"``: the line already holds the repr)."""
+    return spec.sub(lambda m: f"{{{m.group(1)}}}" if isinstance(fields.get(m.group(1)), str) else m.group(0),
                      template).format(**fields)
