@@ -18,6 +18,7 @@ from agentloops.controller import Controller, Fault, TaskPlanner, ToolResult, ma
 from agentloops.controller.attempts import deliver_due
 from agentloops.controller.engine import new_run
 from agentloops.controller.policy.error_policy import ErrorPolicy
+from agentloops.controller.task.answers import contradiction
 from agentloops.controller.task.context import ContextPolicy
 from agentloops.controller.task.world import TOOLS
 from agentloops.controller.vocabulary.ledger import Arrival
@@ -172,3 +173,9 @@ def test_a_tool_may_ask_for_any_wait_that_is_not_negative(seconds: float, ok: bo
     else:
         with pytest.raises(ValidationError):
             read.validate_python({"status": "rate_limited", "retry_after_s": seconds})
+
+
+def test_a_contradicting_answer_names_its_three_smallest_unfounded_numbers():
+    stated = "It is 9, 7, 5, 3 and 1 degrees."
+    assert contradiction(stated, []) == "the answer states 1, 3, 5, which no verified fact contains"
+    assert contradiction("It is 24 degrees.", [], "weather at 24") is None  # the request's own numbers are founded
