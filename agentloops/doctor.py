@@ -124,10 +124,15 @@ def check_packages(version_of: Callable[[str], str | None] = installed_version,
 
 
 def start_kernel(timeout: float = KERNEL_TIMEOUT_S) -> str:
-    """Start a Python kernel, run one line in it, shut it down; the line's result (raises when it cannot)."""
+    """Start a Python kernel, run one line in it, shut it down; the line's result (raises when it cannot).
+
+    The kernel's own output goes nowhere: its start-up warning is not the doctor's to print, and a kernel
+    that inherited a closed standard output (``agentloops doctor >&-``) would die on it.
+    """
     from jupyter_client.manager import start_new_kernel
 
-    manager, client = start_new_kernel(kernel_name="python3", startup_timeout=timeout)
+    manager, client = start_new_kernel(kernel_name="python3", startup_timeout=timeout, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
     try:
         reply = client.execute_interactive("import sys; print(sys.version_info[0])", timeout=timeout,
                                            output_hook=lambda message: None)
