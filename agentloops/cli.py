@@ -5,8 +5,9 @@ Every mistake a user can make on the command line (an unknown scenario or
 criterion, a malformed file, a bad number) ends in one line on stderr and
 exit status 2, never a traceback. Output into a closed pipe (``| head``) ends
 quietly with status 141; a closed standard output or error (``>&-``, ``2>&-``)
-discards what would go there, for the servers and kernels a command starts too; output a full disk refuses is one line and status 2; a terminal
-that cannot show a character gets a backslash escape.
+discards what would go there, for the servers and kernels a command starts
+too; output a full disk refuses is one line and status 2; a terminal that
+cannot show a character gets a backslash escape.
 
 The help and the error lines speak the language of :mod:`agentloops.i18n`: a
 ``--lang`` option anywhere on the line (``agentloops --lang zh compare``,
