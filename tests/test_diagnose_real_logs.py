@@ -59,6 +59,36 @@ def test_a_result_written_compact_once_is_the_same_result() -> None:
     assert finding.kind == "repeated_tool_call" and finding.count == 3  # four calls, three of them repeats
 
 
+@pytest.mark.parametrize("other", ['{"n":1.0,"s":"ok"}', '{"s":"\\u006fk","n":1}', '{ "n" : 1e0 , "s" : "ok" }',
+                                   '{"s": "ok", "n": 10E-1}'])
+def test_one_value_however_its_writer_spelled_it_is_one_result(other: str) -> None:
+    """Key order, spaces, escapes and a whole number written with a fraction or exponent (Python writes ``1.0``
+    where JavaScript writes ``1``): parsed, they are the same value, so they are the same result."""
+    assert canonical_text(other) == canonical_text('{"n": 1, "s": "ok"}') == '{"n":1,"s":"ok"}'
+    assert canonical_text('{"n": 1.5}') == '{"n":1.5}' and canonical_text('{"n": 1e300}') == '{"n":1e+300}'
+    assert canonical_text("9007199254740991.0") == "9007199254740991"  # 2**53 - 1: still exact as a double
+    assert canonical_text("9007199254740992.0") == "9007199254740992.0"  # 2**53: past what writers keep exact
+
+
+def test_a_chat_log_whose_results_and_arguments_are_written_several_ways_repeats_one_call(tmp_path: Path) -> None:
+    writings = ['{"state": "up", "n": 1}', '{"n":1.0,"state":"up"}', '{"state":"\\u0075p","n":1}', '{"n": 1, "state": "up"}']
+    arguments = ['{"id": 7}', '{"id":7.0}', '{ "\\u0069d" : 7 }', '{"id": 7}']
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "status?"}]
+    lines = []
+    for n, (args, result) in enumerate(zip(arguments, writings)):
+        made = {"id": f"c{n}", "type": "function", "function": {"name": "status", "arguments": args}}
+        lines.append({"request": {"messages": list(messages)}, "response": {"choices": [{"finish_reason": "tool_calls",
+                      "message": {"role": "assistant", "content": None, "tool_calls": [made]}}]}})
+        messages += [{"role": "assistant", "content": None, "tool_calls": [made]},
+                     {"role": "tool", "tool_call_id": f"c{n}", "content": result}]
+    lines.append({"request": {"messages": messages}, "response": {"choices": [{"finish_reason": "stop",
+                  "message": {"role": "assistant", "content": "up"}}]}})
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    [finding] = diagnose(path).findings
+    assert finding.kind == "repeated_tool_call" and finding.calls == "2-4" and "called 4 times" in finding.detail
+
+
 def test_the_pydantic_ai_run_that_repeats_a_call_eight_times_is_found() -> None:
     path = FIXTURES / "heldout" / "pydantic-ai-repeated-json.jsonl"
     texts = [m for m in path.read_text().split("tool_call_response") if "max_steps" in m]

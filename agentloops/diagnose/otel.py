@@ -27,6 +27,7 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from agentloops.diagnose.model import (
+    STRICT,
     Ending,
     Msg,
     PrefixMemo,
@@ -162,7 +163,7 @@ def _messages(span: Span, key: str) -> list[Any] | None:
     if raw is None:
         return None
     try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
+        value = STRICT.decode(raw) if isinstance(raw, str) else raw
     except RecursionError:
         raise TooDeep(key) from None
     except ValueError:

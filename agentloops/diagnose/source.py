@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentloops.diagnose.model import LogError, log_error
+from agentloops.diagnose.model import STRICT, LogError, log_error
 from agentloops.i18n import N_, Phrase
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -41,11 +41,7 @@ def _error(template: str, /, **fields: object) -> LogError:
     return log_error(template, **{k: one_line(v) if isinstance(v, str) else v for k, v in fields.items()})
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # built once: json.loads with options builds one a call
+_DECODER = STRICT  # built once: json.loads with options builds one a call
 
 
 def check_file(path: Path) -> None:
