@@ -15,6 +15,7 @@ from agentloops.diagnose import cli as diagnose_cli
 from agentloops.diagnose.cli import add_commands
 from agentloops.diagnose.detectors import COMMON_CAPS, find, tool_repeats
 from agentloops.diagnose.model import Ending, Msg, PrefixMemo, Run, Turn, canonical_text
+from agentloops.diagnose.pairs import error_body
 from agentloops.diagnose.requests import RequestReader
 from agentloops.providers import Reply
 from agentloops.resources import data_dir
@@ -109,11 +110,45 @@ def test_an_attempt_that_timed_out_is_a_failed_attempt_shown_not_a_cut_off_log()
     [attempt] = report.failed_attempts
     assert attempt.where == f"{path}:2" and attempt.error == "ReadTimeout: The read operation timed out"
     assert [f.kind for f in report.findings] == ["premature_answer"]
-    assert "1 HTTP attempt failed at the transport" in str(report) and f"{path}:2 (ReadTimeout" in str(report)
+    assert "1 HTTP attempt failed: no response" in str(report) and f"{path}:2 (ReadTimeout" in str(report)
     assert report.to_dict()["failed_attempts"] == [{"where": f"{path}:2", "error": attempt.error}]
-    assert "1 HTTP attempt failed at the transport" in report.to_html()
+    assert "1 HTTP attempt failed: no response" in report.to_html()
     text, status = cli(["diagnose", str(path)])
     assert status == 1 and "premature_answer" in text
+
+
+ERROR_BODIES = {
+    "openai-chat": ({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}},
+                    "requests: Rate limit reached"),
+    "anthropic": ({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+                  "overloaded_error: Overloaded"),
+    "gemini": ({"error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED"}},
+               "RESOURCE_EXHAUSTED: Resource exhausted"),
+    "ollama": ({"error": "model 'llama3' not found"}, "model 'llama3' not found"),
+    "openai-responses": ({"error": {"message": "The server had an error", "type": "server_error"}},
+                         "server_error: The server had an error"),
+}
+"""What each API answers with an error status (429, 5xx, 529), and how the report names it."""
+
+
+@pytest.mark.parametrize("fmt", sorted(ERROR_BODIES))
+def test_an_error_status_the_sdk_retried_is_a_failed_attempt(tmp_path: Path, fmt: str) -> None:
+    rows = [row for row in rows_of(FIXTURES / "pairs" / f"{fmt}.jsonl") if row["run"] == "01-normal.correct.1"]
+    body, named = ERROR_BODIES[fmt]
+    for row in rows:
+        del row["format"]  # the error body's provider is not told by its keys: the run's format is
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in [rows[0], {**rows[1], "response": body}, *rows[1:]]))
+    report = diagnose(log, fmt)
+    assert (report.stopped, report.runs, report.calls, report.findings) == (None, 1, len(rows), ())
+    assert [(a.where, a.error) for a in report.failed_attempts] == [(f"{log}:2", named)]
+
+
+def test_a_body_that_answers_is_not_an_error_body() -> None:
+    assert error_body({"error": {"message": "x"}}) and error_body({"type": "error", "error": "overloaded"})
+    assert not error_body({"error": None, "output": []})  # every Responses body has an error key
+    assert not error_body({"error": {"message": "x"}, "choices": []}) and not error_body({"error": ""})
+    assert not error_body({"choices": []}) and not error_body(None)
 
 
 def test_attempts_after_the_last_response_end_the_run_raised(tmp_path: Path) -> None:

@@ -123,10 +123,11 @@ class Ending:
 
 @dataclass(frozen=True, slots=True)
 class FailedAttempt:
-    """An HTTP attempt that got no response: the transport failed (a timeout, a refused connection).
+    """An HTTP attempt that got no answer: the transport failed (a timeout, a refused connection), or the API
+    answered with an error status (a rate limit, an overloaded server) and its error body.
 
-    The OpenAI SDK logs such an attempt with ``"response": null`` and retries the
-    same request (twice by default); it is part of an ordinary log, not damage.
+    The OpenAI SDK logs a transport failure with ``"response": null`` and retries the
+    same request (twice by default, 429 and 5xx too); it is part of an ordinary log, not damage.
 
     Attributes:
         where: where it is in the file.
@@ -149,7 +150,7 @@ class Run:
         tail_results: results of the last turn's tool calls, when the log shows tools that ran
             after the last model call (an execute-tool span with no model call after it).
         complete: ``False`` when the log stopped inside the run, so how it ended is not known.
-        failed_attempts: HTTP attempts of the run that failed at the transport (retried or not).
+        failed_attempts: HTTP attempts of the run that got no answer (retried or not).
     """
 
     name: str
