@@ -217,6 +217,33 @@ def test_a_byte_order_mark_is_skipped(tmp_path: Path) -> None:
         assert found == [(f.kind, f.detail) for f in diagnose(source).findings] and found
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_utf16_log_as_windows_powershell_writes_it_is_read(tmp_path: Path, encoding: str) -> None:
+    mark = b"\xfe\xff" if encoding.endswith("be") else b""  # "utf-16" writes its own mark, little-endian here
+    for source in (RECORDS, FIXTURES / "recordings" / "truncated.content.json"):  # JSON Lines, then a document
+        log = tmp_path / f"utf16{source.suffix}"
+        log.write_bytes(mark + source.read_text(encoding="utf-8").encode(encoding))
+        found = [(f.kind, f.where.replace(str(log), "")) for f in diagnose(log).findings]
+        assert found == [(f.kind, f.where.replace(str(source), "")) for f in diagnose(source).findings] and found
+
+
+def test_a_utf16_log_cut_at_an_odd_byte_says_so(tmp_path: Path) -> None:
+    log = tmp_path / "odd.jsonl"
+    log.write_bytes(RECORDS.read_text(encoding="utf-8").encode("utf-16")[:-1])
+    assert diagnose(log).stopped == f"{log}: not valid UTF-16 text, though it opens with a UTF-16 byte order mark"
+
+
+@pytest.mark.parametrize("data", [b"\x00\x00\x00", '{"a": 1}\n'.encode("utf-16-le"), b'{"a": "\x00"}\n'])
+def test_nul_bytes_are_named_as_the_reason_not_a_cut_off_line(tmp_path: Path, data: bytes) -> None:
+    log = tmp_path / "nul.jsonl"
+    log.write_bytes(data)
+    with pytest.raises(LogError, match=r"nul.jsonl:1: NUL bytes, which JSON text never has: UTF-16 written without"):
+        diagnose(log)
+    log.write_bytes(b"[\n" + data + b"\n]")
+    with pytest.raises(LogError, match=r"nul.jsonl:2: NUL bytes"):
+        diagnose(log)
+
+
 def test_a_list_of_records_on_one_line(tmp_path: Path) -> None:
     records = rows_of(RECORDS)
     log = tmp_path / "list.json"
