@@ -121,7 +121,7 @@ def test_an_entry_without_resource_spans_mid_file_is_skipped_and_named(tmp_path:
     report = diagnose(log)
     assert report.runs == 1 and report.stopped is None
     assert report.skipped is not None and report.skipped.count == 1 and report.skipped.first == (f"{log}:2",)
-    assert "skipped 1 entries that have none of the keys resourceSpans" in str(report)
+    assert "skipped 1 entry that has none of the keys resourceSpans (another line, not a model call" in str(report)
 
 
 def test_a_trace_whose_root_never_arrived_is_incomplete(tmp_path: Path) -> None:

@@ -48,9 +48,10 @@ class Skipped:
     keys: tuple[str, ...]
 
     def __str__(self) -> str:
-        return _("skipped {n} entries that have none of the keys {keys} (other lines, not model calls of this "
-                 "log), first at: {first}").format(n=self.count, keys=", ".join(self.keys),
-                                                   first=", ".join(self.first))
+        return ngettext("skipped {n} entry that has none of the keys {keys} (another line, not a model call of this "
+                        "log), at: {first}", "skipped {n} entries that have none of the keys {keys} (other lines, not "
+                        "model calls of this log), first at: {first}", self.count).format(
+            n=self.count, keys=", ".join(self.keys), first=", ".join(self.first))
 
 
 ATTEMPTS_SHOWN = 3
