@@ -265,8 +265,9 @@ def test_pretty_printed_documents_one_after_another(tmp_path: Path) -> None:
 
 def test_a_mixed_file_is_read_to_its_end_and_says_what_it_skipped(tmp_path: Path) -> None:
     rows = rows_of(FIXTURES / "pairs" / "openai-chat.jsonl")
-    other = [{"event": "tool_start", "tool": "read_file"}, {"level": "info", "msg": "retrying"}]
-    mixed = [other[0], *rows[:10], other[1], *rows[10:], other[0]]
+    other = [{"event": "tool_start", "tool": "read_file"}, {"event": "llm_end", "response": "42 lines"},
+             {"event": "llm_start", "request": "How many lines?"}]  # a hook's events, with a request or response text
+    mixed = [other[0], *rows[:10], other[1], *rows[10:], other[2]]
     log = tmp_path / "mixed.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in mixed))
     report = diagnose(log)
@@ -275,7 +276,7 @@ def test_a_mixed_file_is_read_to_its_end_and_says_what_it_skipped(tmp_path: Path
     assert [f.kind for f in report.findings] == [f.kind for f in plain.findings]
     assert report.skipped is not None and report.skipped.count == 3
     assert report.skipped.first == (f"{log}:1", f"{log}:12", f"{log}:{len(mixed)}")
-    assert "skipped 3 entries that have none of the keys request, response" in str(report)
+    assert "skipped 3 entries with neither a request nor a response body (other lines" in str(report)
     assert report.to_dict()["skipped"]["count"] == 3
     assert diagnose(log, "pairs").skipped == report.skipped
 
@@ -285,6 +286,10 @@ def test_a_file_with_no_entry_of_the_format_given(tmp_path: Path) -> None:
     log.write_text(json.dumps({"event": "start"}) + "\n")
     with pytest.raises(LogError, match=r"other\.jsonl: no entry is a otel entry \(each needs one of: resourceSpans\)"):
         diagnose(log, "otel")
+    log.write_text(json.dumps({"request": "the body as text", "response": "the answer as text"}) + "\n")
+    with pytest.raises(LogError, match=r"other\.jsonl: no entry is a pairs entry \(each needs a request or a response "
+                                       r"body, as a JSON object\); 1 skipped, the first at .*other\.jsonl:1$"):
+        diagnose(log, "pairs")
 
 
 # --- a crash is status 3, never 1 ------------------------------------------------------------------------------

@@ -48,6 +48,11 @@ class Skipped:
     keys: tuple[str, ...]
 
     def __str__(self) -> str:
+        if self.keys == ("request", "response"):
+            return ngettext("skipped {n} entry with neither a request nor a response body (another line, not a "
+                            "model call of this log), at: {first}", "skipped {n} entries with neither a request nor "
+                            "a response body (other lines, not model calls of this log), first at: {first}",
+                            self.count).format(n=self.count, first=", ".join(self.first))
         return ngettext("skipped {n} entry that has none of the keys {keys} (another line, not a model call of this "
                         "log), at: {first}", "skipped {n} entries that have none of the keys {keys} (other lines, not "
                         "model calls of this log), first at: {first}", self.count).format(
