@@ -124,6 +124,35 @@ def test_an_entry_without_resource_spans_mid_file_is_skipped_and_named(tmp_path:
     assert "skipped 1 entry that has none of the keys resourceSpans (another line, not a model call" in str(report)
 
 
+def _structured(value: Any) -> dict[str, Any]:
+    """``value`` as an OTLP ``AnyValue``, objects as ``kvlistValue`` (how an exporter may write a structured
+    attribute instead of JSON text)."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_structured(v) for v in value]}}
+    return {"kvlistValue": {"values": [{"key": k, "value": _structured(v)} for k, v in value.items()]}}
+
+
+@pytest.mark.parametrize("name", ["repeated-call", "ping-pong", "failure-streak", "content-filter"])
+def test_messages_written_as_structured_values_read_as_their_json_text(tmp_path: Path, name: str) -> None:
+    source = FIXTURES / "otel" / f"pydantic-ai-{name}.jsonl"
+    [export] = lines_of(source)
+    changed = 0
+    for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for attribute in span["attributes"]:
+            if attribute["key"] in ("gen_ai.input.messages", "gen_ai.output.messages"):
+                attribute["value"] = _structured(json.loads(attribute["value"]["stringValue"]))
+                changed += 1
+    assert changed >= 4  # two chat spans at least, each with its input and output
+    found = [(f.kind, f.calls, f.detail) for f in diagnose(write(tmp_path / "kv.jsonl", [export])).findings]
+    assert found == [(f.kind, f.calls, f.detail) for f in diagnose(source).findings] and found
+
+
 def test_a_trace_whose_root_never_arrived_is_incomplete(tmp_path: Path) -> None:
     [export] = lines_of(FIXTURES / "otel" / "pydantic-ai-talk-and-call.jsonl")
     spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]

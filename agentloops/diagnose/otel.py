@@ -96,7 +96,11 @@ READ = frozenset({"gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.input.me
 
 
 def _value(raw: object) -> Any:
-    """An OTLP ``AnyValue`` as a Python value."""
+    """An OTLP ``AnyValue`` as a Python value.
+
+    The GenAI conventions let ``gen_ai.input.messages`` be a structured value rather than JSON text, so an
+    exporter may write the messages as an ``arrayValue`` of ``kvlistValue`` objects: they read as the same list.
+    """
     if not isinstance(raw, (dict, Mapping)):  # dict first, here and below: a parsed log's objects skip the ABC
         return None
     for key in ("stringValue", "boolValue", "doubleValue"):
@@ -110,6 +114,12 @@ def _value(raw: object) -> Any:
     if "arrayValue" in raw:
         values = raw["arrayValue"].get("values", []) if isinstance(raw["arrayValue"], (dict, Mapping)) else []
         return [_value(v) for v in values] if isinstance(values, list) else None
+    if "kvlistValue" in raw:
+        pairs = raw["kvlistValue"].get("values", []) if isinstance(raw["kvlistValue"], (dict, Mapping)) else []
+        if not isinstance(pairs, list):
+            return None
+        return {p["key"]: _value(p.get("value")) for p in pairs
+                if isinstance(p, (dict, Mapping)) and isinstance(p.get("key"), str)}
     return None
 
 
