@@ -138,7 +138,7 @@ def _structured(value: Any) -> dict[str, Any]:
     return {"kvlistValue": {"values": [{"key": k, "value": _structured(v)} for k, v in value.items()]}}
 
 
-@pytest.mark.parametrize("name", ["repeated-call", "ping-pong", "failure-streak", "content-filter"])
+@pytest.mark.parametrize("name", ["repeated-call", "ping-pong", "failure-streak", "polling"])
 def test_messages_written_as_structured_values_read_as_their_json_text(tmp_path: Path, name: str) -> None:
     source = FIXTURES / "otel" / f"pydantic-ai-{name}.jsonl"
     [export] = lines_of(source)
@@ -150,7 +150,8 @@ def test_messages_written_as_structured_values_read_as_their_json_text(tmp_path:
                 changed += 1
     assert changed >= 4  # two chat spans at least, each with its input and output
     found = [(f.kind, f.calls, f.detail) for f in diagnose(write(tmp_path / "kv.jsonl", [export])).findings]
-    assert found == [(f.kind, f.calls, f.detail) for f in diagnose(source).findings] and found
+    assert found == [(f.kind, f.calls, f.detail) for f in diagnose(source).findings]
+    assert bool(found) == (name != "polling")  # polling is healthy: its results change
 
 
 def test_a_trace_whose_root_never_arrived_is_incomplete(tmp_path: Path) -> None:
