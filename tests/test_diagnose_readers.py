@@ -154,6 +154,36 @@ def test_messages_written_as_structured_values_read_as_their_json_text(tmp_path:
     assert bool(found) == (name != "polling")  # polling is healthy: its results change
 
 
+def test_a_chat_span_that_failed_without_an_answer_is_a_failed_attempt_not_a_call(tmp_path: Path) -> None:
+    source = FIXTURES / "otel" / "pydantic-ai-repeated-call.jsonl"
+    [export] = lines_of(source)
+    spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    first = min((s for s in spans if s["name"].startswith("chat")), key=lambda s: int(s["startTimeUnixNano"]))
+    failed = {**first, "spanId": "f" * 16, "startTimeUnixNano": str(int(first["startTimeUnixNano"]) - 1),
+              "status": {"code": 2, "message": "ModelHTTPError: status_code: 529, Overloaded"},
+              "attributes": [a for a in first["attributes"] if a["key"] != "gen_ai.output.messages"]}
+    spans.append(failed)  # the retry of the same request follows it
+    report, plain = diagnose(write(tmp_path / "o.jsonl", [export])), diagnose(source)
+    assert (report.calls, [(f.kind, f.calls) for f in report.findings]) == \
+        (plain.calls, [(f.kind, f.calls) for f in plain.findings])
+    [attempt] = report.failed_attempts
+    assert attempt.error == "ModelHTTPError: status_code: 529, Overloaded" and "(chat " in attempt.where
+    failed["attributes"] = first["attributes"]  # an error status with an answer is still a model call
+    assert diagnose(write(tmp_path / "o.jsonl", [export])).calls == plain.calls + 1
+
+
+def test_a_trace_whose_only_model_call_failed_is_a_run_with_its_failed_attempt(tmp_path: Path) -> None:
+    [export] = lines_of(FIXTURES / "otel" / "pydantic-ai-normal.jsonl")
+    spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    chats = [s for s in spans if s["name"].startswith("chat")]
+    first = min(chats, key=lambda s: int(s["startTimeUnixNano"]))
+    spans[:] = [s for s in spans if s not in chats or s is first]
+    first["status"] = {"code": 2, "message": "timed out"}
+    first["attributes"] = [a for a in first["attributes"] if a["key"] != "gen_ai.output.messages"]
+    report = diagnose(write(tmp_path / "o.jsonl", [export]))
+    assert (report.runs, report.calls, [a.error for a in report.failed_attempts]) == (1, 0, ["timed out"])
+
+
 def test_a_trace_whose_root_never_arrived_is_incomplete(tmp_path: Path) -> None:
     [export] = lines_of(FIXTURES / "otel" / "pydantic-ai-talk-and-call.jsonl")
     spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]
