@@ -158,7 +158,8 @@ def anthropic_message(raw: object, at: str) -> tuple[Msg, ...]:
 
 
 def gemini_content(raw: object, at: str) -> tuple[Msg, ...]:
-    """One Gemini content: ``functionResponse`` parts become tool results (matched by position, no ids)."""
+    """One Gemini content: ``functionResponse`` parts become tool results (matched by their ``id`` when the API
+    gave the calls ids, else by position)."""
     content = _object(raw, at)
     parts = content.get("parts") or []
     if not isinstance(parts, list):
@@ -173,8 +174,8 @@ def gemini_content(raw: object, at: str) -> tuple[Msg, ...]:
             response = _object(entry["functionResponse"], response_at)
             result = response.get("response")
             is_error = isinstance(result, (dict, Mapping)) and result.get("error") is not None
-            out.append(Msg("tool", canonical_arguments(result), name=_name(response, "name", response_at),
-                           is_error=is_error))
+            out.append(Msg("tool", canonical_arguments(result), call_id=_name(response, "id", response_at),
+                           name=_name(response, "name", response_at), is_error=is_error))
         elif "functionCall" in entry:
             call = _object(entry["functionCall"], f"{at}.parts[{j}].functionCall")
             calls.append((str(call.get("name")), canonical_arguments(call.get("args") or {})))
