@@ -412,29 +412,21 @@ def _error(message: str) -> None:
 
 
 def _reopen_closed_streams() -> None:
-    """Point a standard output or error the caller closed (``>&-``, ``2>&-``: their choice to discard it) at /dev/null.
-
-    On the descriptor itself, inheritably: a kernel or a server the command starts would otherwise meet the
-    closed descriptor and die on it. Without a stderr, ``print(file=None)`` would write an error line into the output.
-    """
+    """Point a standard output or error the caller closed (``>&-``, ``2>&-``: their choice to discard it) at /dev/null,
+    on its own descriptor and inheritably: a kernel or server a command starts would otherwise die on the closed one,
+    and without a stderr ``print(file=None)`` would write an error line into the output."""
     for name, number in (("stdout", 1), ("stderr", 2)):
-        if getattr(sys, name) is not None:
-            continue
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        if devnull != number and _is_free(number):  # a lower descriptor was closed too: copy onto ours
-            os.dup2(devnull, number)  # a dup2 copy is inheritable
-            os.close(devnull)
-            devnull = number
-        elif devnull == number:
-            os.set_inheritable(number, True)
-        setattr(sys, name, open(devnull, "w", encoding="utf-8"))  # noqa: SIM115 (lives as long as the process)
+        if getattr(sys, name) is None:
+            devnull = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: ``number``, or a lower one
+            if devnull != number and not _in_use(number):
+                devnull = os.dup2(devnull, number)
+            os.set_inheritable(devnull, True)
+            setattr(sys, name, open(devnull, "w", encoding="utf-8"))  # noqa: SIM115 (lives as long as the process)
 
 
-def _is_free(number: int) -> bool:
-    try:
-        os.fstat(number)
-    except OSError:
-        return True
+def _in_use(number: int) -> bool:
+    with contextlib.suppress(OSError):
+        return os.fstat(number) is not None
     return False
 
 

@@ -124,15 +124,11 @@ def check_packages(version_of: Callable[[str], str | None] = installed_version,
 
 
 def start_kernel(timeout: float = KERNEL_TIMEOUT_S) -> str:
-    """Start a Python kernel, run one line in it, shut it down; the line's result (raises when it cannot).
-
-    The kernel's own output goes nowhere: its start-up warning is not the doctor's to print, and a kernel
-    that inherited a closed standard output (``agentloops doctor >&-``) would die on it.
-    """
+    """Start a Python kernel, run one line in it, shut it down; the line's result (raises when it cannot)."""
     from jupyter_client.manager import start_new_kernel
 
-    manager, client = start_new_kernel(kernel_name="python3", startup_timeout=timeout, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL)
+    manager, client = start_new_kernel(kernel_name="python3", startup_timeout=timeout,  # its own output (its
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # warning) goes nowhere
     try:
         reply = client.execute_interactive("import sys; print(sys.version_info[0])", timeout=timeout,
                                            output_hook=lambda message: None)

@@ -291,8 +291,7 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
         kind = data.get("kind")
         model = TURN_JSON if kind == "turn" else _LINE_TYPES.get(str(kind))
         if model is None:
-            got = "missing (not a trace line?)" if "kind" not in data else f"got {kind!r}"
-            raise TraceError(f"{where}:{number}: kind: expected one of {', '.join(_KINDS)}; {got}")
+            raise TraceError(f"{where}:{number}: kind: expected one of {', '.join(_KINDS)}; got {kind!r}")
         try:
             line = model.validate_python(data) if isinstance(model, TypeAdapter) else model.model_validate(data)
         except ValidationError as exc:
@@ -314,8 +313,8 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
             stop = dict(line.record)
             stops.append(stop)
     if start is None:
-        empty = "its only line is cut off mid-write" if truncated_tail else "empty"
-        raise TraceError(f"{where}: {empty}; a trace starts with a 'start' line")
+        raise TraceError(f"{where}: {'its only line is cut off mid-write' if truncated_tail else 'empty'}; a trace "
+                         "starts with a 'start' line")
     return Trace(start, tuple(turns), tuple(events), tuple(resumes), stop, path, truncated_tail, tuple(stops))
 
 
