@@ -187,3 +187,24 @@ def test_gemini_results_carry_their_call_ids_so_a_parallel_batch_answered_out_of
     log.write_text("".join(json.dumps(line) + "\n" for line in lines))
     found = [(f.kind, f.detail) for f in diagnose(log).findings]
     assert found == [("repeated_tool_call", "status({}) was called 3 times and returned the same result each time")]
+
+
+def test_the_legacy_function_call_and_its_function_result_are_a_call_and_its_result(tmp_path: Path) -> None:
+    """Chat Completions before tools: ``function_call`` on the assistant message, the result as a ``function``
+    message. Unread, each result went unseen: every call was taken for an answer the conversation went on after."""
+    made = {"name": "status", "arguments": '{"id": 1}'}
+    asked = {"choices": [{"finish_reason": "function_call",
+                          "message": {"role": "assistant", "content": None, "function_call": made}}]}
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "status?"}]
+    lines = []
+    for _ in range(3):
+        lines.append({"request": {"messages": list(messages)}, "response": asked})
+        messages += [{"role": "assistant", "content": None, "function_call": made},
+                     {"role": "function", "name": "status", "content": "down"}]
+    lines.append({"request": {"messages": messages}, "response": {"choices": [
+        {"finish_reason": "stop", "message": {"role": "assistant", "content": "still down"}}]}})
+    assert read_request("openai-chat", {"messages": messages[1:3]})[0] == (
+        Msg("assistant", None, (("status", '{"id":1}'),)), Msg("tool", "down", call_id="function_call", name="status"))
+    log = tmp_path / "legacy.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert [(f.kind, f.calls) for f in diagnose(log).findings] == [("repeated_tool_call", "2-3")]

@@ -91,6 +91,10 @@ def _entries(value: object, where: str, key: str) -> list[Any]:
     return value
 
 
+LEGACY_CALL_ID = "function_call"
+"""The id the response reader gives a legacy ``function_call`` (it has none), so its ``function`` result matches it."""
+
+
 def chat_message(raw: object, at: str) -> tuple[Msg, ...]:
     """One Chat Completions (or Ollama ``/api/chat``) message."""
     message = _object(raw, at)
@@ -100,15 +104,22 @@ def chat_message(raw: object, at: str) -> tuple[Msg, ...]:
     if role == "tool":
         name = _name(message, "tool_name", at) or _name(message, "name", at)
         return (Msg("tool", text, call_id=_name(message, "tool_call_id", at), name=name),)
+    if role == "function":  # the legacy function calling: the result of the one function_call before it
+        return (Msg("tool", text, call_id=LEGACY_CALL_ID, name=_name(message, "name", at)),)
     if role == "assistant":
         calls = tuple(_chat_call(c, f"{at}.tool_calls[{j}]")
                       for j, c in enumerate(_entries(message.get("tool_calls"), at, "tool_calls")))
+        if message.get("function_call") is not None:
+            calls += (_function(_object(message["function_call"], f"{at}.function_call")),)
         return (Msg("assistant", text, calls),)
     return (Msg("system" if role in ("system", "developer") else "user", text),)
 
 
 def _chat_call(raw: object, where: str) -> tuple[str, str]:
-    function = _object(_object(raw, where).get("function"), f"{where}.function")
+    return _function(_object(_object(raw, where).get("function"), f"{where}.function"))
+
+
+def _function(function: Mapping[str, Any]) -> tuple[str, str]:
     return str(function.get("name")), canonical_arguments(function.get("arguments") or {})
 
 
