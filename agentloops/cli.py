@@ -4,9 +4,10 @@ render instructor solutions, and the controller group.
 Every mistake a user can make on the command line (an unknown scenario or
 criterion, a malformed file, a bad number) ends in one line on stderr and
 exit status 2, never a traceback. Output into a closed pipe (``| head``) ends
-quietly with status 141; a closed standard output (``>&-``) discards it
-quietly; output a full disk refuses is one line and status 2; a terminal
-that cannot show a character gets a backslash escape.
+quietly with status 141; a closed standard output or error (``>&-``, ``2>&-``)
+discards what would go there, for the servers and kernels a command starts
+too; output a full disk refuses is one line and status 2; a terminal that
+cannot show a character gets a backslash escape.
 
 The help and the error lines speak the language of :mod:`agentloops.i18n`: a
 ``--lang`` option anywhere on the line (``agentloops --lang zh compare``,
@@ -307,8 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     that cannot be written (a full disk) is one line and status 2. Anything else
     is a bug and keeps its traceback.
     """
-    if sys.stdout is None:  # the caller closed it (``agentloops … >&-``): their choice to discard the output
-        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
+    _reopen_closed_streams()
     _tolerate_any_encoding(sys.stdout)
     _tolerate_any_encoding(sys.stderr)
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -423,6 +423,25 @@ def _error(message: str) -> None:
 
     with contextlib.suppress(OSError):  # stderr is gone too: the status still says it failed
         print(_("agentloops: error: {message}").format(message=one_line(read_back(message))), file=sys.stderr)
+
+
+def _reopen_closed_streams() -> None:
+    """Point a standard output or error the caller closed (``>&-``, ``2>&-``: their choice to discard it) at /dev/null,
+    on its own descriptor and inheritably: a kernel or server a command starts would otherwise die on the closed one,
+    and without a stderr ``print(file=None)`` would write an error line into the output."""
+    for name, number in (("stdout", 1), ("stderr", 2)):
+        if getattr(sys, name) is None:
+            devnull = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: ``number``, or a lower one
+            if devnull != number and not _in_use(number):
+                devnull = os.dup2(devnull, number)
+            os.set_inheritable(devnull, True)
+            setattr(sys, name, open(devnull, "w", encoding="utf-8"))  # noqa: SIM115 (lives as long as the process)
+
+
+def _in_use(number: int) -> bool:
+    with contextlib.suppress(OSError):
+        return os.fstat(number) is not None
+    return False
 
 
 def _tolerate_any_encoding(stream: object) -> None:

@@ -127,7 +127,8 @@ def start_kernel(timeout: float = KERNEL_TIMEOUT_S) -> str:
     """Start a Python kernel, run one line in it, shut it down; the line's result (raises when it cannot)."""
     from jupyter_client.manager import start_new_kernel
 
-    manager, client = start_new_kernel(kernel_name="python3", startup_timeout=timeout)
+    manager, client = start_new_kernel(kernel_name="python3", startup_timeout=timeout,  # its own output (its
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # warning) goes nowhere
     try:
         reply = client.execute_interactive("import sys; print(sys.version_info[0])", timeout=timeout,
                                            output_hook=lambda message: None)

@@ -308,6 +308,22 @@ def test_a_closed_standard_output_ends_quietly(args: list[str]):
         assert (done.returncode, done.stderr) == (0, b"")
 
 
+def test_a_closed_standard_error_keeps_the_error_line_out_of_the_output():
+    done = subprocess.run(f"'{sys.executable}' -m agentloops run no-such-scenario 2>&-", shell=True,
+                          executable="/bin/bash", capture_output=True, cwd=ROOT, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (2, b"")  # print(file=None) once wrote the error into the output
+
+
+def test_a_server_or_kernel_a_command_starts_finds_the_closed_streams_open():
+    """``agentloops app >&-``: every kernel Voilà started died on the closed descriptor it inherited."""
+    child = "import sys; sys.exit(sys.stdout is None or sys.stderr is None)"
+    code = (f"import subprocess, sys; from agentloops import cli; cli._reopen_closed_streams(); "
+            f"sys.exit(subprocess.run([sys.executable, '-c', {child!r}]).returncode)")
+    done = subprocess.run(f"'{sys.executable}' -c \"{code}\" >&- 2>&-", shell=True, executable="/bin/bash",
+                          capture_output=True, cwd=ROOT, timeout=60, check=False)
+    assert done.returncode == 0
+
+
 def test_output_into_head_ends_quietly():
     done = subprocess.run(f"'{sys.executable}' -m agentloops compare --format csv | head -c 10; exit ${{PIPESTATUS[0]}}",
                           shell=True, executable="/bin/bash", capture_output=True, cwd=ROOT, timeout=60, check=False)

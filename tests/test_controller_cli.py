@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
@@ -349,6 +350,24 @@ def test_a_crash_fault_is_one_line_naming_the_kept_trace_and_status_137(capsys, 
     assert code == 0 and "get_weather(city=Shanghai)" in out and "no stop line" in out
     code, out, err = cli(capsys, "run", str(scenario))
     assert (code, out) == (137, "") and err.endswith("no trace was kept (pass --trace to keep one)\n")
+
+
+def test_a_replay_killed_again_names_its_own_option_for_keeping_a_trace(capsys, tmp_path: Path):
+    scenario, trace, out_trace = _scenario_file(tmp_path, kind="crash"), tmp_path / "kept.jsonl", tmp_path / "r.jsonl"
+    cli(capsys, "run", str(scenario), "--trace", str(trace))
+    code, out, err = cli(capsys, "replay", str(trace))  # replay keeps its trace with --out: it has no --trace
+    assert (code, out) == (137, "") and err.endswith("no trace was kept (pass --out to keep one)\n")
+    code, out, err = cli(capsys, "replay", str(trace), "--out", str(out_trace))
+    assert (code, out) == (137, "") and err.endswith(f"its trace is kept in {out_trace}: agentloops controller show "
+                                                     f"{out_trace}\n")
+
+
+def test_a_kill_in_a_command_that_keeps_no_trace_suggests_no_option(capsys):
+    from agentloops.controller.teaching.cli import _killed
+    from agentloops.controller.vocabulary.errors import ProcessKilled
+
+    assert _killed(argparse.Namespace(controller_command="check"), ProcessKilled("a kill")) == ("", 137)
+    assert capsys.readouterr().err == "agentloops: the run was killed (a kill); no trace was kept\n"
 
 
 def test_a_scenario_file_declares_a_fault_not_retryable(capsys, tmp_path: Path):

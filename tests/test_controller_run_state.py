@@ -278,6 +278,8 @@ def test_a_missing_field_an_extra_field_and_a_missing_stop_record_are_each_one_l
     (lambda d: d["state"].update(failures=[{"tool": "t"}]), "state.failures[0].status: missing"),
     (lambda d: d["monitor"].update(sightings=[["t", "{}", "v1", 1, "ok", True, "new"]]),
      "monitor.sightings: [0][2]: expected a valid integer"),
+    (lambda d: d["monitor"].update(sightings={"x": 1}),  # once passed as the monitor's own mapping: a traceback later
+     "monitor.sightings: (top level): expected a list; got dict"),
     (lambda d: d.update(calls=[{"call_id": "c9"}]), "calls[0].turn: missing"),
 ])
 def test_a_broken_runtime_record_in_a_saved_file_is_one_line_naming_it(tmp_path: Path, edit, message):
@@ -289,6 +291,16 @@ def test_a_broken_runtime_record_in_a_saved_file_is_one_line_naming_it(tmp_path:
         load_state(path)
     text = str(caught.value)
     assert text.startswith(f"{path}: {message}") and "\n" not in text, text
+
+
+@pytest.mark.parametrize(("recorded", "reason"), [("[" * 2400, "File name too long"), ("a\0b", "embedded null byte"),
+                                                  ("bad.json/trace.jsonl", "Not a directory")])
+def test_a_trace_path_the_system_refuses_names_the_saved_file(tmp_path: Path, capsys, recorded: str, reason: str):
+    path = _broken(tmp_path, {**_written(tmp_path), "trace_path": recorded})
+    code = main(["controller", "resume", str(path), "--answer", "A-1042"])
+    out, err = capsys.readouterr()
+    assert (code, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(f"agentloops: error: {path}: trace_path ") and f"not a usable file name ({reason})" in err
 
 
 def test_a_schema_1_file_needs_no_stop_record_but_a_schema_2_file_does(tmp_path: Path):

@@ -169,6 +169,10 @@ def test_only_a_waiting_run_resumes():
     ({"task": {"type": "weather", "params": {}}}, r"task: unknown task type 'weather'; expected one of"),
     ({"task": {"type": "weather_compare", "params": {"towns": ["A"]}}}, r"params\.towns: is not a known field"),
     ({"faults": [{"tool": "fetch", "kind": "timeout"}]}, r"faults\[0\]\.tool 'fetch' is not a tool of task"),
+    ({"faults": [{"tool": "get_weather", "kind": "timeout", "match": {"cty": "Beijing"}}]},  # would never fire
+     r"faults\[0\]\.match: 'cty' is not an argument of get_weather \(arguments: city\)$"),
+    ({"faults": [{"tool": "get_weather", "kind": "timeout", "match": {"ci\nty": "Beijing"}}]},
+     r"faults\[0\]\.match: 'ci\\nty' is not an argument"),
     ({"policy": "strict"}, r"unknown policy 'strict'"),
     ({"model": {}}, r"model: give exactly one of planner or script"),
     ({"colour": "red"}, r"colour: is not a known field \(check the spelling\)$"),

@@ -101,7 +101,8 @@ def test_a_line_cut_mid_write_is_skipped_and_flagged(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    ("", r"empty; a trace starts with a 'start' line"),
+    ("", r"bad\.jsonl: empty; a trace starts with a 'start' line"),
+    ('{"kind": "start", "trace', r"bad\.jsonl: its only line is cut off mid-write; a trace starts with a 'start'"),
     ('{"kind": "turn"}\n', r":1: a trace starts with a 'start' line|:1: trace_id: missing"),
     ('not json\n{"kind": "stop"}\n', r":1: not valid JSON"),
     ('{"kind": "party"}\n', r":1: kind: expected one of start, turn, event, resume, stop; got 'party'"),

@@ -110,6 +110,22 @@ def test_alternating_calls_are_ping_pong() -> None:
     assert finding.kind == "ping_pong" and finding.calls == "3-4"
 
 
+def _batch(n: int) -> Response:
+    """One model call asking for two tools at once (a parallel batch): ids ``a{n}`` and ``b{n}``."""
+    return Response.model_validate({"content": None, "finish_reason": "tool_calls", "tool_calls": [
+        {"id": f"a{n}", "name": "weather", "arguments": '{"city": "A"}'},
+        {"id": f"b{n}", "name": "weather", "arguments": '{"city": "B"}'}]})
+
+
+def test_a_parallel_batch_sent_again_repeats_each_call_it_does_not_alternate() -> None:
+    def answered(n: int) -> list[Msg]:  # results come back in either order, matched by id
+        return [Msg("tool", "B: rain", call_id=f"b{n}"), Msg("tool", "A: sun", call_id=f"a{n}")]
+
+    steps = [(_batch(1), []), (_batch(2), answered(1)), (_batch(3), answered(2)), (ANSWER, answered(3))]
+    found = [(f.kind, f.calls, f.count) for f in tool_repeats(make_run(steps))]
+    assert found == [("repeated_tool_call", "2-3", 2)] * 2  # A B A B in file order, but never across calls
+
+
 def test_unknown_results_are_never_called_repeats() -> None:
     steps = [(call(n=1), []), (call(n=2), [Msg("tool", None, call_id="c1")]), (ANSWER, [Msg("tool", None, call_id="c2")])]
     assert not list(tool_repeats(make_run(steps)))

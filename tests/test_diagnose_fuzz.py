@@ -16,11 +16,13 @@ regression there names its cause.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import random
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -242,3 +244,84 @@ def test_a_crash_kind_is_one_line_naming_the_file_and_line(tmp_path: Path, fixtu
     said = err if err else out.splitlines()[-1]
     assert f"case.jsonl:{line}" in said and field in said, (out, err)
     assert len(err.splitlines()) <= 1 and "Traceback" not in err
+
+
+# --- every field of every format, given every wrong type ------------------------------------------------------
+
+_WRONG: dict[str, Any] = {"true": True, "null": None, "number": 7, "text": "x", "list": ["x"], "object": {"x": 1},
+                          "deep": "[" * 1200 + "1" + "]" * 1200}
+"""One value of each JSON type, and text nested past what a parser walks (where a field holds JSON as text)."""
+
+_SMALL_LOGS: dict[str, int] = {"pairs/tools-polling.jsonl": 5, "heldout/openai-sdk-timeout.jsonl": 4,
+                               "pairs/anthropic.jsonl": 3, "pairs/gemini.jsonl": 3, "pairs/ollama.jsonl": 3,
+                               "pairs/openai-responses.jsonl": 3, "otel/pydantic-ai-truncated.jsonl": 1,
+                               "recordings/runs.jsonl": 2, "recordings/truncated.content.json": 1}
+"""A log of each format and how many of its entries to take (the first three lines hold every field a format has)."""
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every key path inside ``value``, and, after a ``None`` marker, every path inside a string that holds JSON."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        yield (*path, key)
+        if isinstance(child, str) and child[:1] in "[{" and None not in path:
+            with contextlib.suppress(ValueError):
+                yield from _paths(json.loads(child), (*path, key, None))
+        yield from _paths(child, (*path, key))
+
+
+def _with(entry: Any, path: tuple[Any, ...], new: Any) -> Any:
+    """A copy of ``entry`` with the value at ``path`` replaced (inside the JSON text, past a ``None`` marker)."""
+    entry = copy.deepcopy(entry)
+    if None in path:
+        cut = path.index(None)
+        holder = entry
+        for key in path[:cut - 1]:
+            holder = holder[key]
+        holder[path[cut - 1]] = json.dumps(_with(json.loads(holder[path[cut - 1]]), path[cut + 1:], new))
+        return entry
+    holder = entry
+    for key in path[:-1]:
+        holder = holder[key]
+    holder[path[-1]] = new
+    return entry
+
+
+def _field_cases(name: str, entries: int) -> Iterator[tuple[str, str]]:
+    """Each distinct field (list positions folded) of the first ``entries`` entries, given each wrong value."""
+    seed = data_dir() / "diagnose" / name
+    lines = seed.suffix == ".jsonl"
+    rows = [json.loads(line) for line in seed.read_text().splitlines()[:entries]] if lines else [
+        json.loads(seed.read_text())]
+    seen: set[tuple[Any, ...]] = set()
+    for index, row in enumerate(rows):
+        for path in _paths(row):
+            folded = tuple("*" if isinstance(key, int) else key for key in path)
+            if folded in seen:
+                continue
+            seen.add(folded)
+            for label, value in _WRONG.items():
+                changed = [*rows[:index], _with(row, path, value), *rows[index + 1:]]
+                text = "".join(json.dumps(r) + "\n" for r in changed) if lines else json.dumps(changed[0], indent=1)
+                yield f"{name}:{index + 1} {'.'.join(str(k) for k in folded)} = {label}", text
+
+
+def test_every_field_of_every_format_given_every_wrong_type(tmp_path: Path):
+    """Exhaustive where :func:`test_fuzz_diagnose` samples: each field a format has, in turn, holds each JSON type
+    it should not; diagnose reads it, or says in one line which file and line it cannot read, and never crashes."""
+    problems, ran = [], 0
+    for name, entries in _SMALL_LOGS.items():
+        case = tmp_path / f"case{Path(name).suffix}"
+        for label, text in _field_cases(name, entries):
+            case.write_text(text)
+            ran += 1
+            try:
+                status, out, err = run_cli(["diagnose", str(case)])
+            except BaseException as exc:
+                problems.append(f"{label}: {type(exc).__name__}: {str(exc)[:160]}")
+                continue
+            problem = problem_with(status, out, err, case.name)
+            if problem is not None:
+                problems.append(f"{label}: {problem}: {err[:200]!r}")
+    assert ran > 1000, ran
+    assert not problems, f"{len(problems)} of {ran} cases misbehaved; first ones:\n" + "\n".join(problems[:12])

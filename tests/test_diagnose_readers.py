@@ -121,7 +121,67 @@ def test_an_entry_without_resource_spans_mid_file_is_skipped_and_named(tmp_path:
     report = diagnose(log)
     assert report.runs == 1 and report.stopped is None
     assert report.skipped is not None and report.skipped.count == 1 and report.skipped.first == (f"{log}:2",)
-    assert "skipped 1 entries that have none of the keys resourceSpans" in str(report)
+    assert "skipped 1 entry that has none of the keys resourceSpans (another line, not a model call" in str(report)
+
+
+def _structured(value: Any) -> dict[str, Any]:
+    """``value`` as an OTLP ``AnyValue``, objects as ``kvlistValue`` (how an exporter may write a structured
+    attribute instead of JSON text)."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_structured(v) for v in value]}}
+    return {"kvlistValue": {"values": [{"key": k, "value": _structured(v)} for k, v in value.items()]}}
+
+
+@pytest.mark.parametrize("name", ["repeated-call", "ping-pong", "failure-streak", "polling"])
+def test_messages_written_as_structured_values_read_as_their_json_text(tmp_path: Path, name: str) -> None:
+    source = FIXTURES / "otel" / f"pydantic-ai-{name}.jsonl"
+    [export] = lines_of(source)
+    changed = 0
+    for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for attribute in span["attributes"]:
+            if attribute["key"] in ("gen_ai.input.messages", "gen_ai.output.messages"):
+                attribute["value"] = _structured(json.loads(attribute["value"]["stringValue"]))
+                changed += 1
+    assert changed >= 4  # two chat spans at least, each with its input and output
+    found = [(f.kind, f.calls, f.detail) for f in diagnose(write(tmp_path / "kv.jsonl", [export])).findings]
+    assert found == [(f.kind, f.calls, f.detail) for f in diagnose(source).findings]
+    assert bool(found) == (name != "polling")  # polling is healthy: its results change
+
+
+def test_a_chat_span_that_failed_without_an_answer_is_a_failed_attempt_not_a_call(tmp_path: Path) -> None:
+    source = FIXTURES / "otel" / "pydantic-ai-repeated-call.jsonl"
+    [export] = lines_of(source)
+    spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    first = min((s for s in spans if s["name"].startswith("chat")), key=lambda s: int(s["startTimeUnixNano"]))
+    failed = {**first, "spanId": "f" * 16, "startTimeUnixNano": str(int(first["startTimeUnixNano"]) - 1),
+              "status": {"code": 2, "message": "ModelHTTPError: status_code: 529, Overloaded"},
+              "attributes": [a for a in first["attributes"] if a["key"] != "gen_ai.output.messages"]}
+    spans.append(failed)  # the retry of the same request follows it
+    report, plain = diagnose(write(tmp_path / "o.jsonl", [export])), diagnose(source)
+    assert (report.calls, [(f.kind, f.calls) for f in report.findings]) == \
+        (plain.calls, [(f.kind, f.calls) for f in plain.findings])
+    [attempt] = report.failed_attempts
+    assert attempt.error == "ModelHTTPError: status_code: 529, Overloaded" and "(chat " in attempt.where
+    failed["attributes"] = first["attributes"]  # an error status with an answer is still a model call
+    assert diagnose(write(tmp_path / "o.jsonl", [export])).calls == plain.calls + 1
+
+
+def test_a_trace_whose_only_model_call_failed_is_a_run_with_its_failed_attempt(tmp_path: Path) -> None:
+    [export] = lines_of(FIXTURES / "otel" / "pydantic-ai-normal.jsonl")
+    spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    chats = [s for s in spans if s["name"].startswith("chat")]
+    first = min(chats, key=lambda s: int(s["startTimeUnixNano"]))
+    spans[:] = [s for s in spans if s not in chats or s is first]
+    first["status"] = {"code": 2, "message": "timed out"}
+    first["attributes"] = [a for a in first["attributes"] if a["key"] != "gen_ai.output.messages"]
+    report = diagnose(write(tmp_path / "o.jsonl", [export]))
+    assert (report.runs, report.calls, [a.error for a in report.failed_attempts]) == (1, 0, ["timed out"])
 
 
 def test_a_trace_whose_root_never_arrived_is_incomplete(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from agentloops.diagnose import cli as diagnose_cli
 from agentloops.diagnose.cli import add_commands
 from agentloops.diagnose.detectors import COMMON_CAPS, find, tool_repeats
 from agentloops.diagnose.model import Ending, Msg, PrefixMemo, Run, Turn, canonical_text
+from agentloops.diagnose.pairs import error_body
 from agentloops.diagnose.requests import RequestReader
 from agentloops.providers import Reply
 from agentloops.resources import data_dir
@@ -59,6 +60,36 @@ def test_a_result_written_compact_once_is_the_same_result() -> None:
     assert finding.kind == "repeated_tool_call" and finding.count == 3  # four calls, three of them repeats
 
 
+@pytest.mark.parametrize("other", ['{"n":1.0,"s":"ok"}', '{"s":"\\u006fk","n":1}', '{ "n" : 1e0 , "s" : "ok" }',
+                                   '{"s": "ok", "n": 10E-1}'])
+def test_one_value_however_its_writer_spelled_it_is_one_result(other: str) -> None:
+    """Key order, spaces, escapes and a whole number written with a fraction or exponent (Python writes ``1.0``
+    where JavaScript writes ``1``): parsed, they are the same value, so they are the same result."""
+    assert canonical_text(other) == canonical_text('{"n": 1, "s": "ok"}') == '{"n":1,"s":"ok"}'
+    assert canonical_text('{"n": 1.5}') == '{"n":1.5}' and canonical_text('{"n": 1e300}') == '{"n":1e+300}'
+    assert canonical_text("9007199254740991.0") == "9007199254740991"  # 2**53 - 1: still exact as a double
+    assert canonical_text("9007199254740992.0") == "9007199254740992.0"  # 2**53: past what writers keep exact
+
+
+def test_a_chat_log_whose_results_and_arguments_are_written_several_ways_repeats_one_call(tmp_path: Path) -> None:
+    writings = ['{"state": "up", "n": 1}', '{"n":1.0,"state":"up"}', '{"state":"\\u0075p","n":1}', '{"n": 1, "state": "up"}']
+    arguments = ['{"id": 7}', '{"id":7.0}', '{ "\\u0069d" : 7 }', '{"id": 7}']
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "status?"}]
+    lines = []
+    for n, (args, result) in enumerate(zip(arguments, writings)):
+        made = {"id": f"c{n}", "type": "function", "function": {"name": "status", "arguments": args}}
+        lines.append({"request": {"messages": list(messages)}, "response": {"choices": [{"finish_reason": "tool_calls",
+                      "message": {"role": "assistant", "content": None, "tool_calls": [made]}}]}})
+        messages += [{"role": "assistant", "content": None, "tool_calls": [made]},
+                     {"role": "tool", "tool_call_id": f"c{n}", "content": result}]
+    lines.append({"request": {"messages": messages}, "response": {"choices": [{"finish_reason": "stop",
+                  "message": {"role": "assistant", "content": "up"}}]}})
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    [finding] = diagnose(path).findings
+    assert finding.kind == "repeated_tool_call" and finding.calls == "2-4" and "called 4 times" in finding.detail
+
+
 def test_the_pydantic_ai_run_that_repeats_a_call_eight_times_is_found() -> None:
     path = FIXTURES / "heldout" / "pydantic-ai-repeated-json.jsonl"
     texts = [m for m in path.read_text().split("tool_call_response") if "max_steps" in m]
@@ -79,11 +110,45 @@ def test_an_attempt_that_timed_out_is_a_failed_attempt_shown_not_a_cut_off_log()
     [attempt] = report.failed_attempts
     assert attempt.where == f"{path}:2" and attempt.error == "ReadTimeout: The read operation timed out"
     assert [f.kind for f in report.findings] == ["premature_answer"]
-    assert "1 HTTP attempt failed at the transport" in str(report) and f"{path}:2 (ReadTimeout" in str(report)
+    assert "1 HTTP attempt failed: no response" in str(report) and f"{path}:2 (ReadTimeout" in str(report)
     assert report.to_dict()["failed_attempts"] == [{"where": f"{path}:2", "error": attempt.error}]
-    assert "1 HTTP attempt failed at the transport" in report.to_html()
+    assert "1 HTTP attempt failed: no response" in report.to_html()
     text, status = cli(["diagnose", str(path)])
     assert status == 1 and "premature_answer" in text
+
+
+ERROR_BODIES = {
+    "openai-chat": ({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}},
+                    "requests: Rate limit reached"),
+    "anthropic": ({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+                  "overloaded_error: Overloaded"),
+    "gemini": ({"error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED"}},
+               "RESOURCE_EXHAUSTED: Resource exhausted"),
+    "ollama": ({"error": "model 'llama3' not found"}, "model 'llama3' not found"),
+    "openai-responses": ({"error": {"message": "The server had an error", "type": "server_error"}},
+                         "server_error: The server had an error"),
+}
+"""What each API answers with an error status (429, 5xx, 529), and how the report names it."""
+
+
+@pytest.mark.parametrize("fmt", sorted(ERROR_BODIES))
+def test_an_error_status_the_sdk_retried_is_a_failed_attempt(tmp_path: Path, fmt: str) -> None:
+    rows = [row for row in rows_of(FIXTURES / "pairs" / f"{fmt}.jsonl") if row["run"] == "01-normal.correct.1"]
+    body, named = ERROR_BODIES[fmt]
+    for row in rows:
+        del row["format"]  # the error body's provider is not told by its keys: the run's format is
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in [rows[0], {**rows[1], "response": body}, *rows[1:]]))
+    report = diagnose(log, fmt)
+    assert (report.stopped, report.runs, report.calls, report.findings) == (None, 1, len(rows), ())
+    assert [(a.where, a.error) for a in report.failed_attempts] == [(f"{log}:2", named)]
+
+
+def test_a_body_that_answers_is_not_an_error_body() -> None:
+    assert error_body({"error": {"message": "x"}}) and error_body({"type": "error", "error": "overloaded"})
+    assert not error_body({"error": None, "output": []})  # every Responses body has an error key
+    assert not error_body({"error": {"message": "x"}, "choices": []}) and not error_body({"error": ""})
+    assert not error_body({"choices": []}) and not error_body(None)
 
 
 def test_attempts_after_the_last_response_end_the_run_raised(tmp_path: Path) -> None:
@@ -152,6 +217,33 @@ def test_a_byte_order_mark_is_skipped(tmp_path: Path) -> None:
         assert found == [(f.kind, f.detail) for f in diagnose(source).findings] and found
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_utf16_log_as_windows_powershell_writes_it_is_read(tmp_path: Path, encoding: str) -> None:
+    mark = b"\xfe\xff" if encoding.endswith("be") else b""  # "utf-16" writes its own mark, little-endian here
+    for source in (RECORDS, FIXTURES / "recordings" / "truncated.content.json"):  # JSON Lines, then a document
+        log = tmp_path / f"utf16{source.suffix}"
+        log.write_bytes(mark + source.read_text(encoding="utf-8").encode(encoding))
+        found = [(f.kind, f.where.replace(str(log), "")) for f in diagnose(log).findings]
+        assert found == [(f.kind, f.where.replace(str(source), "")) for f in diagnose(source).findings] and found
+
+
+def test_a_utf16_log_cut_at_an_odd_byte_says_so(tmp_path: Path) -> None:
+    log = tmp_path / "odd.jsonl"
+    log.write_bytes(RECORDS.read_text(encoding="utf-8").encode("utf-16")[:-1])
+    assert diagnose(log).stopped == f"{log}: not valid UTF-16 text, though it opens with a UTF-16 byte order mark"
+
+
+@pytest.mark.parametrize("data", [b"\x00\x00\x00", '{"a": 1}\n'.encode("utf-16-le"), b'{"a": "\x00"}\n'])
+def test_nul_bytes_are_named_as_the_reason_not_a_cut_off_line(tmp_path: Path, data: bytes) -> None:
+    log = tmp_path / "nul.jsonl"
+    log.write_bytes(data)
+    with pytest.raises(LogError, match=r"nul.jsonl:1: NUL bytes, which JSON text never has: UTF-16 written without"):
+        diagnose(log)
+    log.write_bytes(b"[\n" + data + b"\n]")
+    with pytest.raises(LogError, match=r"nul.jsonl:2: NUL bytes"):
+        diagnose(log)
+
+
 def test_a_list_of_records_on_one_line(tmp_path: Path) -> None:
     records = rows_of(RECORDS)
     log = tmp_path / "list.json"
@@ -173,8 +265,9 @@ def test_pretty_printed_documents_one_after_another(tmp_path: Path) -> None:
 
 def test_a_mixed_file_is_read_to_its_end_and_says_what_it_skipped(tmp_path: Path) -> None:
     rows = rows_of(FIXTURES / "pairs" / "openai-chat.jsonl")
-    other = [{"event": "tool_start", "tool": "read_file"}, {"level": "info", "msg": "retrying"}]
-    mixed = [other[0], *rows[:10], other[1], *rows[10:], other[0]]
+    other = [{"event": "tool_start", "tool": "read_file"}, {"event": "llm_end", "response": "42 lines"},
+             {"event": "llm_start", "request": "How many lines?"}]  # a hook's events, with a request or response text
+    mixed = [other[0], *rows[:10], other[1], *rows[10:], other[2]]
     log = tmp_path / "mixed.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in mixed))
     report = diagnose(log)
@@ -183,7 +276,7 @@ def test_a_mixed_file_is_read_to_its_end_and_says_what_it_skipped(tmp_path: Path
     assert [f.kind for f in report.findings] == [f.kind for f in plain.findings]
     assert report.skipped is not None and report.skipped.count == 3
     assert report.skipped.first == (f"{log}:1", f"{log}:12", f"{log}:{len(mixed)}")
-    assert "skipped 3 entries that have none of the keys request, response" in str(report)
+    assert "skipped 3 entries with neither a request nor a response body (other lines" in str(report)
     assert report.to_dict()["skipped"]["count"] == 3
     assert diagnose(log, "pairs").skipped == report.skipped
 
@@ -193,6 +286,10 @@ def test_a_file_with_no_entry_of_the_format_given(tmp_path: Path) -> None:
     log.write_text(json.dumps({"event": "start"}) + "\n")
     with pytest.raises(LogError, match=r"other\.jsonl: no entry is a otel entry \(each needs one of: resourceSpans\)"):
         diagnose(log, "otel")
+    log.write_text(json.dumps({"request": "the body as text", "response": "the answer as text"}) + "\n")
+    with pytest.raises(LogError, match=r"other\.jsonl: no entry is a pairs entry \(each needs a request or a response "
+                                       r"body, as a JSON object\); 1 skipped, the first at .*other\.jsonl:1$"):
+        diagnose(log, "pairs")
 
 
 # --- a crash is status 3, never 1 ------------------------------------------------------------------------------

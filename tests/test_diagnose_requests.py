@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentloops.diagnose import iter_runs
+from agentloops.diagnose import diagnose, iter_runs
 from agentloops.diagnose.model import Msg, TurnBuilder, results_for
 from agentloops.diagnose.requests import read_request
 from agentloops.providers import Reply
@@ -159,3 +160,51 @@ def test_the_same_text_from_another_call_is_news() -> None:
     later = builder.add("line 3", (*sent, Msg("assistant", None, (("read_file", '{"p":"b"}'),)),
                                    Msg("tool", "X", call_id="c2")), _reply(("c3", "read_file", '{"p": "c"}')), None)
     assert later.fresh is True  # b had never answered before, even though a said the same
+
+
+def test_gemini_results_carry_their_call_ids_so_a_parallel_batch_answered_out_of_order_matches(tmp_path: Path) -> None:
+    """Gemini gives each ``functionCall`` an ``id`` its ``functionResponse`` repeats; answered in the other order,
+    position would hand each call the other's result: here a polled call (its result changes) and a repeated one."""
+    def batch(n: int) -> dict[str, Any]:
+        return {"role": "model", "parts": [{"functionCall": {"id": f"p{n}", "name": "progress", "args": {}}},
+                                           {"functionCall": {"id": f"s{n}", "name": "status", "args": {}}}]}
+
+    def answers(n: int) -> dict[str, Any]:
+        return {"role": "user", "parts": [
+            {"functionResponse": {"id": f"s{n}", "name": "status", "response": {"result": "down"}}},
+            {"functionResponse": {"id": f"p{n}", "name": "progress", "response": {"result": f"{n}0%"}}}]}
+
+    contents: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": "wait for it"}]}]
+    lines = []
+    for n in range(1, 4):
+        lines.append({"format": "gemini", "request": {"contents": list(contents)},
+                      "response": {"candidates": [{"content": batch(n), "finishReason": "STOP"}]}})
+        contents += [batch(n), answers(n)]
+    lines.append({"format": "gemini", "request": {"contents": contents}, "response": {"candidates": [
+        {"content": {"role": "model", "parts": [{"text": "still down"}]}, "finishReason": "STOP"}]}})
+    assert read_request("gemini", {"contents": [answers(1)]})[0][0].call_id == "s1"
+    log = tmp_path / "gemini.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    found = [(f.kind, f.detail) for f in diagnose(log).findings]
+    assert found == [("repeated_tool_call", "status({}) was called 3 times and returned the same result each time")]
+
+
+def test_the_legacy_function_call_and_its_function_result_are_a_call_and_its_result(tmp_path: Path) -> None:
+    """Chat Completions before tools: ``function_call`` on the assistant message, the result as a ``function``
+    message. Unread, each result went unseen: every call was taken for an answer the conversation went on after."""
+    made = {"name": "status", "arguments": '{"id": 1}'}
+    asked = {"choices": [{"finish_reason": "function_call",
+                          "message": {"role": "assistant", "content": None, "function_call": made}}]}
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "status?"}]
+    lines = []
+    for _ in range(3):
+        lines.append({"request": {"messages": list(messages)}, "response": asked})
+        messages += [{"role": "assistant", "content": None, "function_call": made},
+                     {"role": "function", "name": "status", "content": "down"}]
+    lines.append({"request": {"messages": messages}, "response": {"choices": [
+        {"finish_reason": "stop", "message": {"role": "assistant", "content": "still down"}}]}})
+    assert read_request("openai-chat", {"messages": messages[1:3]})[0] == (
+        Msg("assistant", None, (("status", '{"id":1}'),)), Msg("tool", "down", call_id="function_call", name="status"))
+    log = tmp_path / "legacy.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert [(f.kind, f.calls) for f in diagnose(log).findings] == [("repeated_tool_call", "2-3")]

@@ -6,6 +6,8 @@ Healthy and broken machines are simulated by handing each check what it would ha
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,6 +116,15 @@ def test_the_real_probes_of_this_machine_answer(tmp_path: Path) -> None:
     assert findings["Python"].ok and findings["the package and its extras"].ok
     assert findings["a writable notebooks folder"] == Finding("a writable notebooks folder", True, str(tmp_path))
     assert "a kernel that starts" not in findings
+
+
+def test_the_kernel_check_starts_a_kernel_quietly_even_with_standard_output_closed() -> None:
+    """``agentloops doctor >&-``: the kernel inherited the closed descriptor and died on it (a traceback, a failed
+    check); a healthy kernel's start-up warning was printed as the doctor's own stderr."""
+    code = "import sys; from agentloops.doctor import start_kernel; sys.exit(start_kernel() != 'ok')"
+    done = subprocess.run(f"'{sys.executable}' -c \"{code}\" >&-", shell=True, executable="/bin/bash",
+                          capture_output=True, cwd=Path(__file__).parents[1], timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (0, b"")
 
 
 def _parse(*argv: str) -> argparse.Namespace:

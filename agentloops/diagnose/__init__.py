@@ -40,7 +40,7 @@ from agentloops.diagnose.pairs import read_pairs
 from agentloops.diagnose.recordings import read_records, read_scenarios
 from agentloops.diagnose.report import Report, Skipped
 from agentloops.diagnose.source import Item, iter_items
-from agentloops.i18n import N_, language, speaking
+from agentloops.i18n import N_, Phrase, language, speaking
 from agentloops.providers import FORMATS as PROVIDER_FORMATS
 
 if TYPE_CHECKING:
@@ -78,9 +78,23 @@ _KEYS: dict[str, tuple[str, ...]] = {"otel": ("resourceSpans",), "record": ("rou
 """The keys an entry of each format has (one of them); the provider formats' entries have request or response."""
 
 
+PAIR_KEYS = ("request", "response")
+"""The keys of a request/response line (of ``pairs`` and of each provider format)."""
+
+
 def keys_of(format: str) -> tuple[str, ...]:
     """The keys that make an entry one of ``format``'s."""
-    return _KEYS.get(format, ("request", "response"))
+    return _KEYS.get(format, PAIR_KEYS)
+
+
+def is_entry(entry: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    """``entry`` has one of ``keys``; a request/response line has a request body or a response body (an object, or
+    null for a failed attempt): a hook's own event that carries a ``request`` or ``response`` text
+    (``{"event": "llm_end", "response": "…"}``) is another kind of line, skipped, not a damaged pair."""
+    if keys is PAIR_KEYS:
+        response = entry.get("response", "")
+        return isinstance(entry.get("request"), dict) or isinstance(response, dict) or response is None
+    return not entry.keys().isdisjoint(keys)
 
 
 class Reading:
@@ -111,7 +125,7 @@ class Reading:
         keys = self.keys
         for where, entry in items:
             self.where = where
-            if not entry.keys().isdisjoint(keys):  # it has one of the keys
+            if is_entry(entry, keys):
                 yield where, entry
             else:
                 self.skip(where)
@@ -130,7 +144,7 @@ def _first_entry(items: Iterator[Item], reading: Reading) -> tuple[Item, str]:
     for where, entry in items:
         first = first or where
         reading.where = where
-        if any(key in entry for keys in (*_KEYS.values(), keys_of("pairs")) for key in keys):
+        if any(is_entry(entry, keys) for keys in (*_KEYS.values(), PAIR_KEYS)):
             return (where, entry), sniff(where, entry)
         reading.skip(where)
     raise _not_a_log(first or "?")  # iter_items refuses an empty log, so first is set
@@ -233,9 +247,11 @@ def diagnose(path: str | Path, format: str = "auto", *, max_steps: int | None = 
             raise  # nothing was read: there is no partial report to give
         stopped = exc.english  # English, as data (the JSON); a Phrase, shown in the learner's language
     if not runs and stopped is None and reading.skipped:
-        raise log_error(N_("{path}: no entry is a {format} entry (each needs one of: {keys}); {n} skipped, the first "
-                           "at {first}"), path=str(path), format=chosen, keys=", ".join(reading.keys),
-                        n=reading.skipped, first=reading.skipped_at[0])
+        needs = (Phrase(N_("a request or a response body, as a JSON object")) if reading.keys is PAIR_KEYS else
+                 Phrase(N_("one of: {keys}"), keys=", ".join(reading.keys)))
+        raise log_error(N_("{path}: no entry is a {format} entry (each needs {needs}); {n} skipped, the first at "
+                           "{first}"), path=str(path), format=chosen, needs=needs, n=reading.skipped,
+                        first=reading.skipped_at[0])
     skipped = Skipped(reading.skipped, tuple(reading.skipped_at), reading.keys) if reading.skipped else None
     return Report(str(path), chosen, runs, calls, tuple(findings), stopped, incomplete, tuple(attempts), skipped)
 

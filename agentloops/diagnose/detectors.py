@@ -206,7 +206,7 @@ def tool_repeats(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
     Results are compared as JSON in canonical form when they are JSON.
     """
     tails: dict[tuple[str, str], list[tuple[Turn, str]]] = {}
-    order: list[tuple[str, str]] = []
+    order: list[tuple[int, tuple[str, str]]] = []  # (the call that made it, its signature)
     for turn, signature, result in _observations(run) if seen is None else seen:
         if looks_failed(result):
             tails.pop(signature, None)
@@ -216,7 +216,7 @@ def tool_repeats(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
         if tail and tail[-1][1] != text:
             tail.clear()
         tail.append((turn, text))
-        order.append(signature)
+        order.append((turn.call, signature))
     repeated = {s: t for s, t in tails.items() if len(t) > 1}
     if not repeated:
         return
@@ -238,11 +238,12 @@ def tool_repeats(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
                                  call=f"{signature[0]}({signature[1]})", n=len(tail)))
 
 
-def _alternating(order: list[tuple[str, str]], repeated: set[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The repeated calls that alternate (A B A B): a call seen again two calls later with another between."""
+def _alternating(order: list[tuple[int, tuple[str, str]]], repeated: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The repeated calls that alternate (A B A B): a call seen again two calls later with another between,
+    each from a later model call. A batch ``[A, B]`` sent again and again repeats; it does not alternate."""
     found: list[tuple[str, str]] = []
-    for a, b, c in zip(order, order[1:], order[2:]):
-        if a == c != b and a in repeated and b in repeated:
+    for (at_a, a), (at_b, b), (at_c, c) in zip(order, order[1:], order[2:]):
+        if a == c != b and at_a < at_b < at_c and a in repeated and b in repeated:
             found.extend(s for s in (a, b) if s not in found)
     return found
 

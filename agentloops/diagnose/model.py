@@ -123,10 +123,11 @@ class Ending:
 
 @dataclass(frozen=True, slots=True)
 class FailedAttempt:
-    """An HTTP attempt that got no response: the transport failed (a timeout, a refused connection).
+    """An HTTP attempt that got no answer: the transport failed (a timeout, a refused connection), or the API
+    answered with an error status (a rate limit, an overloaded server) and its error body.
 
-    The OpenAI SDK logs such an attempt with ``"response": null`` and retries the
-    same request (twice by default); it is part of an ordinary log, not damage.
+    The OpenAI SDK logs a transport failure with ``"response": null`` and retries the
+    same request (twice by default, 429 and 5xx too); it is part of an ordinary log, not damage.
 
     Attributes:
         where: where it is in the file.
@@ -149,7 +150,7 @@ class Run:
         tail_results: results of the last turn's tool calls, when the log shows tools that ran
             after the last model call (an execute-tool span with no model call after it).
         complete: ``False`` when the log stopped inside the run, so how it ended is not known.
-        failed_attempts: HTTP attempts of the run that failed at the transport (retried or not).
+        failed_attempts: HTTP attempts of the run that got no answer (retried or not).
     """
 
     name: str
@@ -169,7 +170,19 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
+WHOLE = 2**53
+"""Largest whole number a JSON writer in JavaScript (or any double) writes exactly."""
+
+
+def _number(text: str) -> float | int:
+    """A JSON number written with a fraction or an exponent; a whole one (``1.0``, ``2e1``) is read as the int
+    another writer would have written (``1``, ``20``), so the two compare equal, as the parsed values do."""
+    value = float(text)
+    return int(value) if value.is_integer() and abs(value) < WHOLE else value
+
+
+STRICT = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_number)
+"""How diagnose reads JSON: no ``NaN`` or ``Infinity`` (not JSON), and a whole number the same however written."""
 
 CACHED = 64
 """Texts whose canonical form is kept: a call's arguments come back in the next request, a result is compared
@@ -203,7 +216,7 @@ def canonical_text(text: str | None) -> str | None:
 @lru_cache(maxsize=CACHED)
 def _canonical_text(text: str) -> str:
     try:
-        return canonical_json(_STRICT.decode(text))
+        return canonical_json(STRICT.decode(text))
     except (ValueError, RecursionError):
         return text
 
@@ -213,7 +226,7 @@ def _canonical_arguments_text(arguments: str) -> str:
     if not arguments.strip():
         return "{}"
     try:
-        value = _STRICT.decode(arguments)
+        value = STRICT.decode(arguments)
     except RecursionError:
         raise TooDeep(Phrase(N_("nested too deeply to be read"))) from None
     except ValueError:

@@ -7,7 +7,10 @@ Follows the GenAI semantic conventions: a model call is a span with
 and ``gen_ai.usage.input_tokens`` / ``output_tokens``; a tool run is an
 ``execute_tool`` span (``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
 ``gen_ai.tool.call.result``); an agent run is the trace's root span, whose
-error status means the caller got an exception.
+error status means the caller got an exception. A chat span with an error
+status and no output messages got no answer (a timeout, an overloaded API):
+it is a failed attempt of its run, as a ``"response": null`` line is in a
+request log, not a model call.
 
 Each line (or the document) is one OTLP ``ExportTraceServiceRequest``
 (``resourceSpans`` → ``scopeSpans`` → ``spans``), as the collector's file
@@ -27,7 +30,9 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from agentloops.diagnose.model import (
+    STRICT,
     Ending,
+    FailedAttempt,
     Msg,
     PrefixMemo,
     Run,
@@ -95,7 +100,11 @@ READ = frozenset({"gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.input.me
 
 
 def _value(raw: object) -> Any:
-    """An OTLP ``AnyValue`` as a Python value."""
+    """An OTLP ``AnyValue`` as a Python value.
+
+    The GenAI conventions let ``gen_ai.input.messages`` be a structured value rather than JSON text, so an
+    exporter may write the messages as an ``arrayValue`` of ``kvlistValue`` objects: they read as the same list.
+    """
     if not isinstance(raw, (dict, Mapping)):  # dict first, here and below: a parsed log's objects skip the ABC
         return None
     for key in ("stringValue", "boolValue", "doubleValue"):
@@ -109,6 +118,12 @@ def _value(raw: object) -> Any:
     if "arrayValue" in raw:
         values = raw["arrayValue"].get("values", []) if isinstance(raw["arrayValue"], (dict, Mapping)) else []
         return [_value(v) for v in values] if isinstance(values, list) else None
+    if "kvlistValue" in raw:
+        pairs = raw["kvlistValue"].get("values", []) if isinstance(raw["kvlistValue"], (dict, Mapping)) else []
+        if not isinstance(pairs, list):
+            return None
+        return {p["key"]: _value(p.get("value")) for p in pairs
+                if isinstance(p, (dict, Mapping)) and isinstance(p.get("key"), str)}
     return None
 
 
@@ -162,7 +177,7 @@ def _messages(span: Span, key: str) -> list[Any] | None:
     if raw is None:
         return None
     try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
+        value = STRICT.decode(raw) if isinstance(raw, str) else raw
     except RecursionError:
         raise TooDeep(key) from None
     except ValueError:
@@ -278,10 +293,14 @@ def trace_run(trace: str, spans: list[Span], complete: bool) -> Run:
     builder = TurnBuilder()
     memo = PrefixMemo()
     tools: list[Msg] = []
+    attempts: list[FailedAttempt] = []
     for span in ordered:
         operation = span.attributes.get("gen_ai.operation.name")
         try:
-            if operation == "chat":
+            if operation == "chat" and span.failed and "gen_ai.output.messages" not in span.attributes:
+                # the model call got no answer (a timeout, an error status): a failed attempt, as in a request log
+                attempts.append(FailedAttempt(span.where, one_line(span.status_message or "error", 200)))
+            elif operation == "chat":
                 response = response_of(span)
                 usage = response.usage
                 tokens = None if usage is None or usage.prompt_tokens is None else \
@@ -303,11 +322,12 @@ def trace_run(trace: str, spans: list[Span], complete: bool) -> Run:
         agent = root.attributes.get("gen_ai.agent.name")
         name = f"{agent} (trace {trace[:8]})" if isinstance(agent, str) and agent else trace
     return Run(name, ordered[0].where if ordered else trace, tuple(builder.turns), ending, tuple(tools),
-               complete=complete)
+               complete=complete, failed_attempts=tuple(attempts))
 
 
 def read_otel(items: Iterator[tuple[str, dict[str, Any]]]) -> Iterator[Run]:
-    """Runs from OTLP JSON exports, one per trace that has a model call, as each trace's root arrives."""
+    """Runs from OTLP JSON exports, one per trace that has a model call (answered or failed), as each trace's root
+    arrives."""
     open_traces: dict[str, list[Span]] = {}
     try:
         for where, export in items:
@@ -315,7 +335,7 @@ def read_otel(items: Iterator[tuple[str, dict[str, Any]]]) -> Iterator[Run]:
                 open_traces.setdefault(span.trace, []).append(span)
                 if span.parent is None:
                     run = trace_run(span.trace, open_traces.pop(span.trace), complete=True)
-                    if run.turns:
+                    if run.turns or run.failed_attempts:
                         yield run
     except UsageError:
         yield from _leftovers(open_traces)
@@ -326,6 +346,6 @@ def read_otel(items: Iterator[tuple[str, dict[str, Any]]]) -> Iterator[Run]:
 def _leftovers(open_traces: dict[str, list[Span]]) -> Iterator[Run]:
     for trace, spans in open_traces.items():
         run = trace_run(trace, spans, complete=False)
-        if run.turns:
+        if run.turns or run.failed_attempts:
             yield run
     open_traces.clear()

@@ -13,8 +13,10 @@ does not continue the previous one.
 
 An HTTP attempt that failed at the transport is a line with ``"response": null``
 and an ``"error"`` saying what failed (the OpenAI SDK's shape: it retries a
-timed-out request twice by default). It is kept as a failed attempt of its run
-and shown in the report, not read as a damaged line.
+timed-out request twice by default); one the API refused has the API's error
+body as its response (``{"error": {...}}``: a rate limit, an overloaded or
+failing server, which the SDKs retry too). Either is kept as a failed attempt
+of its run and shown in the report, not read as a damaged line.
 
 Each request repeats the conversation so far; its messages are converted once
 (:class:`~agentloops.diagnose.model.PrefixMemo`), so reading stays linear in the log.
@@ -73,7 +75,7 @@ class _Open:
 
 
 class _Line(NamedTuple):
-    """One request/response line, read: ``response`` is ``None`` for an attempt that failed at the transport."""
+    """One request/response line, read: ``response`` is ``None`` for an attempt that got no answer."""
 
     run: str | None
     request: Any
@@ -86,7 +88,7 @@ class _Line(NamedTuple):
 def read_pairs(items: Iterator[tuple[str, dict[str, Any]]], format: str | None = None) -> Iterator[Run]:
     """Runs from request/response lines; the run being read when the log stops is yielded as incomplete.
 
-    An attempt that failed at the transport (``"response": null`` with an ``error``)
+    An attempt that got no answer (``"response": null`` with an ``error``, or an error body)
     joins the run of the next response (the SDK's retry of the same request); attempts
     after a run's last response end that run: the caller got their error.
     """
@@ -143,17 +145,33 @@ def transport_error(where: str, error: object) -> str:
 
     The OpenAI SDK raises ``APITimeoutError`` ("Request timed out.") or
     ``APIConnectionError`` after httpx's ``ReadTimeout`` / ``ConnectError``;
-    loggers write it as an object (``type``, ``message``) or as text.
+    loggers write it as an object (``type``, ``message``) or as text. An API's
+    error body names its kind as ``type`` (OpenAI, Anthropic) or ``status`` (Gemini).
     """
     if isinstance(error, str):
         return one_line(error, 200)
     if isinstance(error, dict):
-        kind, message = error.get("type") or error.get("name"), error.get("message")
+        kind = error.get("type") or error.get("name") or error.get("status") or error.get("code")
+        message = error.get("message")
         parts = [str(v) for v in (kind, message) if isinstance(v, (str, int, float)) and str(v)]
         return one_line(": ".join(parts) if parts else canonical_json(error), 200)
     got = _MISSING if error is None else Phrase(N_("got {kind}"), kind=type(error).__name__)
     raise log_error(N_("{where}: error: a line without a response is an attempt that failed and must say why "
                        "(an object with type and message, or text); {got}"), where=where, got=got)
+
+
+_ANSWERED = frozenset({"choices", "output", "content", "candidates", "message", "stop_reason", "done", "done_reason"})
+"""Keys of a body that carries an answer, in one of the five formats (an error body has none of them)."""
+
+
+def error_body(response: object) -> bool:
+    """``response`` is an API's error body (HTTP 429 or 5xx): an ``error`` that is set, and no answer.
+
+    OpenAI, Gemini and Ollama write ``{"error": ...}``, Anthropic ``{"type": "error", "error": {...}}``;
+    a Responses body always has an ``error`` key, null unless it failed, and an ``output`` beside it.
+    """
+    return isinstance(response, dict) and response.get("error") not in (None, "", {}) \
+        and _ANSWERED.isdisjoint(response)
 
 
 def _line(where: str, line: dict[str, Any], format: str | None, readers: dict[str, RequestReader]) -> _Line:
@@ -162,7 +180,8 @@ def _line(where: str, line: dict[str, Any], format: str | None, readers: dict[st
         got = _MISSING if key not in line else Phrase(N_("got {kind}"), kind=type(line[key]).__name__)
         raise log_error(N_("{where}: {key}: expected the {key} body as a JSON object; {got}"), where=where, key=key,
                         got=got)
-    failed = line.get("response", 0) is None
+    refused = error_body(line.get("response"))
+    failed = refused or line.get("response", 0) is None
     if not failed and not isinstance(line.get("response"), dict):
         key = "response"
         got = _MISSING if key not in line else Phrase(N_("got {kind}"), kind=type(line[key]).__name__)
@@ -179,7 +198,7 @@ def _line(where: str, line: dict[str, Any], format: str | None, readers: dict[st
                         kind=type(run).__name__)
     if failed:
         return _Line(None if run is None else str(run), None, False, None, None,
-                     transport_error(where, line.get("error")))
+                     transport_error(where, line["response"]["error"] if refused else line.get("error")))
     error = line.get("error")
     if error is not None and not isinstance(error, str):
         raise log_error(N_("{where}: error: expected what the caller raised, as a string; got {kind}"), where=where,

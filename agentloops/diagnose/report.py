@@ -48,9 +48,15 @@ class Skipped:
     keys: tuple[str, ...]
 
     def __str__(self) -> str:
-        return _("skipped {n} entries that have none of the keys {keys} (other lines, not model calls of this "
-                 "log), first at: {first}").format(n=self.count, keys=", ".join(self.keys),
-                                                   first=", ".join(self.first))
+        if self.keys == ("request", "response"):
+            return ngettext("skipped {n} entry with neither a request nor a response body (another line, not a "
+                            "model call of this log), at: {first}", "skipped {n} entries with neither a request nor "
+                            "a response body (other lines, not model calls of this log), first at: {first}",
+                            self.count).format(n=self.count, first=", ".join(self.first))
+        return ngettext("skipped {n} entry that has none of the keys {keys} (another line, not a model call of this "
+                        "log), at: {first}", "skipped {n} entries that have none of the keys {keys} (other lines, not "
+                        "model calls of this log), first at: {first}", self.count).format(
+            n=self.count, keys=", ".join(self.keys), first=", ".join(self.first))
 
 
 ATTEMPTS_SHOWN = 3
@@ -69,7 +75,7 @@ class Report:
         findings: every finding, in file order.
         stopped: the one-line error where reading stopped, or ``None`` when the whole file was read.
         incomplete: runs the log stopped inside (their ending is not judged).
-        failed_attempts: HTTP attempts that failed at the transport (a timeout, a refused connection);
+        failed_attempts: HTTP attempts that got no answer (a timeout, a refused connection, an error status);
             they are part of the log, not findings.
         skipped: the entries left out as not of the format, or ``None`` when every entry was read.
     """
@@ -138,14 +144,15 @@ class Report:
         return "\n".join(lines)
 
     def notes(self) -> list[str]:
-        """What was read besides the findings: attempts that failed at the transport, entries skipped."""
+        """What was read besides the findings: attempts that got no answer, entries skipped."""
         notes = []
         if self.failed_attempts:
             shown = "; ".join(f"{a.where} ({a.error})" for a in self.failed_attempts[:ATTEMPTS_SHOWN])
             more = len(self.failed_attempts) - ATTEMPTS_SHOWN
-            notes.append(ngettext("{n} HTTP attempt failed at the transport (the SDK retries it, or the run "
-                                  "raised): {shown}", "{n} HTTP attempts failed at the transport (the SDK retries "
-                                  "them, or the run raised): {shown}", len(self.failed_attempts))
+            notes.append(ngettext("{n} HTTP attempt failed: no response, or an error status (the SDK retries it, "
+                                  "or the run raised): {shown}", "{n} HTTP attempts failed: no response, or an error "
+                                  "status (the SDK retries them, or the run raised): {shown}",
+                                  len(self.failed_attempts))
                          .format(n=len(self.failed_attempts), shown=shown) + (f"; … (+{more})" if more > 0 else ""))
         if self.skipped is not None:
             notes.append(str(self.skipped))

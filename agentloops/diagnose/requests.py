@@ -91,6 +91,10 @@ def _entries(value: object, where: str, key: str) -> list[Any]:
     return value
 
 
+LEGACY_CALL_ID = "function_call"
+"""The id the response reader gives a legacy ``function_call`` (it has none), so its ``function`` result matches it."""
+
+
 def chat_message(raw: object, at: str) -> tuple[Msg, ...]:
     """One Chat Completions (or Ollama ``/api/chat``) message."""
     message = _object(raw, at)
@@ -100,15 +104,22 @@ def chat_message(raw: object, at: str) -> tuple[Msg, ...]:
     if role == "tool":
         name = _name(message, "tool_name", at) or _name(message, "name", at)
         return (Msg("tool", text, call_id=_name(message, "tool_call_id", at), name=name),)
+    if role == "function":  # the legacy function calling: the result of the one function_call before it
+        return (Msg("tool", text, call_id=LEGACY_CALL_ID, name=_name(message, "name", at)),)
     if role == "assistant":
         calls = tuple(_chat_call(c, f"{at}.tool_calls[{j}]")
                       for j, c in enumerate(_entries(message.get("tool_calls"), at, "tool_calls")))
+        if message.get("function_call") is not None:
+            calls += (_function(_object(message["function_call"], f"{at}.function_call")),)
         return (Msg("assistant", text, calls),)
     return (Msg("system" if role in ("system", "developer") else "user", text),)
 
 
 def _chat_call(raw: object, where: str) -> tuple[str, str]:
-    function = _object(_object(raw, where).get("function"), f"{where}.function")
+    return _function(_object(_object(raw, where).get("function"), f"{where}.function"))
+
+
+def _function(function: Mapping[str, Any]) -> tuple[str, str]:
     return str(function.get("name")), canonical_arguments(function.get("arguments") or {})
 
 
@@ -158,7 +169,8 @@ def anthropic_message(raw: object, at: str) -> tuple[Msg, ...]:
 
 
 def gemini_content(raw: object, at: str) -> tuple[Msg, ...]:
-    """One Gemini content: ``functionResponse`` parts become tool results (matched by position, no ids)."""
+    """One Gemini content: ``functionResponse`` parts become tool results (matched by their ``id`` when the API
+    gave the calls ids, else by position)."""
     content = _object(raw, at)
     parts = content.get("parts") or []
     if not isinstance(parts, list):
@@ -173,8 +185,8 @@ def gemini_content(raw: object, at: str) -> tuple[Msg, ...]:
             response = _object(entry["functionResponse"], response_at)
             result = response.get("response")
             is_error = isinstance(result, (dict, Mapping)) and result.get("error") is not None
-            out.append(Msg("tool", canonical_arguments(result), name=_name(response, "name", response_at),
-                           is_error=is_error))
+            out.append(Msg("tool", canonical_arguments(result), call_id=_name(response, "id", response_at),
+                           name=_name(response, "name", response_at), is_error=is_error))
         elif "functionCall" in entry:
             call = _object(entry["functionCall"], f"{at}.parts[{j}].functionCall")
             calls.append((str(call.get("name")), canonical_arguments(call.get("args") or {})))

@@ -6,13 +6,17 @@ OpenTelemetry collector's file exporter write) or JSON documents (what
 hand, ``jq .`` output: pretty-printed documents one after another); a list
 of objects, on one line or as a document, is read item by item. Which one is
 decided by the first non-blank line: if it parses alone, the file is JSON Lines.
-A UTF-8 byte order mark (what Windows editors write first) is skipped.
+A UTF-8 byte order mark (what Windows editors write first) is skipped, and a
+file that opens with a UTF-16 one (what Windows PowerShell's ``>`` writes) is
+read as UTF-16.
 
 Every problem is one line naming the file, the line and what was expected.
 """
 
 from __future__ import annotations
 
+import codecs
+import io
 import json
 import os
 import stat
@@ -20,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentloops.diagnose.model import LogError, log_error
+from agentloops.diagnose.model import STRICT, LogError, log_error
 from agentloops.i18n import N_, Phrase
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -42,11 +46,7 @@ def _error(template: str, /, **fields: object) -> LogError:
                                  for k, v in fields.items()})
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # built once: json.loads with options builds one a call
+_DECODER = STRICT  # built once: json.loads with options builds one a call
 
 
 def check_file(path: Path) -> None:
@@ -73,10 +73,16 @@ def decode(where: str, raw: bytes, last: bool) -> Any:
     except ValueError as exc:
         if not isinstance(exc, json.JSONDecodeError):
             raise _error(N_("{where}: not valid JSON: {problem}"), where=where, problem=str(exc)) from None
+        if "\0" in text:  # never in JSON, even escaped in a string: say why, not where the parser gave up
+            raise log_error(NUL_BYTES, where=where) from None
         if last and not raw.endswith(b"\n"):
             raise log_error(N_("{where}: the line is cut off (the log ends mid-line)"), where=where) from None
         raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=where, problem=Phrase(exc.msg),
                      column=exc.colno) from None
+
+
+NUL_BYTES = N_("{where}: NUL bytes, which JSON text never has: UTF-16 written without a byte order mark, or not "
+                "text at all; save the log as UTF-8")
 
 
 _KINDS: dict[type, Phrase] = {list: Phrase(N_("a list")), str: Phrase(N_("a string")), bool: Phrase(N_("a boolean"))}
@@ -95,6 +101,8 @@ def iter_items(path: str | Path) -> Iterator[Item]:
     path = Path(path)
     check_file(path)
     with open(path, "rb") as handle:
+        if handle.peek(2)[:2] in UTF16_BOMS:
+            handle = _utf16_lines(path, handle)  # type: ignore[assignment]  # iterated like the file: UTF-8 lines
         first = _first_line(handle)
         if first is None:
             raise log_error(N_("{path}: the log is empty"), path=str(path))
@@ -118,6 +126,20 @@ def _opens_a_document(raw: bytes) -> bool:
 
 BOM = b"\xef\xbb\xbf"
 """The UTF-8 byte order mark."""
+
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+"""The byte order marks a UTF-16 file opens with (little-endian is what Windows writes)."""
+
+
+def _utf16_lines(path: Path, handle: Any) -> Iterator[bytes]:
+    """The lines of a UTF-16 file as UTF-8 bytes, what the rest of the reader reads."""
+    try:
+        with io.TextIOWrapper(handle, encoding="utf-16", newline="") as text:  # closing it closes the file
+            for line in text:
+                yield line.encode("utf-8")
+    except UnicodeDecodeError:
+        raise log_error(N_("{where}: not valid UTF-16 text, though it opens with a UTF-16 byte order mark"),
+                        where=str(path)) from None
 
 
 def _first_line(handle: Any) -> tuple[int, bytes] | None:
@@ -169,7 +191,7 @@ def _document(path: Path) -> Iterator[Item]:
     raw = path.read_bytes()
     raw = raw[len(BOM):] if raw.startswith(BOM) else raw
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-16" if raw[:2] in UTF16_BOMS else "utf-8")
     except UnicodeDecodeError as exc:
         raise log_error(N_("{where}: not UTF-8 text (byte {byte})"), where=str(path), byte=exc.start + 1) from None
     documents = list(_split_documents(path, text))
@@ -206,6 +228,8 @@ def _split_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:
                 raise _error(N_("{where}: not valid JSON: {problem}"), where=f"{path}:{line}", problem=str(exc)) \
                     from None
             at = f"{path}:{exc.lineno}"
+            if "\0" in text:
+                raise log_error(NUL_BYTES, where=at) from None
             if exc.pos >= len(text.rstrip()):
                 raise log_error(N_("{where}: the document ends early (the log is cut off)"), where=at) from None
             raise _error(N_("{where}: not valid JSON: {problem} at column {column}"), where=at, problem=Phrase(exc.msg),

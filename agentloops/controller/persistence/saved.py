@@ -17,6 +17,7 @@ was already continued is decided here, on (trace id, paused version), not on the
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -204,4 +205,12 @@ def trace_beside(saved_file: Path, recorded: str | None) -> Path | None:
     if relative.is_absolute() or ".." in relative.parts:
         raise ConfigError(f"{saved_file}: trace_path {recorded!r} must be relative to the saved file's folder, "
                           "with no '..'; pass --trace to choose where the trace goes")
-    return saved_file.parent / relative
+    path = saved_file.parent / relative
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        pass  # the trace starts there
+    except (OSError, ValueError) as exc:  # a name the system refuses (too long, a NUL byte): the saved file's fault
+        raise ConfigError(f"{saved_file}: trace_path {recorded!r:.80}: not a usable file name "
+                          f"({getattr(exc, 'strerror', None) or exc})") from None
+    return path

@@ -312,10 +312,10 @@ def parse_lines(lines: Iterable[Mapping[str, Any]], path: Path | None = None, tr
             resumes.append(line)
             stop = None  # the task continues: only a later stop line finishes it again
         elif isinstance(line, StopLine):
-            stop = dict(line.record)
-            stops.append(stop)
+            stops.append(stop := dict(line.record))
     if start is None:
-        raise TraceError(f"{where}: " + N_("empty; a trace starts with a 'start' line"))
+        raise TraceError(f"{where}: " + (N_("its only line is cut off mid-write; a trace starts with a 'start' line")
+                                         if truncated_tail else N_("empty; a trace starts with a 'start' line")))
     return Trace(start, tuple(turns), tuple(events), tuple(resumes), stop, path, truncated_tail, tuple(stops))
 
 

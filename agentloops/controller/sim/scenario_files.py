@@ -186,6 +186,11 @@ class ControllerScenario(_Strict):
             if fault.tool not in tools:
                 raise ValueError(f"faults[{i}].tool {fault.tool!r} is not a tool of task {task.name} "
                                  f"(tools: {', '.join(sorted(tools))})")
+            params = task.toolbox()[fault.tool].params
+            for key in fault.match:  # a misspelt argument would match no call: the fault would silently never fire
+                if key not in params:
+                    raise ValueError(f"faults[{i}].match: {key!r} is not an argument of {fault.tool} "
+                                     f"(arguments: {', '.join(params)})")
         for i, reply in enumerate(self.model.script or ()):
             for j, call in enumerate(reply.tool_calls):
                 if call.name not in tools and call.name != ASK_USER:

@@ -152,8 +152,9 @@ _ROWS = TypeAdapter(list[tuple[str, str, int, int, str, bool, str]])
 
 
 def _from_rows(value: Any) -> Any:
-    if isinstance(value, dict):
-        return value
+    if isinstance(value, dict) and all(isinstance(k, Fingerprint) and isinstance(v, Sighting)
+                                       for k, v in value.items()):
+        return value  # the monitor's own mapping; a JSON object in a saved file is not one
     try:
         rows = _ROWS.validate_python(value)
     except ValidationError as exc:

@@ -328,16 +328,22 @@ def dispatch(args: argparse.Namespace) -> str | tuple[str, int]:
         return _killed(args, killed)
 
 
+_TRACE_OPTIONS = {"run": "--trace", "resume": "--trace", "replay": "--out"}
+"""The option that keeps a trace, for each command that has one (replay's own trace is ``--out``)."""
+
+
 def _killed(args: argparse.Namespace, killed: ProcessKilled) -> tuple[str, int]:
     """The one line reporting a simulated kill, naming the trace that survived it (or saying none was kept)."""
-    kept = getattr(args, "trace", None) if args.controller_command in ("run", "resume") else None
-    if args.controller_command == "replay":
-        kept = args.out
+    option = _TRACE_OPTIONS.get(args.controller_command)
+    kept = getattr(args, option[2:], None) if option else None
     if kept:
         line = _("the run was killed ({what}); its trace is kept in {path}: agentloops controller show {path}").format(
             what=killed, path=kept)
+    elif option:
+        line = _("the run was killed ({what}); no trace was kept (pass {option} to keep one)").format(
+            what=killed, option=option)
     else:
-        line = _("the run was killed ({what}); no trace was kept (pass --trace to keep one)").format(what=killed)
+        line = _("the run was killed ({what}); no trace was kept").format(what=killed)
     with contextlib.suppress(OSError):
         print(f"agentloops: {line}", file=sys.stderr)
     return "", EXIT_KILLED
