@@ -3,11 +3,8 @@ render instructor solutions, and the controller group.
 
 Every mistake a user can make on the command line (an unknown scenario or
 criterion, a malformed file, a bad number) ends in one line on stderr and
-exit status 2, never a traceback. Output into a closed pipe (``| head``) ends
-quietly with status 141; a closed standard output or error (``>&-``, ``2>&-``)
-discards what would go there, for the servers and kernels a command starts
-too; output a full disk refuses is one line and status 2; a terminal that
-cannot show a character gets a backslash escape.
+exit status 2, never a traceback; a closed pipe or stream, a full disk or a
+terminal's encoding are :mod:`~agentloops.terminal`'s.
 
 The help and the error lines speak the language of :mod:`agentloops.i18n`: a
 ``--lang`` option anywhere on the line (``agentloops --lang zh compare``,
@@ -23,9 +20,7 @@ import argparse
 import contextlib
 import gettext
 import importlib
-import io
 import json
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -36,13 +31,19 @@ from agentloops.comparison import compare
 from agentloops.criteria import CRITERION_NAMES
 from agentloops.errors import AgentLoopsError
 from agentloops.i18n import N_, _, language, ngettext, shown
-from agentloops.jsonfile import one_line
 from agentloops.loop import DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT, run
 from agentloops.resources import find_tool, notebooks_dir
 from agentloops.scenario import list_scenarios
 from agentloops.tables import text_table
-
-EXIT_USAGE = 2
+from agentloops.terminal import (
+    EXIT_BROKEN_PIPE,
+    EXIT_USAGE,
+    discard_stdout,
+    error_line,
+    reopen_closed_streams,
+    tolerate_any_encoding,
+    write_output,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -295,10 +296,6 @@ _COMMANDS = {"compare": _compare, "run": _run, "scenarios": _scenarios, "lab": _
              "solutions": _solutions, "controller": _controller}
 
 
-EXIT_BROKEN_PIPE = 141
-"""What a shell reports for a command killed by SIGPIPE (128 + 13): ``agentloops compare | head -1``."""
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``agentloops`` and ``python -m agentloops``; returns the exit status.
 
@@ -308,19 +305,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     that cannot be written (a full disk) is one line and status 2. Anything else
     is a bug and keeps its traceback.
     """
-    _reopen_closed_streams()
-    _tolerate_any_encoding(sys.stdout)
-    _tolerate_any_encoding(sys.stderr)
+    reopen_closed_streams()
+    tolerate_any_encoding(sys.stdout)
+    tolerate_any_encoding(sys.stderr)
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         with command_language(requested_language(arguments)) as refused:
             if refused is not None:
-                _error(refused)
+                error_line(refused)
                 return EXIT_USAGE
             output, status = _dispatch(arguments)
-            return _write(output, status)
+            return write_output(output, status)
     except BrokenPipeError:  # our output, --help, or a command printing as it goes, into a closed pipe
-        _discard_stdout()
+        discard_stdout()
         return EXIT_BROKEN_PIPE
 
 
@@ -380,21 +377,6 @@ def argparse_speaks() -> Iterator[None]:
         argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
 
 
-def _write(output: str, status: int) -> int:
-    """Print the command's output; a disk that refuses it is one line and status 2."""
-    try:
-        if output:
-            print(output)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        _discard_stdout()
-        _error(_("cannot write the output ({reason})").format(reason=exc.strerror or exc.__class__.__name__))
-        return EXIT_USAGE
-    return status
-
-
 def _dispatch(argv: Sequence[str] | None) -> tuple[str, int]:
     """Parse and run one command; a user's mistake becomes one line on stderr and status 2."""
     try:
@@ -402,57 +384,15 @@ def _dispatch(argv: Sequence[str] | None) -> tuple[str, int]:
         handler = getattr(args, "handler", None) or _COMMANDS[args.command]
         output = handler(args)
     except (_CommandError, AgentLoopsError) as exc:
-        _error(str(exc))
+        error_line(str(exc))
         return "", EXIT_USAGE
     except OSError as exc:
         if exc.filename is None or isinstance(exc, BrokenPipeError):
             raise
-        _error(f"{exc.filename}: {exc.strerror or exc.__class__.__name__}")  # a path the user gave was refused
+        error_line(f"{exc.filename}: {exc.strerror or exc.__class__.__name__}")  # a path the user gave was refused
         return "", EXIT_USAGE
     except KeyboardInterrupt:
         return "", 130
     if isinstance(output, tuple):  # a command may also set the exit status (controller check: 1 on a mismatch)
         return output[0], output[1]
     return output, 0
-
-
-def _error(message: str) -> None:
-    """One line on stderr; the message is English (an exception's text), read back in the language in use through
-    the catalog's templates (``{path}: no such file; expected a {what}``)."""
-    from agentloops.controller.vocabulary.readback import read_back
-
-    with contextlib.suppress(OSError):  # stderr is gone too: the status still says it failed
-        print(_("agentloops: error: {message}").format(message=one_line(read_back(message))), file=sys.stderr)
-
-
-def _reopen_closed_streams() -> None:
-    """Point a standard output or error the caller closed (``>&-``, ``2>&-``: their choice to discard it) at /dev/null,
-    on its own descriptor and inheritably: a kernel or server a command starts would otherwise die on the closed one,
-    and without a stderr ``print(file=None)`` would write an error line into the output."""
-    for name, number in (("stdout", 1), ("stderr", 2)):
-        if getattr(sys, name) is None:
-            devnull = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: ``number``, or a lower one
-            if devnull != number and not _in_use(number):
-                devnull = os.dup2(devnull, number)
-            os.set_inheritable(devnull, True)
-            setattr(sys, name, open(devnull, "w", encoding="utf-8"))  # noqa: SIM115 (lives as long as the process)
-
-
-def _in_use(number: int) -> bool:
-    with contextlib.suppress(OSError):
-        return os.fstat(number) is not None
-    return False
-
-
-def _tolerate_any_encoding(stream: object) -> None:
-    """Let a terminal that cannot show a character (``PYTHONIOENCODING=latin-1``) get an escape, not a crash."""
-    if isinstance(stream, io.TextIOWrapper):
-        stream.reconfigure(errors="backslashreplace")
-
-
-def _discard_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's own flush at exit does not fail a second time."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):  # no real stdout (a test's capture): nothing to do
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)

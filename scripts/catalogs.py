@@ -33,7 +33,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "controller": ("controller/*.py", "controller/*/*.py", "controller/*/*/*.py"),
     "exercises": ("exercises/*.py",),
     "interview": ("interview/*.py",),
-    "cli": ("cli.py", "arguments.py", "doctor.py", "lab.py", "controller/teaching/cli.py"),
+    "cli": ("cli.py", "terminal.py", "arguments.py", "doctor.py", "lab.py", "controller/teaching/cli.py"),
 }
 """Module globs per domain, under ``agentloops/``; a specific domain takes a module from ``core``/``controller``."""
 

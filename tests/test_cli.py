@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from agentloops.cli import EXIT_BROKEN_PIPE, build_parser, main
+from agentloops.cli import build_parser, main
 from agentloops.errors import ScenarioError
 from agentloops.jsonfile import MAX_BYTES, MAX_MESSAGE
 from agentloops.loop import MAX_STEPS_LIMIT
+from agentloops.terminal import EXIT_BROKEN_PIPE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -317,7 +318,7 @@ def test_a_closed_standard_error_keeps_the_error_line_out_of_the_output():
 def test_a_server_or_kernel_a_command_starts_finds_the_closed_streams_open():
     """``agentloops app >&-``: every kernel Voilà started died on the closed descriptor it inherited."""
     child = "import sys; sys.exit(sys.stdout is None or sys.stderr is None)"
-    code = (f"import subprocess, sys; from agentloops import cli; cli._reopen_closed_streams(); "
+    code = (f"import subprocess, sys; from agentloops import terminal; terminal.reopen_closed_streams(); "
             f"sys.exit(subprocess.run([sys.executable, '-c', {child!r}]).returncode)")
     done = subprocess.run(f"'{sys.executable}' -c \"{code}\" >&- 2>&-", shell=True, executable="/bin/bash",
                           capture_output=True, cwd=ROOT, timeout=60, check=False)
