@@ -103,6 +103,8 @@ def _sentence(template: str, nested: Mapping[str, str] | None = None, **fields: 
     nested = nested or {}
     english = template.format(**fields, **nested)
     lang = language()  # looked up once (it reads the environment)
+    if lang == "en":
+        return english, english
     shown = translate(template, lang).format(**fields, **{key: translate(text, lang) for key, text in nested.items()})
     return english, shown
 
@@ -158,7 +160,8 @@ def reasks(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
         if group:
             yield from _reask_finding(run, group)
             group = []
-    yield from _reask_finding(run, group)
+    if group:
+        yield from _reask_finding(run, group)
 
 
 def _calls_with_results(run: Run, seen: Observed) -> set[int]:
@@ -336,5 +339,7 @@ def _ended_on(run: Run, turn: Turn, context: str, decision: Decision | None = No
 def find(run: Run, max_steps: int | None = None) -> list[Finding]:
     """Every finding in ``run``, in the order of the detectors above."""
     seen = _observations(run)  # once: three detectors read it
-    return [*reasks(run, seen), *endings(run, max_steps), *tool_repeats(run, seen),
-            *failure_streaks(run, FAILURE_STREAK, seen)]
+    found = [*reasks(run, seen), *endings(run, max_steps)]
+    if len(seen) > 1:  # a repeat is a second observation; a streak is FAILURE_STREAK (more than one) of them
+        found += [*tool_repeats(run, seen), *failure_streaks(run, FAILURE_STREAK, seen)]
+    return found

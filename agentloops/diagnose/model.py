@@ -15,10 +15,11 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from agentloops.errors import UsageError
 from agentloops.i18n import N_, Phrase, shown
+from agentloops.providers._common import json_encoder
 from agentloops.providers.reply import Reply
 
 
@@ -48,9 +49,11 @@ def field_path(where: str, key: str) -> str:
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-@dataclass(frozen=True, slots=True)
-class Msg:
+class Msg(NamedTuple):
     """One message of a request, reduced to what the detectors compare.
+
+    A named tuple, as :class:`Turn` is: a log holds a few of them a line, and a tuple is built
+    several times faster than a frozen dataclass (which sets each field through ``object.__setattr__``).
 
     Attributes:
         role: ``system``, ``user``, ``assistant`` or ``tool`` (a tool result).
@@ -69,9 +72,8 @@ class Msg:
     is_error: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One model call as the detectors see it.
+class Turn(NamedTuple):
+    """One model call as the detectors see it (a named tuple: one is built a line).
 
     Attributes:
         call: 1-based call number within its run.
@@ -176,8 +178,8 @@ CACHED = 64
 twice (is it new? is it a repeat?), so a small cache spares most second parses while memory stays bounded."""
 
 
-_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_SORTED = json_encoder(sort_keys=True, separators=(",", ":"))
+_COMPACT = json_encoder(separators=(",", ":"))
 """The encoders of :func:`canonical_json`, built once (``json.dumps`` with options builds one a call)."""
 
 
@@ -252,9 +254,11 @@ class PrefixMemo:
         keep = len(previous)
         if keep > len(entries) or entries[:keep] != previous:
             keep = next((i for i, (a, b) in enumerate(zip(entries, previous)) if a != b), min(keep, len(entries)))
-        chunks = self._chunks[:keep]
-        chunks.extend(tuple(convert(i, entry)) for i, entry in enumerate(entries[keep:], start=keep))
-        self._raw, self._chunks = entries, chunks
+        chunks = self._chunks
+        del chunks[keep:]
+        for i in range(keep, len(entries)):
+            chunks.append(tuple(convert(i, entries[i])))
+        self._raw = entries
         return tuple(itertools.chain.from_iterable(chunks))
 
 
@@ -303,7 +307,8 @@ class TurnBuilder:
                     fresh = True
                     seen.add(key)
         turns = self.turns
-        signatures = tuple([canonical_arguments(c.arguments) for c in reply.tool_calls])
+        calls = reply.tool_calls
+        signatures = tuple([canonical_arguments(c.arguments) for c in calls]) if calls else ()
         turn = Turn(len(turns) + 1, where, reply, fresh, user_spoke and bool(turns), tuple(results), tokens,
                     signatures)
         turns.append(turn)

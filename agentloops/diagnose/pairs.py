@@ -112,8 +112,9 @@ def read_pairs(items: Iterator[tuple[str, dict[str, Any]]], format: str | None =
                 count += 1
                 current = _Open(read.run, where, count)
             assert current is not None
-            current.attempts.extend(pending)
-            pending = []
+            if pending:
+                current.attempts.extend(pending)
+                pending = []
             try:
                 current.builder.add(where, read.request, read.response, read.tokens, incremental=read.incremental)
             except TooDeep:

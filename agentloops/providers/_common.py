@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentloops.errors import ScenarioError
@@ -140,9 +140,24 @@ def arguments_text(value: object, where: str) -> str:
     raise fail(where, "a JSON object or its text", value)
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(value, ensure_ascii=False)``, with the encoder built once (``json.dumps`` with options builds one a
-call, which costs more than encoding a call's arguments)."""
+def json_encoder(*, sort_keys: bool = False, separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], str]:
+    """``json.JSONEncoder(ensure_ascii=False, sort_keys=…, separators=…).encode``, its C encoder built once.
+
+    ``encode`` builds the C encoder anew on every call, which costs more than encoding a tool call's
+    arguments (and a log reader encodes some every line). Parsed JSON holds no cycles, so none is looked
+    for (a value nested too deeply still raises ``RecursionError``). Without the C accelerator, ``encode``.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=False, sort_keys=sort_keys, separators=separators)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encoder.encode
+    chunks = make(None, encoder.default, json.encoder.encode_basestring, None, separators[1], separators[0],
+                  sort_keys, False, True)
+    return lambda value: "".join(chunks(value, 0))
+
+
+_dumps = json_encoder()
+"""``json.dumps(value, ensure_ascii=False)``."""
 
 
 def join_text(parts: Sequence[str]) -> str | None:
