@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal
 
-from agentloops.criteria import Abort, Decision, correct
+from agentloops.criteria import Abort, Decision, abnormal_end, correct
 from agentloops.diagnose.model import Msg, Run, Turn, canonical_text, results_for
 from agentloops.i18n import N_, _, language, translate
 from agentloops.providers.reply import Reply
@@ -128,8 +128,9 @@ def _tokens(turns: list[Turn]) -> int | None:
 
 
 def is_abnormal(reply: Reply) -> bool:
-    """The correct loop would abort on this round (cut off, filtered, refused, malformed, unknown)."""
-    return isinstance(correct(reply), Abort)
+    """The correct loop would abort on this round (cut off, filtered, refused, malformed, unknown): it aborts exactly
+    when :func:`~agentloops.criteria.abnormal_end` names an end (asked directly, no decision is built)."""
+    return abnormal_end(reply) is not None
 
 
 def looks_failed(result: Msg) -> bool:
@@ -169,8 +170,8 @@ def _calls_with_results(run: Run, seen: Observed) -> set[int]:
     shown: dict[int, int] = {}
     for turn, _signature, _result in seen:
         shown[turn.call] = shown.get(turn.call, 0) + 1
-    return {t.call for t in run.turns if t.reply.tool_calls and not is_abnormal(t.reply)
-            and shown.get(t.call) == len(t.reply.tool_calls)}
+    return {t.call for t in run.turns if t.reply.tool_calls and shown.get(t.call) == len(t.reply.tool_calls)
+            and not is_abnormal(t.reply)}
 
 
 def _reask_finding(run: Run, group: list[Turn]) -> Iterator[Finding]:
@@ -190,12 +191,17 @@ def _observations(run: Run) -> Observed:
     """Every tool call with a known result, in order (see :data:`Observed`)."""
     seen: Observed = []
     turns = run.turns
+    last = len(turns) - 1
     for i, turn in enumerate(turns):
         calls = turn.reply.tool_calls
-        pool = turns[i + 1].results if i + 1 < len(turns) else run.tail_results
-        if not calls or not pool:
-            continue  # no call, or no result shown: nothing observed
-        for index, (call, result) in enumerate(zip(calls, results_for(len(calls), pool, tuple(c.id for c in calls)))):
+        if not calls:
+            continue  # no call: nothing observed
+        pool = turns[i + 1].results if i < last else run.tail_results
+        if not pool:
+            continue  # no result shown: nothing observed
+        matched = results_for(len(calls), pool, tuple([c.id for c in calls]))
+        for index, call in enumerate(calls):
+            result = matched[index]
             if result is not None and result.text is not None:
                 seen.append((turn, (call.name, turn.signature(index)), result))
     return seen
@@ -339,7 +345,9 @@ def _ended_on(run: Run, turn: Turn, context: str, decision: Decision | None = No
 def find(run: Run, max_steps: int | None = None) -> list[Finding]:
     """Every finding in ``run``, in the order of the detectors above."""
     seen = _observations(run)  # once: three detectors read it
-    found = [*reasks(run, seen), *endings(run, max_steps)]
+    found = [*reasks(run, seen)] if len(run.turns) > 1 else []  # a re-ask is a second call
+    found += endings(run, max_steps)
     if len(seen) > 1:  # a repeat is a second observation; a streak is FAILURE_STREAK (more than one) of them
-        found += [*tool_repeats(run, seen), *failure_streaks(run, FAILURE_STREAK, seen)]
+        found += tool_repeats(run, seen)
+        found += failure_streaks(run, FAILURE_STREAK, seen)
     return found

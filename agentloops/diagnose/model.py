@@ -328,11 +328,11 @@ class TurnBuilder:
         return ("tool", message.name, None, canonical_text(message.text))
 
     def _added(self, request: tuple[Msg, ...] | None, incremental: bool) -> tuple[Msg, ...] | None:
-        if request is None:
-            return None
-        if incremental or self._previous is None or not self.extends(request):
+        previous = self._previous
+        if request is None or incremental or previous is None:
             return request
-        return request[len(self._previous):]
+        keep = len(previous)
+        return request[keep:] if request[:keep] == previous else request
 
 
 def results_for(turn_calls: int, results: Iterable[Msg], call_ids: tuple[str, ...]) -> list[Msg | None]:

@@ -27,7 +27,9 @@ Request = tuple[tuple[Msg, ...], bool]
 
 
 def _object(value: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, (dict, Mapping)):  # dict first, here and below: a parsed log's objects skip the ABC
+    if type(value) is dict:  # a parsed log's object, the common case
+        return value
+    if not isinstance(value, Mapping):
         raise _refuse(N_("{where}: expected a JSON object; got {kind}"), where=where, kind=_kind(value))
     return value
 
@@ -99,11 +101,11 @@ def chat_message(raw: object, at: str) -> tuple[Msg, ...]:
     text = content if content is None or isinstance(content, str) else _text(content, f"{at}.content")
     if role == "tool":
         name = _name(message, "tool_name", at) or _name(message, "name", at)
-        return (Msg("tool", text, call_id=_name(message, "tool_call_id", at), name=name),)
+        return (Msg("tool", text, (), _name(message, "tool_call_id", at), name),)
     if role == "assistant":
-        calls = tuple(_chat_call(c, f"{at}.tool_calls[{j}]")
-                      for j, c in enumerate(_entries(message.get("tool_calls"), at, "tool_calls")))
-        return (Msg("assistant", text, calls),)
+        calls = _entries(message.get("tool_calls"), at, "tool_calls")
+        return (Msg("assistant", text, tuple([_chat_call(c, f"{at}.tool_calls[{j}]") for j, c in enumerate(calls)])
+                    if calls else ()),)
     return (Msg("system" if role in ("system", "developer") else "user", text),)
 
 

@@ -133,7 +133,7 @@ def _lines(path: Path, handle: Any, number: int, raw: bytes) -> Iterator[Item]:
     name = str(path)
     pending = (number, raw)
     for later, line in enumerate(handle, start=number + 1):
-        if line.strip():
+        if not line.isspace():  # blank lines are skipped (a line read is never empty)
             where = f"{name}:{pending[0]}"
             value = decode(where, pending[1], last=False)
             if isinstance(value, dict):  # the common case, yielded without a generator of its own

@@ -195,6 +195,8 @@ def tool_call(where: str, *, call_id: object, name: object, arguments: object,
         raise fail(f"{where}.{id_field}", "a non-empty string", call_id)
     if not isinstance(name, str) or not name:
         raise fail(f"{where}.{name_field}", "a non-empty string (the tool's name)", name)
+    if type(arguments) is dict:  # a parsed body's object, the common case: no path to build
+        return Call(call_id, name, _dumps(arguments))
     return Call(call_id, name, arguments_text(arguments, f"{where}.{arguments_field}"))
 
 
