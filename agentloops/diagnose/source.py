@@ -46,6 +46,10 @@ def _refuse_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # built once: json.loads with options builds one a call
+_SCAN = _DECODER.scan_once
+"""What ``_DECODER.decode`` calls after skipping whitespace: the value at an index and where it ends."""
+_JSON_SPACE = " \t\n\r"
+"""JSON's whitespace (RFC 8259), the only text ``_DECODER.decode`` lets around a value."""
 
 
 def check_file(path: Path) -> None:
@@ -65,6 +69,12 @@ def decode(where: str, raw: bytes, last: bool) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise log_error(N_("{where}: not UTF-8 text (byte {byte})"), where=where, byte=exc.start + 1) from None
+    try:
+        value, end = _SCAN(text, 0)  # a line that opens with its value, the common case, scanned at once
+        if end == len(text) or not text[end:].strip(_JSON_SPACE):  # only what JSON calls whitespace after it
+            return value
+    except (ValueError, StopIteration, RecursionError):
+        pass  # decoded again below, for the error the decoder words
     try:
         return _DECODER.decode(text)
     except RecursionError:

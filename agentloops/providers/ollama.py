@@ -81,7 +81,9 @@ def adapt(raw: object, where: str = "response") -> Reply:
     if done is not True:
         raise fail(f"{where}.done", "true (a non-streaming body is finished)", done)
     message_at = f"{where}.message"
-    message = need_object(field(body, "message", where, "the assistant message", types=OBJECT), message_at)
+    message = body.get("message")
+    if type(message) is not dict:  # a parsed body's object passes without a check
+        message = need_object(field(body, "message", where, "the assistant message", types=OBJECT), message_at)
     content = string(message, "content", message_at, optional=True)
     thinking = string(message, "thinking", message_at, optional=True)
     calls: list[Call] = []
