@@ -53,7 +53,7 @@ def test_two_observations_are_enough_for_a_repeat() -> None:
 
 def test_a_streak_is_found_at_its_threshold_and_not_below() -> None:
     def failing(calls: int) -> Run:
-        steps = [(call(1), {})]
+        steps: list[tuple[Response, dict[str, Any]]] = [(call(1), {})]
         steps += [(call(n + 1), {"results": (Msg("tool", "Error: gone", call_id=f"c{n}"),)}) for n in range(1, calls)]
         steps.append((ANSWER, {"results": (Msg("tool", "Error: gone", call_id=f"c{calls}"),)}))
         return run_of(steps)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ def _refuse_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # built once: json.loads with options builds one a call
-_SCAN = _DECODER.scan_once
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]  # set by __init__
 """What ``_DECODER.decode`` calls after skipping whitespace: the value at an index and where it ends."""
 _JSON_SPACE = " \t\n\r"
 """JSON's whitespace (RFC 8259), the only text ``_DECODER.decode`` lets around a value."""
