@@ -17,6 +17,7 @@ from agentloops.diagnose.detectors import FAILURE_STREAK, find
 from agentloops.diagnose.model import Ending, Msg, Run, Turn
 from agentloops.diagnose.source import decode
 from agentloops.providers import Reply, _common, read
+from agentloops.providers.reply import Call
 from agentloops.response import Response
 
 CUT = Response(content=None, finish_reason="length")
@@ -141,3 +142,22 @@ def test_a_body_object_read_dict_first_may_be_any_mapping() -> None:
                             "finishReason": "STOP"}], "usageMetadata": MappingProxyType({"promptTokenCount": 3})}
     reply = read("gemini", body)
     assert (reply.content, reply.prompt_tokens) == ("hi", 3)
+
+
+def test_the_abort_code_is_the_correct_loops_on_every_documented_stop_value() -> None:
+    from agentloops.criteria import Abort, correct
+    from agentloops.diagnose.detectors import abort_code
+    from agentloops.providers import FORMATS, stop_values
+    from agentloops.providers.examples import example_for
+
+    codes = set()
+    for format in FORMATS:
+        for value in stop_values(format):
+            for with_tool_call in (False, True):
+                reply = read(format, example_for(format, value, with_tool_call=with_tool_call))
+                decision = correct(reply)
+                assert abort_code(reply) == (decision.code if isinstance(decision, Abort) else None)
+                codes.add(abort_code(reply))
+    cut = Reply(None, (Call("c1", "f", '{"a": '),), "tool_calls", "tool_calls")  # arguments cut off mid-JSON
+    assert abort_code(cut) == "truncated" == getattr(correct(cut), "code", None)
+    assert None in codes and len(codes) > 2  # both sides of the decision were met

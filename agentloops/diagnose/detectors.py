@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal
 
-from agentloops.criteria import Abort, Decision, abnormal_end, correct
+from agentloops.criteria import abnormal_end
 from agentloops.diagnose.model import Msg, Run, Turn, canonical_text, results_for
 from agentloops.i18n import N_, _, language, translate
 from agentloops.providers.reply import Reply
@@ -127,10 +127,17 @@ def _tokens(turns: list[Turn]) -> int | None:
     return sum(known) if known else None
 
 
+def abort_code(reply: Reply) -> str | None:
+    """The error code the correct loop aborts this round with (cut off, filtered, refused, malformed, unknown), or
+    ``None``: :func:`~agentloops.criteria.correct` aborts exactly when ``abnormal_end`` names an end, so that is asked
+    directly (a log's every last round is judged, and building the decision costs more than judging)."""
+    ended = abnormal_end(reply)
+    return None if ended is None else ended[0]
+
+
 def is_abnormal(reply: Reply) -> bool:
-    """The correct loop would abort on this round (cut off, filtered, refused, malformed, unknown): it aborts exactly
-    when :func:`~agentloops.criteria.abnormal_end` names an end (asked directly, no decision is built)."""
-    return abnormal_end(reply) is not None
+    """The correct loop would abort on this round."""
+    return abort_code(reply) is not None
 
 
 def looks_failed(result: Msg) -> bool:
@@ -284,15 +291,15 @@ def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
     turns = run.turns
     for turn, following in pairwise(turns):
         if following.user_spoke and not following.results:
-            yield from _ended_on(run, turn, N_("the conversation went on after it"))
+            yield from _ended_on(run, turn, N_("the conversation went on after it"), abort_code(turn.reply))
     if not turns or not run.complete or run.ending.how == "raised":
         return
     last = turns[-1]
-    decision = correct(last.reply)  # once: three questions below ask it
+    code = abort_code(last.reply)  # once: three questions below ask it
     capped = run.ending.hit_cap
     if capped is None:
         spun = len(turns) > 1 and last.fresh is False and last.reply.same_as(turns[-2].reply)
-        unfinished = bool(last.reply.tool_calls) or isinstance(decision, Abort)
+        unfinished = bool(last.reply.tool_calls) or code is not None
         capped = spun or (max_steps is not None and len(turns) >= max_steps and unfinished)
     if capped:
         yield Finding("cap_returned_last", run.name, last.where, str(last.call), 1, last.tokens,
@@ -300,45 +307,44 @@ def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
                                     "({summary}); a cap should raise"), call=last.call,
                                  summary=last.reply.summary()))
         return
-    if at_common_cap(run, max_steps, decision):
+    if at_common_cap(run, max_steps, code is not None):
         names = ", ".join(c.name for c in last.reply.tool_calls)
         yield Finding("work_pending", run.name, last.where, str(last.call), 1, last.tokens,
                       *_sentence(N_("the run stopped at call {call} with {names} still unanswered; {call} calls is "
                                     "a common step cap ({cap}): pass --max-steps if you know yours"),
                                  call=last.call, names=names, cap=COMMON_CAPS[last.call]))
         return
-    yield from _ended_on(run, last, N_("the run ended there"), decision)
+    yield from _ended_on(run, last, N_("the run ended there"), code)
 
 
-def at_common_cap(run: Run, max_steps: int | None, decision: Decision | None = None) -> bool:
+def at_common_cap(run: Run, max_steps: int | None, aborts: bool | None = None) -> bool:
     """The run ended with tool calls unanswered after a common cap's number of calls, its cap unknown.
 
     Only when nothing says otherwise: a run record's ``hit_cap`` and a given
-    ``max_steps`` are facts, a common cap only a likely explanation. ``decision``: the
-    correct loop's on the last call, when known.
+    ``max_steps`` are facts, a common cap only a likely explanation. ``aborts``: whether the
+    correct loop aborts on the last call, when known.
     """
     last = run.turns[-1]
     return (run.ending.hit_cap is None and max_steps is None and last.call in COMMON_CAPS
             and bool(last.reply.tool_calls)
-            and not isinstance(correct(last.reply) if decision is None else decision, Abort))
+            and not (is_abnormal(last.reply) if aborts is None else aborts))
 
 
-def _ended_on(run: Run, turn: Turn, context: str, decision: Decision | None = None) -> Iterator[Finding]:
+def _ended_on(run: Run, turn: Turn, context: str, code: str | None) -> Iterator[Finding]:
     """The finding for an answer taken from ``turn``; ``context`` (a catalog message) says what came next;
-    ``decision``: the correct loop's on ``turn``, when known."""
+    ``code``: what the correct loop aborts ``turn`` with (``None``: it does not)."""
     reply = turn.reply
-    decision = correct(reply) if decision is None else decision
-    if reply.tool_calls and not isinstance(decision, Abort):
+    if reply.tool_calls and code is None:
         names = ", ".join(c.name for c in reply.tool_calls)
         yield Finding("premature_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
                       *_sentence(N_("call {call} asked for {names}, {context}, and the model never saw the results"),
                                  {"context": context}, call=turn.call, names=names))
-    elif isinstance(decision, Abort):
+    elif code is not None:
         template = (N_("call {call} ended abnormally ({code}: {summary}) and {context}")
                     if run.ending.how == "returned" else
                     N_("call {call} ended abnormally ({code}: {summary}) and {context} with no exception logged"))
         yield Finding("abnormal_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
-                      *_sentence(template, {"context": context}, call=turn.call, code=decision.code,
+                      *_sentence(template, {"context": context}, call=turn.call, code=code,
                                  summary=reply.summary()))
 
 
