@@ -90,10 +90,14 @@ def test_a_line_with_anything_else_after_its_value_is_refused_as_the_decoder_wor
 VALUES = [{"b": 1, "a": [1.5, None, True, "é\n\"x\""]}, "text", 3, [], {}, {"z": {"y": {"x": 1e100}}}]
 
 
-@pytest.mark.parametrize("accelerated", [True, False])
-def test_the_encoders_write_what_json_dumps_writes(monkeypatch: pytest.MonkeyPatch, accelerated: bool) -> None:
-    if not accelerated:
-        monkeypatch.setattr(json.encoder, "c_make_encoder", None)
+def _another_c_encoder(*args: object) -> None:
+    raise TypeError("takes other arguments")
+
+
+@pytest.mark.parametrize("accelerator", ["this one", "none", "another"])
+def test_the_encoders_write_what_json_dumps_writes(monkeypatch: pytest.MonkeyPatch, accelerator: str) -> None:
+    if accelerator != "this one":
+        monkeypatch.setattr(json.encoder, "c_make_encoder", None if accelerator == "none" else _another_c_encoder)
     plain, canonical = _common.json_encoder(), _common.json_encoder(sort_keys=True, separators=(",", ":"))
     for value in VALUES:
         assert plain(value) == json.dumps(value, ensure_ascii=False)

@@ -149,10 +149,13 @@ def json_encoder(*, sort_keys: bool = False, separators: tuple[str, str] = (", "
     """
     encoder = json.JSONEncoder(ensure_ascii=False, sort_keys=sort_keys, separators=separators)
     make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
+    try:  # the arguments JSONEncoder.iterencode passes it
+        chunks = make(None, encoder.default, json.encoder.encode_basestring, None, separators[1], separators[0],
+                      sort_keys, False, True) if make is not None else None
+    except TypeError:  # another Python's C encoder: the encoder's own way
+        chunks = None
+    if chunks is None:
         return encoder.encode
-    chunks = make(None, encoder.default, json.encoder.encode_basestring, None, separators[1], separators[0],
-                  sort_keys, False, True)
     return lambda value: "".join(chunks(value, 0))
 
 
