@@ -145,8 +145,9 @@ def looks_failed(result: Msg) -> bool:
     return result.is_error or bool(result.text and (_ERROR_TEXT.match(result.text) or '"error":' in result.text[:40]))
 
 
-Observed = list[tuple[Turn, tuple[str, str], Msg]]
-"""Every tool call with a known result, in order: (the turn that made it, its signature, its result)."""
+Observed = list[tuple[Turn, tuple[str, str], Msg, bool]]
+"""Every tool call with a known result, in order: (the turn that made it, its signature, its result, whether the
+result looks failed)."""
 
 
 def reasks(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
@@ -175,7 +176,7 @@ def reasks(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
 def _calls_with_results(run: Run, seen: Observed) -> set[int]:
     """Calls that made well-formed tool calls whose every result the log shows."""
     shown: dict[int, int] = {}
-    for turn, _signature, _result in seen:
+    for turn, _signature, _result, _failed in seen:
         shown[turn.call] = shown.get(turn.call, 0) + 1
     return {t.call for t in run.turns if t.reply.tool_calls and shown.get(t.call) == len(t.reply.tool_calls)
             and not is_abnormal(t.reply)}
@@ -210,7 +211,7 @@ def _observations(run: Run) -> Observed:
         for index, call in enumerate(calls):
             result = matched[index]
             if result is not None and result.text is not None:
-                seen.append((turn, (call.name, turn.signature(index)), result))
+                seen.append((turn, (call.name, turn.signature(index)), result, looks_failed(result)))
     return seen
 
 
@@ -223,8 +224,8 @@ def tool_repeats(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
     """
     tails: dict[tuple[str, str], list[tuple[Turn, str]]] = {}
     order: list[tuple[str, str]] = []
-    for turn, signature, result in _observations(run) if seen is None else seen:
-        if looks_failed(result):
+    for turn, signature, result, failed in _observations(run) if seen is None else seen:
+        if failed:
             tails.pop(signature, None)
             continue
         text = canonical_text(result.text) or ""  # one result written compact or spaced is one result
@@ -266,8 +267,8 @@ def _alternating(order: list[tuple[str, str]], repeated: set[tuple[str, str]]) -
 def failure_streaks(run: Run, threshold: int = FAILURE_STREAK, seen: Observed | None = None) -> Iterator[Finding]:
     """``threshold`` or more failed tool results in a row."""
     streak: list[tuple[Turn, Msg]] = []
-    for turn, _signature, result in _observations(run) if seen is None else seen:
-        if looks_failed(result):
+    for turn, _signature, result, failed in _observations(run) if seen is None else seen:
+        if failed:
             streak.append((turn, result))
             continue
         if streak:
