@@ -45,7 +45,7 @@ def test_two_calls_are_enough_for_a_reask_and_one_is_not() -> None:
     assert kinds(run_of([(CUT, {"fresh": False})])) == []
 
 
-def test_two_observations_are_enough_for_a_repeat() -> None:
+def test_a_call_observed_twice_is_enough_for_a_repeat() -> None:
     same = [(call(1), {}), (call(2), {"results": (Msg("tool", "A", call_id="c1"),)}),
             (ANSWER, {"results": (Msg("tool", "A", call_id="c2"),)})]
     assert kinds(run_of(same)) == ["repeated_tool_call"]

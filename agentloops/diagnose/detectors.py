@@ -354,7 +354,8 @@ def find(run: Run, max_steps: int | None = None) -> list[Finding]:
     seen = _observations(run)  # once: three detectors read it
     found = [*reasks(run, seen)] if len(run.turns) > 1 else []  # a re-ask is a second call
     found += endings(run, max_steps)
-    if len(seen) > 1:  # a repeat is a second observation; a streak is FAILURE_STREAK (more than one) of them
+    if len({signature for _turn, signature, _result, _failed in seen}) < len(seen):  # a call observed again
         found += tool_repeats(run, seen)
+    if sum(failed for _turn, _signature, _result, failed in seen) >= FAILURE_STREAK:  # a streak's failures at least
         found += failure_streaks(run, FAILURE_STREAK, seen)
     return found
