@@ -228,12 +228,7 @@ def quote_content(content: str | None, width: int = 60) -> str:
     """Render content as data (rows written to JSON): ``null``, ``""`` or the text quoted, as it is."""
     if content is None:
         return "null"
-    return _quoted(shorten(content, width))
-
-
-_quoted = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(text, ensure_ascii=False)`` with its encoder built once (``json.dumps`` with options builds one a call:
-a log reader quotes a reply's text in every finding it makes)."""
+    return json.dumps(shorten(content, width), ensure_ascii=False)
 
 
 def shorten(text: str, width: int = 60) -> str:
