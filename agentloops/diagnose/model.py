@@ -339,13 +339,6 @@ def results_for(turn_calls: int, results: Iterable[Msg], call_ids: tuple[str, ..
     """The result of each of a turn's calls: matched by call id where both have one, else by position."""
     pool = list(results)
     by_id = {m.call_id: m for m in pool if m.call_id}
-    matched: list[Msg | None] = []
-    for i in range(turn_calls):
-        call_id = call_ids[i] if i < len(call_ids) else None
-        if call_id and call_id in by_id:
-            matched.append(by_id[call_id])
-        elif not by_id and i < len(pool):
-            matched.append(pool[i])
-        else:
-            matched.append(None)
-    return matched
+    if not by_id:  # no result names its call: by position
+        return [pool[i] if i < len(pool) else None for i in range(turn_calls)]
+    return [by_id.get(call_ids[i]) if i < len(call_ids) else None for i in range(turn_calls)]
