@@ -94,7 +94,7 @@ def adapt(raw: object, where: str = "response") -> Reply:
         function_at = f"{call_at}.function"
         function = need_object(call.get("function"), function_at)
         arguments = field(function, "arguments", function_at, "an arguments object or its JSON text",
-                          types=(Mapping, str), optional=True)
+                          types=(dict, Mapping, str), optional=True)
         calls.append(tool_call(function_at, call_id=call_id, name=function.get("name"),
                                arguments=arguments if arguments is not None else {}))
     reason_text = string(body, "done_reason", where, optional=True)
