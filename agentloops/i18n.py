@@ -26,8 +26,7 @@ from __future__ import annotations
 import gettext
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
@@ -93,16 +92,30 @@ def set_language(tag: str | None) -> Language:
     return chosen
 
 
-@contextmanager
-def speaking(tag: str | None) -> Iterator[Language]:
+class speaking:
     """Speak ``tag`` inside the ``with`` block (``None``: the environment's choice); the setting before is restored
-    after, an explicit one or none. (``--json`` output is written in English inside one.)"""
-    global _chosen
-    before = _chosen
-    try:
-        yield set_language(tag)
-    finally:
-        _chosen = before
+    after, an explicit one or none. (``--json`` output is written in English inside one.)
+
+    A class rather than a ``contextmanager`` generator: a log reader enters one per run it diagnoses, and a
+    tag that already is a language (what :func:`language` returns) is taken as it is.
+    """
+
+    def __init__(self, tag: str | None) -> None:
+        self._tag = tag
+        self._before: Language | None = None
+
+    def __enter__(self) -> Language:
+        global _chosen
+        self._before = _chosen
+        tag = self._tag
+        if tag in LANGUAGES:  # already normalised
+            _chosen = cast(Language, tag)
+            return _chosen
+        return set_language(tag)
+
+    def __exit__(self, *exc: object) -> None:
+        global _chosen
+        _chosen = self._before
 
 
 def language() -> Language:

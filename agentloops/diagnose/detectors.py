@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal
 
-from agentloops.criteria import Abort, Decision, correct
+from agentloops.criteria import abnormal_end
 from agentloops.diagnose.model import Msg, Run, Turn, canonical_text, results_for
 from agentloops.i18n import N_, _, language, translate
 from agentloops.providers.reply import Reply
@@ -103,6 +103,8 @@ def _sentence(template: str, nested: Mapping[str, str] | None = None, **fields: 
     nested = nested or {}
     english = template.format(**fields, **nested)
     lang = language()  # looked up once (it reads the environment)
+    if lang == "en":
+        return english, english
     shown = translate(template, lang).format(**fields, **{key: translate(text, lang) for key, text in nested.items()})
     return english, shown
 
@@ -125,9 +127,17 @@ def _tokens(turns: list[Turn]) -> int | None:
     return sum(known) if known else None
 
 
+def abort_code(reply: Reply) -> str | None:
+    """The error code the correct loop aborts this round with (cut off, filtered, refused, malformed, unknown), or
+    ``None``: :func:`~agentloops.criteria.correct` aborts exactly when ``abnormal_end`` names an end, so that is asked
+    directly (a log's every last round is judged, and building the decision costs more than judging)."""
+    ended = abnormal_end(reply)
+    return None if ended is None else ended[0]
+
+
 def is_abnormal(reply: Reply) -> bool:
-    """The correct loop would abort on this round (cut off, filtered, refused, malformed, unknown)."""
-    return isinstance(correct(reply), Abort)
+    """The correct loop would abort on this round."""
+    return abort_code(reply) is not None
 
 
 def looks_failed(result: Msg) -> bool:
@@ -135,8 +145,9 @@ def looks_failed(result: Msg) -> bool:
     return result.is_error or bool(result.text and (_ERROR_TEXT.match(result.text) or '"error":' in result.text[:40]))
 
 
-Observed = list[tuple[Turn, tuple[str, str], Msg]]
-"""Every tool call with a known result, in order: (the turn that made it, its signature, its result)."""
+Observed = list[tuple[Turn, tuple[str, str], Msg, bool]]
+"""Every tool call with a known result, in order: (the turn that made it, its signature, its result, whether the
+result looks failed)."""
 
 
 def reasks(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
@@ -158,16 +169,17 @@ def reasks(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
         if group:
             yield from _reask_finding(run, group)
             group = []
-    yield from _reask_finding(run, group)
+    if group:
+        yield from _reask_finding(run, group)
 
 
 def _calls_with_results(run: Run, seen: Observed) -> set[int]:
     """Calls that made well-formed tool calls whose every result the log shows."""
     shown: dict[int, int] = {}
-    for turn, _signature, _result in seen:
+    for turn, _signature, _result, _failed in seen:
         shown[turn.call] = shown.get(turn.call, 0) + 1
-    return {t.call for t in run.turns if t.reply.tool_calls and not is_abnormal(t.reply)
-            and shown.get(t.call) == len(t.reply.tool_calls)}
+    return {t.call for t in run.turns if t.reply.tool_calls and shown.get(t.call) == len(t.reply.tool_calls)
+            and not is_abnormal(t.reply)}
 
 
 def _reask_finding(run: Run, group: list[Turn]) -> Iterator[Finding]:
@@ -187,14 +199,19 @@ def _observations(run: Run) -> Observed:
     """Every tool call with a known result, in order (see :data:`Observed`)."""
     seen: Observed = []
     turns = run.turns
+    last = len(turns) - 1
     for i, turn in enumerate(turns):
         calls = turn.reply.tool_calls
-        pool = turns[i + 1].results if i + 1 < len(turns) else run.tail_results
-        if not calls or not pool:
-            continue  # no call, or no result shown: nothing observed
-        for index, (call, result) in enumerate(zip(calls, results_for(len(calls), pool, tuple(c.id for c in calls)))):
+        if not calls:
+            continue  # no call: nothing observed
+        pool = turns[i + 1].results if i < last else run.tail_results
+        if not pool:
+            continue  # no result shown: nothing observed
+        matched = results_for(len(calls), pool, tuple([c.id for c in calls]))
+        for index, call in enumerate(calls):
+            result = matched[index]
             if result is not None and result.text is not None:
-                seen.append((turn, (call.name, turn.signature(index)), result))
+                seen.append((turn, (call.name, turn.signature(index)), result, looks_failed(result)))
     return seen
 
 
@@ -207,8 +224,8 @@ def tool_repeats(run: Run, seen: Observed | None = None) -> Iterator[Finding]:
     """
     tails: dict[tuple[str, str], list[tuple[Turn, str]]] = {}
     order: list[tuple[int, tuple[str, str]]] = []  # (the call that made it, its signature)
-    for turn, signature, result in _observations(run) if seen is None else seen:
-        if looks_failed(result):
+    for turn, signature, result, failed in _observations(run) if seen is None else seen:
+        if failed:
             tails.pop(signature, None)
             continue
         text = canonical_text(result.text) or ""  # one result written compact or spaced is one result
@@ -251,8 +268,8 @@ def _alternating(order: list[tuple[int, tuple[str, str]]], repeated: set[tuple[s
 def failure_streaks(run: Run, threshold: int = FAILURE_STREAK, seen: Observed | None = None) -> Iterator[Finding]:
     """``threshold`` or more failed tool results in a row."""
     streak: list[tuple[Turn, Msg]] = []
-    for turn, _signature, result in _observations(run) if seen is None else seen:
-        if looks_failed(result):
+    for turn, _signature, result, failed in _observations(run) if seen is None else seen:
+        if failed:
             streak.append((turn, result))
             continue
         if streak:
@@ -276,15 +293,15 @@ def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
     turns = run.turns
     for turn, following in pairwise(turns):
         if following.user_spoke and not following.results:
-            yield from _ended_on(run, turn, N_("the conversation went on after it"))
+            yield from _ended_on(run, turn, N_("the conversation went on after it"), abort_code(turn.reply))
     if not turns or not run.complete or run.ending.how == "raised":
         return
     last = turns[-1]
-    decision = correct(last.reply)  # once: three questions below ask it
+    code = abort_code(last.reply)  # once: three questions below ask it
     capped = run.ending.hit_cap
     if capped is None:
         spun = len(turns) > 1 and last.fresh is False and last.reply.same_as(turns[-2].reply)
-        unfinished = bool(last.reply.tool_calls) or isinstance(decision, Abort)
+        unfinished = bool(last.reply.tool_calls) or code is not None
         capped = spun or (max_steps is not None and len(turns) >= max_steps and unfinished)
     if capped:
         yield Finding("cap_returned_last", run.name, last.where, str(last.call), 1, last.tokens,
@@ -292,50 +309,54 @@ def endings(run: Run, max_steps: int | None = None) -> Iterator[Finding]:
                                     "({summary}); a cap should raise"), call=last.call,
                                  summary=last.reply.summary()))
         return
-    if at_common_cap(run, max_steps, decision):
+    if at_common_cap(run, max_steps, code is not None):
         names = ", ".join(c.name for c in last.reply.tool_calls)
         yield Finding("work_pending", run.name, last.where, str(last.call), 1, last.tokens,
                       *_sentence(N_("the run stopped at call {call} with {names} still unanswered; {call} calls is "
                                     "a common step cap ({cap}): pass --max-steps if you know yours"),
                                  call=last.call, names=names, cap=COMMON_CAPS[last.call]))
         return
-    yield from _ended_on(run, last, N_("the run ended there"), decision)
+    yield from _ended_on(run, last, N_("the run ended there"), code)
 
 
-def at_common_cap(run: Run, max_steps: int | None, decision: Decision | None = None) -> bool:
+def at_common_cap(run: Run, max_steps: int | None, aborts: bool | None = None) -> bool:
     """The run ended with tool calls unanswered after a common cap's number of calls, its cap unknown.
 
     Only when nothing says otherwise: a run record's ``hit_cap`` and a given
-    ``max_steps`` are facts, a common cap only a likely explanation. ``decision``: the
-    correct loop's on the last call, when known.
+    ``max_steps`` are facts, a common cap only a likely explanation. ``aborts``: whether the
+    correct loop aborts on the last call, when known.
     """
     last = run.turns[-1]
     return (run.ending.hit_cap is None and max_steps is None and last.call in COMMON_CAPS
             and bool(last.reply.tool_calls)
-            and not isinstance(correct(last.reply) if decision is None else decision, Abort))
+            and not (is_abnormal(last.reply) if aborts is None else aborts))
 
 
-def _ended_on(run: Run, turn: Turn, context: str, decision: Decision | None = None) -> Iterator[Finding]:
+def _ended_on(run: Run, turn: Turn, context: str, code: str | None) -> Iterator[Finding]:
     """The finding for an answer taken from ``turn``; ``context`` (a catalog message) says what came next;
-    ``decision``: the correct loop's on ``turn``, when known."""
+    ``code``: what the correct loop aborts ``turn`` with (``None``: it does not)."""
     reply = turn.reply
-    decision = correct(reply) if decision is None else decision
-    if reply.tool_calls and not isinstance(decision, Abort):
+    if reply.tool_calls and code is None:
         names = ", ".join(c.name for c in reply.tool_calls)
         yield Finding("premature_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
                       *_sentence(N_("call {call} asked for {names}, {context}, and the model never saw the results"),
                                  {"context": context}, call=turn.call, names=names))
-    elif isinstance(decision, Abort):
+    elif code is not None:
         template = (N_("call {call} ended abnormally ({code}: {summary}) and {context}")
                     if run.ending.how == "returned" else
                     N_("call {call} ended abnormally ({code}: {summary}) and {context} with no exception logged"))
         yield Finding("abnormal_answer", run.name, turn.where, str(turn.call), 1, turn.tokens,
-                      *_sentence(template, {"context": context}, call=turn.call, code=decision.code,
+                      *_sentence(template, {"context": context}, call=turn.call, code=code,
                                  summary=reply.summary()))
 
 
 def find(run: Run, max_steps: int | None = None) -> list[Finding]:
     """Every finding in ``run``, in the order of the detectors above."""
     seen = _observations(run)  # once: three detectors read it
-    return [*reasks(run, seen), *endings(run, max_steps), *tool_repeats(run, seen),
-            *failure_streaks(run, FAILURE_STREAK, seen)]
+    found = [*reasks(run, seen)] if len(run.turns) > 1 else []  # a re-ask is a second call
+    found += endings(run, max_steps)
+    if len({signature for _turn, signature, _result, _failed in seen}) < len(seen):  # a call observed again
+        found += tool_repeats(run, seen)
+    if sum(failed for _turn, _signature, _result, failed in seen) >= FAILURE_STREAK:  # a streak's failures at least
+        found += failure_streaks(run, FAILURE_STREAK, seen)
+    return found

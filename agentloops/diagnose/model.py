@@ -15,10 +15,11 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from agentloops.errors import UsageError
 from agentloops.i18n import N_, Phrase, shown
+from agentloops.providers._common import json_encoder
 from agentloops.providers.reply import Reply
 
 
@@ -48,9 +49,11 @@ def field_path(where: str, key: str) -> str:
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-@dataclass(frozen=True, slots=True)
-class Msg:
+class Msg(NamedTuple):
     """One message of a request, reduced to what the detectors compare.
+
+    A named tuple, as :class:`Turn` is: a log holds a few of them a line, and a tuple is built
+    several times faster than a frozen dataclass (which sets each field through ``object.__setattr__``).
 
     Attributes:
         role: ``system``, ``user``, ``assistant`` or ``tool`` (a tool result).
@@ -69,9 +72,8 @@ class Msg:
     is_error: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One model call as the detectors see it.
+class Turn(NamedTuple):
+    """One model call as the detectors see it (a named tuple: one is built a line).
 
     Attributes:
         call: 1-based call number within its run.
@@ -189,8 +191,8 @@ CACHED = 64
 twice (is it new? is it a repeat?), so a small cache spares most second parses while memory stays bounded."""
 
 
-_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_SORTED = json_encoder(sort_keys=True, separators=(",", ":"))
+_COMPACT = json_encoder(separators=(",", ":"))
 """The encoders of :func:`canonical_json`, built once (``json.dumps`` with options builds one a call)."""
 
 
@@ -265,9 +267,11 @@ class PrefixMemo:
         keep = len(previous)
         if keep > len(entries) or entries[:keep] != previous:
             keep = next((i for i, (a, b) in enumerate(zip(entries, previous)) if a != b), min(keep, len(entries)))
-        chunks = self._chunks[:keep]
-        chunks.extend(tuple(convert(i, entry)) for i, entry in enumerate(entries[keep:], start=keep))
-        self._raw, self._chunks = entries, chunks
+        chunks = self._chunks
+        del chunks[keep:]
+        for i in range(keep, len(entries)):
+            chunks.append(tuple(convert(i, entries[i])))
+        self._raw = entries
         return tuple(itertools.chain.from_iterable(chunks))
 
 
@@ -316,7 +320,8 @@ class TurnBuilder:
                     fresh = True
                     seen.add(key)
         turns = self.turns
-        signatures = tuple([canonical_arguments(c.arguments) for c in reply.tool_calls])
+        calls = reply.tool_calls
+        signatures = tuple([canonical_arguments(c.arguments) for c in calls]) if calls else ()
         turn = Turn(len(turns) + 1, where, reply, fresh, user_spoke and bool(turns), tuple(results), tokens,
                     signatures)
         turns.append(turn)
@@ -336,24 +341,17 @@ class TurnBuilder:
         return ("tool", message.name, None, canonical_text(message.text))
 
     def _added(self, request: tuple[Msg, ...] | None, incremental: bool) -> tuple[Msg, ...] | None:
-        if request is None:
-            return None
-        if incremental or self._previous is None or not self.extends(request):
+        previous = self._previous
+        if request is None or incremental or previous is None:
             return request
-        return request[len(self._previous):]
+        keep = len(previous)
+        return request[keep:] if request[:keep] == previous else request
 
 
 def results_for(turn_calls: int, results: Iterable[Msg], call_ids: tuple[str, ...]) -> list[Msg | None]:
     """The result of each of a turn's calls: matched by call id where both have one, else by position."""
     pool = list(results)
     by_id = {m.call_id: m for m in pool if m.call_id}
-    matched: list[Msg | None] = []
-    for i in range(turn_calls):
-        call_id = call_ids[i] if i < len(call_ids) else None
-        if call_id and call_id in by_id:
-            matched.append(by_id[call_id])
-        elif not by_id and i < len(pool):
-            matched.append(pool[i])
-        else:
-            matched.append(None)
-    return matched
+    if not by_id:  # no result names its call: by position
+        return [pool[i] if i < len(pool) else None for i in range(turn_calls)]
+    return [by_id.get(call_ids[i]) if i < len(call_ids) else None for i in range(turn_calls)]

@@ -54,6 +54,10 @@ def sniff_format(body: object, where: str) -> str:
                        "\"format\" ({names})"), where=where, names=", ".join(FORMATS))
 
 
+_UNKNOWN = Ending()
+"""How a run of request/response lines ended when no error is logged: unknown (the log does not say)."""
+
+
 class _Open:
     """The run being read: its builder, where it began, its id and its failed attempts."""
 
@@ -69,7 +73,7 @@ class _Open:
         """The run; ``tail``: attempts that failed after its last response (the caller then got their error)."""
         attempts = [*self.attempts, *(tail or ())]
         error = tail[-1].error if tail else self.error
-        ending = Ending("raised", error) if error else Ending()
+        ending = Ending("raised", error) if error else _UNKNOWN
         return Run(self.name, self.where, tuple(self.builder.turns), ending, complete=complete,
                    failed_attempts=tuple(attempts))
 
@@ -114,8 +118,9 @@ def read_pairs(items: Iterator[tuple[str, dict[str, Any]]], format: str | None =
                 count += 1
                 current = _Open(read.run, where, count)
             assert current is not None
-            current.attempts.extend(pending)
-            pending = []
+            if pending:
+                current.attempts.extend(pending)
+                pending = []
             try:
                 current.builder.add(where, read.request, read.response, read.tokens, incremental=read.incremental)
             except TooDeep:
@@ -175,41 +180,44 @@ def error_body(response: object) -> bool:
 
 
 def _line(where: str, line: dict[str, Any], format: str | None, readers: dict[str, RequestReader]) -> _Line:
-    if not isinstance(line.get("request"), dict):
-        key = "request"
-        got = _MISSING if key not in line else Phrase(N_("got {kind}"), kind=type(line[key]).__name__)
-        raise log_error(N_("{where}: {key}: expected the {key} body as a JSON object; {got}"), where=where, key=key,
-                        got=got)
-    refused = error_body(line.get("response"))
-    failed = refused or line.get("response", 0) is None
-    if not failed and not isinstance(line.get("response"), dict):
-        key = "response"
-        got = _MISSING if key not in line else Phrase(N_("got {kind}"), kind=type(line[key]).__name__)
-        raise log_error(N_("{where}: {key}: expected the {key} body as a JSON object; {got}"), where=where, key=key,
-                        got=got)
-    named = line.get("format", format)
-    fmt = named or ("openai-chat" if failed else sniff_format(line["response"], where))
+    request, response = line.get("request"), line.get("response", 0)  # absent is not null: no failed attempt
+    if not isinstance(request, dict):
+        raise _not_a_body(where, line, "request")
+    refused = error_body(response)
+    failed = refused or response is None
+    if not failed and not isinstance(response, dict):
+        raise _not_a_body(where, line, "response")
+    fmt = line.get("format", format) or ("openai-chat" if failed else sniff_format(response, where))
     if fmt not in FORMATS:
         raise log_error(N_("{where}: format: expected one of {names}; got {value}"), where=where,
                         names=", ".join(FORMATS), value=one_line(repr(fmt), 80))
     run = line.get("run")
-    if run is not None and (not isinstance(run, (str, int)) or isinstance(run, bool)):
-        raise log_error(N_("{where}: run: expected a string or a number naming the run; got {kind}"), where=where,
-                        kind=type(run).__name__)
+    if run is not None:
+        if not isinstance(run, (str, int)) or isinstance(run, bool):
+            raise log_error(N_("{where}: run: expected a string or a number naming the run; got {kind}"),
+                            where=where, kind=type(run).__name__)
+        run = str(run)
     if failed:
-        return _Line(None if run is None else str(run), None, False, None, None,
-                     transport_error(where, line["response"]["error"] if refused else line.get("error")))
+        return _Line(run, None, False, None, None,
+                     transport_error(where, response["error"] if refused else line.get("error")))
     error = line.get("error")
     if error is not None and not isinstance(error, str):
         raise log_error(N_("{where}: error: expected what the caller raised, as a string; got {kind}"), where=where,
                         kind=type(error).__name__)
     reader = readers.get(fmt) or readers.setdefault(fmt, RequestReader(fmt))
     try:
-        request, incremental = reader.read(line["request"])
-        response = read(fmt, line["response"])
+        messages, incremental = reader.read(request)
+        reply = read(fmt, response)
     except UsageError as exc:
         problem = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Phrase) else str(exc)
         raise log_error(N_("{where}: {problem}"), where=where, problem=problem) from None
     except RecursionError:
         raise log_error(N_("{where}: nested too deeply to be a log entry"), where=where) from None
-    return _Line(None if run is None else str(run), request, incremental, response, response.tokens, error)
+    return _Line(run, messages, incremental, reply, reply.tokens, error)
+
+
+def _not_a_body(where: str, line: dict[str, Any], key: str) -> UsageError:
+    """The error for a line whose ``key`` (request or response) is missing or not an object."""
+    got = _MISSING if key not in line else Phrase(N_("got {kind}"), kind=type(line[key]).__name__)
+    return log_error(N_("{where}: {key}: expected the {key} body as a JSON object; {got}"), where=where, key=key,
+                     got=got)

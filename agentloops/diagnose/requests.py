@@ -27,7 +27,9 @@ Request = tuple[tuple[Msg, ...], bool]
 
 
 def _object(value: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, (dict, Mapping)):  # dict first, here and below: a parsed log's objects skip the ABC
+    if type(value) is dict:  # a parsed log's object, the common case
+        return value
+    if not isinstance(value, Mapping):
         raise _refuse(N_("{where}: expected a JSON object; got {kind}"), where=where, kind=_kind(value))
     return value
 
@@ -103,12 +105,12 @@ def chat_message(raw: object, at: str) -> tuple[Msg, ...]:
     text = content if content is None or isinstance(content, str) else _text(content, f"{at}.content")
     if role == "tool":
         name = _name(message, "tool_name", at) or _name(message, "name", at)
-        return (Msg("tool", text, call_id=_name(message, "tool_call_id", at), name=name),)
+        return (Msg("tool", text, (), _name(message, "tool_call_id", at), name),)
     if role == "function":  # the legacy function calling: the result of the one function_call before it
-        return (Msg("tool", text, call_id=LEGACY_CALL_ID, name=_name(message, "name", at)),)
+        return (Msg("tool", text, (), LEGACY_CALL_ID, _name(message, "name", at)),)
     if role == "assistant":
-        calls = tuple(_chat_call(c, f"{at}.tool_calls[{j}]")
-                      for j, c in enumerate(_entries(message.get("tool_calls"), at, "tool_calls")))
+        entries = _entries(message.get("tool_calls"), at, "tool_calls")
+        calls = tuple([_chat_call(c, f"{at}.tool_calls[{j}]") for j, c in enumerate(entries)]) if entries else ()
         if message.get("function_call") is not None:
             calls += (_function(_object(message["function_call"], f"{at}.function_call")),)
         return (Msg("assistant", text, calls),)

@@ -20,7 +20,7 @@ import io
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,10 @@ def _error(template: str, /, **fields: object) -> LogError:
 
 
 _DECODER = STRICT  # built once: json.loads with options builds one a call
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]  # set by __init__
+"""What ``_DECODER.decode`` calls after skipping whitespace: the value at an index and where it ends."""
+_JSON_SPACE = " \t\n\r"
+"""JSON's whitespace (RFC 8259), the only text ``_DECODER.decode`` lets around a value."""
 
 
 def check_file(path: Path) -> None:
@@ -66,6 +70,12 @@ def decode(where: str, raw: bytes, last: bool) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise log_error(N_("{where}: not UTF-8 text (byte {byte})"), where=where, byte=exc.start + 1) from None
+    try:
+        value, end = _SCAN(text, 0)  # a line that opens with its value, the common case, scanned at once
+        if end == len(text) or not text[end:].strip(_JSON_SPACE):  # only what JSON calls whitespace after it
+            return value
+    except (ValueError, StopIteration, RecursionError):
+        pass  # decoded again below, for the error the decoder words
     try:
         return _DECODER.decode(text)
     except RecursionError:
@@ -156,7 +166,7 @@ def _lines(path: Path, handle: Any, number: int, raw: bytes) -> Iterator[Item]:
     name = str(path)
     pending = (number, raw)
     for later, line in enumerate(handle, start=number + 1):
-        if line.strip():
+        if not line.isspace():  # blank lines are skipped (a line read is never empty)
             where = f"{name}:{pending[0]}"
             value = decode(where, pending[1], last=False)
             if isinstance(value, dict):  # the common case, yielded without a generator of its own

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentloops.errors import ScenarioError
@@ -140,9 +140,27 @@ def arguments_text(value: object, where: str) -> str:
     raise fail(where, "a JSON object or its text", value)
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(value, ensure_ascii=False)``, with the encoder built once (``json.dumps`` with options builds one a
-call, which costs more than encoding a call's arguments)."""
+def json_encoder(*, sort_keys: bool = False, separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], str]:
+    """``json.JSONEncoder(ensure_ascii=False, sort_keys=…, separators=…).encode``, its C encoder built once.
+
+    ``encode`` builds the C encoder anew on every call, which costs more than encoding a tool call's
+    arguments (and a log reader encodes some every line). Parsed JSON holds no cycles, so none is looked
+    for (a value nested too deeply still raises ``RecursionError``). Without the C accelerator, ``encode``.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=False, sort_keys=sort_keys, separators=separators)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    try:  # the arguments JSONEncoder.iterencode passes it
+        chunks = make(None, encoder.default, json.encoder.encode_basestring, None, separators[1], separators[0],
+                      sort_keys, False, True) if make is not None else None
+    except TypeError:  # another Python's C encoder: the encoder's own way
+        chunks = None
+    if chunks is None:
+        return encoder.encode
+    return lambda value: "".join(chunks(value, 0))
+
+
+_dumps = json_encoder()
+"""``json.dumps(value, ensure_ascii=False)``."""
 
 
 def join_text(parts: Sequence[str]) -> str | None:
@@ -180,6 +198,8 @@ def tool_call(where: str, *, call_id: object, name: object, arguments: object,
         raise fail(f"{where}.{id_field}", "a non-empty string", call_id)
     if not isinstance(name, str) or not name:
         raise fail(f"{where}.{name_field}", "a non-empty string (the tool's name)", name)
+    if type(arguments) is dict:  # a parsed body's object, the common case: no path to build
+        return Call(call_id, name, _dumps(arguments))
     return Call(call_id, name, arguments_text(arguments, f"{where}.{arguments_field}"))
 
 

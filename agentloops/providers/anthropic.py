@@ -95,9 +95,10 @@ def _read(raw: object, where: str, input_types: tuple[type, ...]) -> Reply:
     texts: list[str] = []
     thoughts: list[str] = []
     calls: list[Call] = []
-    for i, block_raw in enumerate(items(body, "content", where, "a list of content blocks")):
+    for i, block in enumerate(items(body, "content", where, "a list of content blocks")):
         block_at = f"{where}.content[{i}]"
-        block = need_object(block_raw, block_at)
+        if type(block) is not dict:  # a parsed body's object passes without a check
+            block = need_object(block, block_at)
         kind = string(block, "type", block_at)
         if kind == "text":
             texts.append(string(block, "text", block_at) or "")
@@ -108,7 +109,9 @@ def _read(raw: object, where: str, input_types: tuple[type, ...]) -> Reply:
             calls.append(tool_call(block_at, call_id=block.get("id"), name=block.get("name"),
                                    arguments=tool_input, arguments_field="input"))
 
-    usage_body = field(body, "usage", where, "a usage object", types=OBJECT, optional=True)
+    usage_body = body.get("usage")
+    if usage_body is not None and type(usage_body) is not dict:  # a parsed body's object passes without a check
+        usage_body = field(body, "usage", where, "a usage object", types=OBJECT, optional=True)
     usage_at = f"{where}.usage"
     prompt_parts = [count(usage_body, key, usage_at)
                     for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]

@@ -105,18 +105,22 @@ def adapt(raw: object, where: str = "response") -> Reply:
     texts: list[str] = []
     thoughts: list[str] = []
     calls: list[Call] = []
-    content = field(candidate, "content", candidate_at, "a content object", types=OBJECT, optional=True)
+    content = candidate.get("content")
+    if content is not None and type(content) is not dict:  # a parsed body's object passes without a check
+        content = field(candidate, "content", candidate_at, "a content object", types=OBJECT, optional=True)
     if content is not None:
         content_at = f"{candidate_at}.content"
-        for j, part_raw in enumerate(items(content, "parts", content_at, "a list of parts", optional=True)):
-            part_at = f"{content_at}.parts[{j}]"
-            part = need_object(part_raw, part_at)
+        for j, part in enumerate(items(content, "parts", content_at, "a list of parts", optional=True)):
+            if type(part) is not dict:
+                part = need_object(part, f"{content_at}.parts[{j}]")
             if "functionCall" in part:
-                calls.append(_function_call(part["functionCall"], f"{part_at}.functionCall", len(calls)))
-            elif "text" in part and part.get("thought"):
-                thoughts.append(string(part, "text", part_at) or "")
+                call_at = f"{content_at}.parts[{j}].functionCall"
+                calls.append(_function_call(part["functionCall"], call_at, len(calls)))
             elif "text" in part:
-                texts.append(string(part, "text", part_at) or "")
+                text = part["text"]
+                if type(text) is not str:
+                    text = string(part, "text", f"{content_at}.parts[{j}]")
+                (thoughts if part.get("thought") else texts).append(text or "")
     reason = normalise(FORMAT, FIELD, finish.upper())
     return build(where, content=join_text(texts), calls=calls, finish=reason, raw=finish, usage=usage,
                  reasoning=join_text(thoughts))
@@ -201,7 +205,9 @@ def _function_call(raw: object, where: str, index: int) -> Call:
 
 
 def _usage(body: Mapping[str, Any], where: str) -> Any:
-    meta = field(body, "usageMetadata", where, "a usageMetadata object", types=OBJECT, optional=True)
+    meta = body.get("usageMetadata")
+    if meta is not None and type(meta) is not dict:  # a parsed body's object passes without a check
+        meta = field(body, "usageMetadata", where, "a usageMetadata object", types=OBJECT, optional=True)
     at = f"{where}.usageMetadata"
     candidates = count(meta, "candidatesTokenCount", at)
     thoughts = count(meta, "thoughtsTokenCount", at)

@@ -81,7 +81,9 @@ def adapt(raw: object, where: str = "response") -> Reply:
     if done is not True:
         raise fail(f"{where}.done", "true (a non-streaming body is finished)", done)
     message_at = f"{where}.message"
-    message = need_object(field(body, "message", where, "the assistant message", types=OBJECT), message_at)
+    message = body.get("message")
+    if type(message) is not dict:  # a parsed body's object passes without a check
+        message = need_object(field(body, "message", where, "the assistant message", types=OBJECT), message_at)
     content = string(message, "content", message_at, optional=True)
     thinking = string(message, "thinking", message_at, optional=True)
     calls: list[Call] = []
@@ -92,7 +94,7 @@ def adapt(raw: object, where: str = "response") -> Reply:
         function_at = f"{call_at}.function"
         function = need_object(call.get("function"), function_at)
         arguments = field(function, "arguments", function_at, "an arguments object or its JSON text",
-                          types=(Mapping, str), optional=True)
+                          types=(dict, Mapping, str), optional=True)
         calls.append(tool_call(function_at, call_id=call_id, name=function.get("name"),
                                arguments=arguments if arguments is not None else {}))
     reason_text = string(body, "done_reason", where, optional=True)

@@ -101,7 +101,9 @@ def adapt(raw: object, where: str = "response") -> Reply:
     finish = string(choice, "finish_reason", choice_at)
     assert finish is not None
     message_at = f"{choice_at}.message"
-    message = need_object(field(choice, "message", choice_at, "the assistant message", types=OBJECT), message_at)
+    message = choice.get("message")
+    if type(message) is not dict:  # a parsed body's object passes without a check
+        message = need_object(field(choice, "message", choice_at, "the assistant message", types=OBJECT), message_at)
     content = string(message, "content", message_at, optional=True)
     refusal = string(message, "refusal", message_at, optional=True)
     reasoning = (string(message, "reasoning_content", message_at, optional=True)
@@ -118,9 +120,11 @@ def adapt(raw: object, where: str = "response") -> Reply:
     reason = normalise(FORMAT, FIELD, finish)
     if refusal and reason == "stop":
         reason = "refusal"
-    usage_body = field(body, "usage", where, "a usage object", types=OBJECT, optional=True)
-    usage = make_usage(count(usage_body, "prompt_tokens", f"{where}.usage"),
-                       count(usage_body, "completion_tokens", f"{where}.usage"))
+    usage_body = body.get("usage")
+    if usage_body is not None and type(usage_body) is not dict:  # a parsed body's object passes without a check
+        usage_body = field(body, "usage", where, "a usage object", types=OBJECT, optional=True)
+    usage_at = f"{where}.usage"
+    usage = make_usage(count(usage_body, "prompt_tokens", usage_at), count(usage_body, "completion_tokens", usage_at))
     return build(where, content=content, calls=calls, finish=reason, raw=finish, usage=usage, reasoning=reasoning)
 
 

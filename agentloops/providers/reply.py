@@ -42,12 +42,16 @@ class Counts(NamedTuple):
     completion_tokens: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Reply:
     """One round's reply as read from a body: the fields of :class:`~agentloops.response.Response`.
 
     ``prompt_tokens`` and ``completion_tokens`` are the usage's counts; ``has_usage``
     says whether the body reported any (a ``Response`` then has a ``usage``).
+
+    Not frozen, and compared by identity (:meth:`same_as` compares what a reply says): a log
+    reader builds one a line, and a frozen dataclass sets each field through ``object.__setattr__``,
+    which costs several times what setting it does. Nothing changes a reply once read.
     """
 
     content: str | None

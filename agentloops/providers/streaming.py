@@ -49,7 +49,7 @@ DONE = "[DONE]"
 
 def is_stream(raw: object) -> bool:
     """True when ``raw`` is a streamed response: ``{"stream": [...]}`` and nothing else."""
-    return isinstance(raw, Mapping) and len(raw) == 1 and STREAM_KEY in raw
+    return isinstance(raw, (dict, Mapping)) and len(raw) == 1 and STREAM_KEY in raw  # dict first: no ABC check
 
 
 def payloads(raw: object, where: str) -> tuple[list[Any], str | None]:
