@@ -284,10 +284,10 @@ def test_a_mixed_file_is_read_to_its_end_and_says_what_it_skipped(tmp_path: Path
 def test_a_file_with_no_entry_of_the_format_given(tmp_path: Path) -> None:
     log = tmp_path / "other.jsonl"
     log.write_text(json.dumps({"event": "start"}) + "\n")
-    with pytest.raises(LogError, match=r"other\.jsonl: no entry is a otel entry \(each needs one of: resourceSpans\)"):
+    with pytest.raises(LogError, match=r"other\.jsonl: no entry is in the otel format \(each needs one of: resourceSpans\)"):
         diagnose(log, "otel")
     log.write_text(json.dumps({"request": "the body as text", "response": "the answer as text"}) + "\n")
-    with pytest.raises(LogError, match=r"other\.jsonl: no entry is a pairs entry \(each needs a request or a response "
+    with pytest.raises(LogError, match=r"other\.jsonl: no entry is in the pairs format \(each needs a request or a response "
                                        r"body, as a JSON object\); 1 skipped, the first at .*other\.jsonl:1$"):
         diagnose(log, "pairs")
 

@@ -249,7 +249,7 @@ def diagnose(path: str | Path, format: str = "auto", *, max_steps: int | None = 
     if not runs and stopped is None and reading.skipped:
         needs = (Phrase(N_("a request or a response body, as a JSON object")) if reading.keys is PAIR_KEYS else
                  Phrase(N_("one of: {keys}"), keys=", ".join(reading.keys)))
-        raise log_error(N_("{path}: no entry is a {format} entry (each needs {needs}); {n} skipped, the first at "
+        raise log_error(N_("{path}: no entry is in the {format} format (each needs {needs}); {n} skipped, the first at "
                            "{first}"), path=str(path), format=chosen, needs=needs, n=reading.skipped,
                         first=reading.skipped_at[0])
     skipped = Skipped(reading.skipped, tuple(reading.skipped_at), reading.keys) if reading.skipped else None
