@@ -166,3 +166,44 @@ def test_the_abort_code_is_the_correct_loops_on_every_documented_stop_value() ->
     cut = Reply(None, (Call("c1", "f", '{"a": '),), "tool_calls", "tool_calls")  # arguments cut off mid-JSON
     assert abort_code(cut) == "truncated" == getattr(correct(cut), "code", None)
     assert None in codes and len(codes) > 2  # both sides of the decision were met
+
+
+def test_a_prefix_memo_drops_the_messages_of_every_entry_from_the_first_changed_one() -> None:
+    from agentloops.diagnose.model import PrefixMemo
+    memo, converted = PrefixMemo(), []
+
+    def convert(i: int, entry: str) -> list[Msg]:  # an entry makes as many messages as it has letters
+        converted.append(i)
+        return [Msg("user", letter) for letter in entry]
+
+    def texts(entries: list[str]) -> list[str | None]:
+        return [m.text for m in memo.read(entries, convert)]
+
+    assert texts(["ab", "", "c"]) == ["a", "b", "c"] and converted == [0, 1, 2]
+    assert texts(["ab", "", "d", "ef"]) == ["a", "b", "d", "e", "f"] and converted[3:] == [2, 3]
+    assert texts(["x", "", "d"]) == ["x", "d"] and converted[5:] == [0, 1, 2]  # the first entry changed
+    assert texts(["x"]) == ["x"] and converted[8:] == []  # shorter: its first entry kept, nothing converted
+
+
+def test_a_response_reader_assembles_a_stream_and_adapts_any_other_body() -> None:
+    from types import MappingProxyType
+
+    from agentloops.providers import reader, stream_of
+    body = {"choices": [{"finish_reason": "stop", "message": {"content": "hi"}}]}
+    stream = stream_of("openai-chat", body)
+    for given in (stream, MappingProxyType(stream)):  # a stream as a parsed dict and as another mapping
+        assert reader("openai-chat")(given, "response").content == "hi"
+    one_key = {"candidates": [{"content": {"parts": [{"text": "yes"}]}, "finishReason": "STOP"}]}
+    assert reader("gemini")(one_key, "response").content == "yes"  # one key, but not a stream
+    with pytest.raises(_common.RawBodyError, match=r"^response\.stream"):
+        reader("openai-chat")({"stream": 3}, "response")  # a stream's key alone is read as a stream
+
+
+@pytest.mark.parametrize(("args", "text"), [({"b": 1, "a": 2}, '{"b": 1, "a": 2}'), (None, "{}")])
+def test_a_gemini_call_reads_its_args_dict_first_and_checks_any_other(args: object, text: str) -> None:
+    body = {"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": args}}]},
+                            "finishReason": "STOP"}]}
+    assert read("gemini", body).tool_calls[0].arguments == text
+    body["candidates"][0]["content"]["parts"][0]["functionCall"]["args"] = [1]
+    with pytest.raises(_common.RawBodyError, match=r"functionCall\.args: expected an args object; got a list$"):
+        read("gemini", body)

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 import agentloops.diagnose.otel as otel
-import agentloops.diagnose.pairs as pairs
 import agentloops.diagnose.requests as requests
 from agentloops.diagnose import diagnose
 from agentloops.diagnose.model import TurnBuilder
@@ -86,7 +85,8 @@ def pairs_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, calls: int) ->
     key, convert = requests._SHAPES["openai-chat"]
     with monkeypatch.context() as patch:
         patch.setitem(requests._SHAPES, "openai-chat", (key, counting(counter, "converted", convert)))
-        patch.setattr(pairs, "read", counting(counter, "adapted", pairs.read))
+        each_format = requests.reader  # a request reader takes its format's response reader from it
+        patch.setattr(requests, "reader", lambda fmt: counting(counter, "adapted", each_format(fmt)))
         patch.setattr(TurnBuilder, "_key", counting(counter, "keyed", TurnBuilder._key))
         log = tmp_path / f"chat-{calls}.jsonl"
         log.write_text("".join(json.dumps(row) + "\n" for row in chat_run(calls)), encoding="utf-8")

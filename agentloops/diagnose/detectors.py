@@ -32,6 +32,7 @@ from agentloops.criteria import abnormal_end
 from agentloops.diagnose.model import Msg, Run, Turn, canonical_text, results_for
 from agentloops.i18n import N_, _, language, translate
 from agentloops.providers.reply import Reply
+from agentloops.stops import ABORT_CODES
 
 Kind = Literal["reasked", "abnormal_answer", "premature_answer", "repeated_tool_call", "ping_pong",
                "failure_streak", "cap_returned_last", "work_pending"]
@@ -130,7 +131,11 @@ def _tokens(turns: list[Turn]) -> int | None:
 def abort_code(reply: Reply) -> str | None:
     """The error code the correct loop aborts this round with (cut off, filtered, refused, malformed, unknown), or
     ``None``: :func:`~agentloops.criteria.correct` aborts exactly when ``abnormal_end`` names an end, so that is asked
-    directly (a log's every last round is judged, and building the decision costs more than judging)."""
+    directly (a log's every last round is judged, and building the decision costs more than judging). An abnormal
+    stop value is its rule 1, answered from the table alone: the reason's sentence it would build goes unread."""
+    code = ABORT_CODES.get(reply.finish_reason)
+    if code is not None:
+        return code
     ended = abnormal_end(reply)
     return None if ended is None else ended[0]
 

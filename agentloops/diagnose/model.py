@@ -10,7 +10,6 @@ OpenTelemetry spans alike.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -259,7 +258,9 @@ class PrefixMemo:
 
     def __init__(self) -> None:
         self._raw: list[Any] = []
-        self._chunks: list[tuple[Msg, ...]] = []
+        self._messages: list[Msg] = []
+        self._ends: list[int] = []
+        """How many messages the entries up to each one make (where a changed entry's messages start)."""
 
     def read(self, entries: list[Any], convert: Callable[[int, Any], Sequence[Msg]]) -> tuple[Msg, ...]:
         """All messages of ``entries``; ``convert(i, entry)`` turns entry ``i`` into its messages."""
@@ -267,12 +268,14 @@ class PrefixMemo:
         keep = len(previous)
         if keep > len(entries) or entries[:keep] != previous:
             keep = next((i for i, (a, b) in enumerate(zip(entries, previous)) if a != b), min(keep, len(entries)))
-        chunks = self._chunks
-        del chunks[keep:]
+        messages, ends = self._messages, self._ends
+        if keep < len(ends):  # entries from ``keep`` on changed: their messages go
+            del messages[ends[keep - 1] if keep else 0:], ends[keep:]
         for i in range(keep, len(entries)):
-            chunks.append(tuple(convert(i, entries[i])))
+            messages += convert(i, entries[i])
+            ends.append(len(messages))
         self._raw = entries
-        return tuple(itertools.chain.from_iterable(chunks))
+        return tuple(messages)
 
 
 class TurnBuilder:
@@ -300,7 +303,12 @@ class TurnBuilder:
     def add(self, where: str, request: tuple[Msg, ...] | None, reply: Reply, tokens: int | None,
             *, incremental: bool = False) -> Turn:
         """Append the turn of one call and return it."""
-        added = self._added(request, incremental)
+        previous = self._previous
+        added = request  # a first, an incremental or an unknown request: all of it is added
+        if request is not None and not incremental and previous is not None:
+            keep = len(previous)
+            if request[:keep] == previous:
+                added = request[keep:]
         fresh: bool | None = None
         results: list[Msg] = []
         user_spoke = False
@@ -339,13 +347,6 @@ class TurnBuilder:
                 if call.id == message.call_id:
                     return ("tool", call.name, last.signature(index), canonical_text(message.text))
         return ("tool", message.name, None, canonical_text(message.text))
-
-    def _added(self, request: tuple[Msg, ...] | None, incremental: bool) -> tuple[Msg, ...] | None:
-        previous = self._previous
-        if request is None or incremental or previous is None:
-            return request
-        keep = len(previous)
-        return request[keep:] if request[:keep] == previous else request
 
 
 def results_for(turn_calls: int, results: Iterable[Msg], call_ids: tuple[str, ...]) -> list[Msg | None]:

@@ -32,7 +32,7 @@ from agentloops.diagnose.requests import RequestReader
 from agentloops.diagnose.source import one_line
 from agentloops.errors import UsageError
 from agentloops.i18n import N_, Phrase
-from agentloops.providers import FORMATS, Reply, read
+from agentloops.providers import FORMATS, Reply
 
 _MISSING = Phrase(N_("missing"))
 
@@ -102,30 +102,30 @@ def read_pairs(items: Iterator[tuple[str, dict[str, Any]]], format: str | None =
     count = 0
     try:
         for where, line in items:
-            read = _line(where, line, format, readers)
-            if read.response is None:
-                if current is not None and read.run is not None and current.named and read.run != current.name:
+            run, request, incremental, response, tokens, error = _line(where, line, format, readers)  # unpacked once
+            if response is None:
+                if current is not None and run is not None and current.named and run != current.name:
                     yield current.close(tail=pending)
                     pending, current = [], None
                 if current is None:
                     count += 1
-                    current = _Open(read.run, where, count)
-                pending.append(FailedAttempt(where, read.error or "?"))
+                    current = _Open(run, where, count)
+                pending.append(FailedAttempt(where, error or "?"))
                 continue
-            if _starts(current, read.run, read.request, read.incremental):
+            if _starts(current, run, request, incremental):
                 if current is not None and (current.builder.turns or current.attempts):
                     yield current.close()
                 count += 1
-                current = _Open(read.run, where, count)
+                current = _Open(run, where, count)
             assert current is not None
             if pending:
                 current.attempts.extend(pending)
                 pending = []
             try:
-                current.builder.add(where, read.request, read.response, read.tokens, incremental=read.incremental)
+                current.builder.add(where, request, response, tokens, incremental=incremental)
             except TooDeep:
                 raise log_error(N_("{where}: nested too deeply to be a log entry"), where=where) from None
-            current.error = read.error
+            current.error = error
     except UsageError:
         if current is not None and (current.builder.turns or current.attempts or pending):
             yield current.close(complete=False, tail=pending)
@@ -192,7 +192,7 @@ def _line(where: str, line: dict[str, Any], format: str | None, readers: dict[st
         raise log_error(N_("{where}: format: expected one of {names}; got {value}"), where=where,
                         names=", ".join(FORMATS), value=one_line(repr(fmt), 80))
     run = line.get("run")
-    if run is not None:
+    if run is not None and type(run) is not str:  # a string, the common case, is the run's name as it is
         if not isinstance(run, (str, int)) or isinstance(run, bool):
             raise log_error(N_("{where}: run: expected a string or a number naming the run; got {kind}"),
                             where=where, kind=type(run).__name__)
@@ -207,7 +207,7 @@ def _line(where: str, line: dict[str, Any], format: str | None, readers: dict[st
     reader = readers.get(fmt) or readers.setdefault(fmt, RequestReader(fmt))
     try:
         messages, incremental = reader.read(request)
-        reply = read(fmt, response)
+        reply = reader.reply(response, "response")
     except UsageError as exc:
         problem = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Phrase) else str(exc)
         raise log_error(N_("{where}: {problem}"), where=where, problem=problem) from None

@@ -20,7 +20,7 @@ from typing import Any
 
 from agentloops.diagnose.model import Msg, PrefixMemo, canonical_arguments, canonical_json
 from agentloops.i18n import N_, Phrase
-from agentloops.providers import RawBodyError
+from agentloops.providers import RawBodyError, reader
 
 Request = tuple[tuple[Msg, ...], bool]
 """A request's messages and whether it is incremental (sends only what is new)."""
@@ -212,12 +212,14 @@ _SHAPES: dict[str, tuple[str, Callable[[object, str], tuple[Msg, ...]]]] = {
 
 
 class RequestReader:
-    """The request side of one stream of a provider format, read incrementally (see :class:`PrefixMemo`)."""
+    """The request side of one stream of a provider format, read incrementally (see :class:`PrefixMemo`), and the
+    format's response reader (looked up once a stream, not once a line)."""
 
     def __init__(self, format: str) -> None:
         self.format = format
         self._key, self._convert = _SHAPES[format]
         self._memo = PrefixMemo()
+        self.reply = reader(format)  # the response side: agentloops.providers.read of this format
 
     def read(self, body: object, where: str = "request") -> Request:
         """The messages of one request body and whether it is incremental; errors name the field."""

@@ -53,7 +53,7 @@ extra) is the only module that does, and only when it is used.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
@@ -120,11 +120,27 @@ def adapt(format: str, raw: object, where: str = "response") -> Response:
 def read(format: str, raw: object, where: str = "response") -> Reply:
     """:func:`adapt`'s reading, as a :class:`~agentloops.providers.reply.Reply`: the same values, the
     :class:`Response` built only when asked for (a log reader reads a body a line)."""
+    return reader(format)(raw, where)
+
+
+@cache
+def reader(format: str) -> Callable[[object, str], Reply]:
+    """:func:`read` of one format, its adapter looked up once (a log reader reads a body a line).
+
+    A body the format's adapter reads directly is handed to it at once; a stream (``{"stream": [...]}``) is
+    assembled first.
+    """
     adapter = module(format)
-    if streaming.is_stream(raw):
-        return Reply.of(streaming.assemble(adapter, raw, where))
-    reply: Reply = adapter.adapt(raw, where)
-    return reply
+    adapt_body: Callable[[object, str], Reply] = adapter.adapt
+
+    def read_body(raw: object, where: str = "response") -> Reply:
+        if type(raw) is dict and len(raw) != 1:  # a parsed body of more than one key is never a stream
+            return adapt_body(raw, where)
+        if streaming.is_stream(raw):
+            return Reply.of(streaming.assemble(adapter, raw, where))
+        return adapt_body(raw, where)
+
+    return read_body
 
 
 def stream_of(format: str, body: Mapping[str, Any], seed: int | None = None) -> dict[str, list[Any]]:
@@ -266,6 +282,7 @@ __all__ = [
     "is_provider_format",
     "module",
     "read",
+    "reader",
     "render_stop_table",
     "stop_table",
     "stop_values",

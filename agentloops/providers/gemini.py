@@ -199,7 +199,9 @@ def _blocked(body: Mapping[str, Any], where: str, usage: Any) -> Reply:
 def _function_call(raw: object, where: str, index: int) -> Call:
     call = need_object(raw, where)
     call_id = string(call, "id", where, optional=True) or f"gemini_call_{index + 1}"
-    args = field(call, "args", where, "an args object", types=OBJECT, optional=True)
+    args = call.get("args")
+    if args is not None and type(args) is not dict:  # a parsed body's object passes without a check
+        args = field(call, "args", where, "an args object", types=OBJECT, optional=True)
     return tool_call(where, call_id=call_id, name=call.get("name"), arguments=args if args is not None else {},
                      arguments_field="args")
 
@@ -208,6 +210,8 @@ def _usage(body: Mapping[str, Any], where: str) -> Any:
     meta = body.get("usageMetadata")
     if meta is not None and type(meta) is not dict:  # a parsed body's object passes without a check
         meta = field(body, "usageMetadata", where, "a usageMetadata object", types=OBJECT, optional=True)
+    if meta is None:
+        return None
     at = f"{where}.usageMetadata"
     candidates = count(meta, "candidatesTokenCount", at)
     thoughts = count(meta, "thoughtsTokenCount", at)
