@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from agentloops import Response, Scenario
+from agentloops.i18n import set_language
 
 
 def response(content: str | None = None, calls: list[tuple[str, Any]] | None = None,
@@ -35,3 +37,12 @@ def make_response():
 @pytest.fixture
 def make_scenario():
     return scenario
+
+
+@pytest.fixture
+def no_language_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The language is only what a test chooses (no locale or AGENTLOOPS_LANG leaks in), and is reset after it."""
+    for name in ("AGENTLOOPS_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+    set_language(None)

@@ -21,19 +21,13 @@ import pytest
 
 from agentloops import doctor
 from agentloops.cli import build_parser, main
-from agentloops.i18n import set_language
 from tests.latin_words import ROOT, Allowed, allowed_words, english_words
 
 SCOPE = "cli"
 """The allow-list's name for the command line (a scope, like a notebook's path)."""
 
 
-@pytest.fixture(autouse=True)
-def _language(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("AGENTLOOPS_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
-        monkeypatch.delenv(name, raising=False)
-    yield
-    set_language(None)
+pytestmark = pytest.mark.usefixtures("no_language_from_the_environment")
 
 
 def parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...],

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -25,12 +24,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 ZH_APP = notebooks_dir() / "zh" / "app"
 
 
-@pytest.fixture(autouse=True)
-def _language(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("AGENTLOOPS_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
-        monkeypatch.delenv(name, raising=False)
-    yield
-    set_language(None)
+pytestmark = pytest.mark.usefixtures("no_language_from_the_environment")
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,12 +24,7 @@ from agentloops.i18n import _, set_language
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-@pytest.fixture(autouse=True)
-def _language(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("AGENTLOOPS_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
-        monkeypatch.delenv(name, raising=False)
-    yield
-    set_language(None)
+pytestmark = pytest.mark.usefixtures("no_language_from_the_environment")
 
 
 def _chinese(text: str) -> bool:

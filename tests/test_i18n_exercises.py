@@ -14,7 +14,7 @@ import re
 import shutil
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +36,7 @@ EXERCISES: dict[str, Exercise] = {e.name: e for e in all_exercises()}
 SCENARIOS = {s.name for s in list_scenarios()}
 
 
-@pytest.fixture(autouse=True)
-def _language(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("AGENTLOOPS_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
-        monkeypatch.delenv(name, raising=False)
-    yield
-    set_language(None)
+pytestmark = pytest.mark.usefixtures("no_language_from_the_environment")
 
 
 def _chinese(text: str) -> bool:
