@@ -395,3 +395,33 @@ def test_a_fork_waits_until_no_worker_is_computing():
     os.waitpid(pid, 0)
     assert finished and finished[0] <= forked_at
     ahead.stop()
+
+
+def test_a_fork_waits_for_the_run_in_hand_not_the_whole_setting():
+    """A setting of many runs (the budget explorer's) takes seconds: the check's fork is taken at the worker's next
+    checkpoint, between two runs, and the worker goes on with the setting after it."""
+    runs, inside = [0], [False]
+    ahead: Prewarm
+
+    def compute(key):
+        for _ in range(10):
+            inside[0] = True
+            time.sleep(0.2)  # one run: inside it, a library's lock may be held
+            inside[0] = False
+            runs[0] += 1
+            ahead.checkpoint()
+        return key
+
+    ahead = Prewarm(compute)
+    ahead.ahead(["many runs"])
+    _until(lambda: runs[0] >= 2)
+    asked = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the copy sees the worker as it was at the fork
+        os._exit(1 if inside[0] else 0)
+    waited = time.monotonic() - asked
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0  # never taken inside a run
+    assert waited < 1.0  # one run at most, not the 1.6 s left of the setting
+    _until(lambda: "many runs" in ahead)  # the worker finishes the setting after the fork
+    assert runs[0] == 10
+    ahead.stop()

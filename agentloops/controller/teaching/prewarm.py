@@ -92,10 +92,25 @@ def _prompt_handover() -> Iterator[None]:
 
 
 _AT_REST = threading.Lock()
-"""Held by a worker while it computes. A fork (the exercise checker runs each check in a forked copy of the
-kernel) waits for it: a copy made while a worker is inside a library's lock would wait for that lock forever,
-and a correct answer would read as "an infinite loop?"."""
-os.register_at_fork(before=_AT_REST.acquire, after_in_parent=_AT_REST.release, after_in_child=_AT_REST.release)
+"""Held by a worker while it computes, let go at each checkpoint where it waits. A fork (the exercise checker runs
+each check in a forked copy of the kernel) waits for it: a copy made while a worker is inside a library's lock
+would wait for that lock forever, and a correct answer would read as "an infinite loop?"."""
+
+
+def _before_fork() -> None:
+    """Hold the workers at their next checkpoint (between two runs: no library lock held there), then take
+    :data:`_AT_REST`: a fork waits for one run at most, not for the whole setting a worker has in hand."""
+    _FREE.clear()
+    _AT_REST.acquire()
+
+
+def _after_fork() -> None:
+    _AT_REST.release()
+    if not _answering[0]:
+        _FREE.set()
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
 
 
 class _Abandon(Exception):
@@ -188,7 +203,12 @@ class Prewarm:
         """Called by ``compute`` between two runs: in the worker, wait while the learner is being answered,
         and drop the setting in hand when the learner has moved on (the queue was replaced since)."""
         if threading.current_thread() is self._thread:
-            _FREE.wait()
+            if not _FREE.is_set():  # a fork may be waiting for :data:`_AT_REST`: let go of it while held here
+                _AT_REST.release()
+                try:
+                    _FREE.wait()
+                finally:
+                    _AT_REST.acquire()
             if self._generation != self._working_on:
                 raise _Abandon
 
