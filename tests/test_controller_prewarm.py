@@ -395,3 +395,69 @@ def test_a_fork_waits_until_no_worker_is_computing():
     os.waitpid(pid, 0)
     assert finished and finished[0] <= forked_at
     ahead.stop()
+
+
+# ---- pause points inside one setting: the learner's pick never waits for the worker's runs
+
+
+def test_a_learners_pick_is_computed_at_once_while_the_worker_is_mid_way_through_another_setting(monkeypatch):
+    """The worker holds the chart lock only while it draws, and pauses before drawing: a new pick is computed
+    at once (not after the worker's setting), and the setting the worker held, left behind, is never drawn."""
+    from agentloops.controller.teaching.widgets import storm
+
+    started, release = threading.Event(), threading.Event()
+    held: list[tuple[int, int]] = []
+    real = storm.storm_runs
+
+    def runs(tools, retries, between=None):
+        found = real(tools, retries, between)
+        if threading.current_thread().name == "agentloops-prewarm" and not started.is_set():
+            held.append((tools, retries))  # its runs done, the worker is held before it draws
+            started.set()
+            release.wait(20)
+        return found
+
+    monkeypatch.setattr(storm, "storm_runs", runs)
+    explorer = widgets.storm_explorer(tools=2, retries=3)
+    drawn: list[tuple[str, int]] = []
+    chart_update = explorer._chart.update
+    monkeypatch.setattr(explorer._chart, "update", lambda runs, retries: drawn.append(
+        (threading.current_thread().name, len(next(iter(runs.values())).turns))) or chart_update(runs, retries))
+    assert started.wait(30)
+    pick = 4 if held[0][1] != 4 else 2
+    learner = threading.Thread(target=setattr, args=(explorer.retries, "value", pick), name="learner", daemon=True)
+    learner.start()  # a setting nobody computed yet: the learner's thread computes it now, not after the worker's
+    learner.join(10)
+    assert not learner.is_alive() and not release.is_set() and explorer.state.retries == pick
+    assert drawn == [("learner", drawn[0][1])]
+    release.set()
+    _until(lambda: explorer._views.computed_ahead >= 1)  # the worker went on to the new likely settings
+    assert (*held[0], explorer._key()[-1]) not in explorer._views  # what it held was dropped at the pause point
+    assert all(name == "agentloops-prewarm" for name, _turns in drawn[1:])
+    explorer._views.stop()
+
+
+def test_storm_and_claim_runs_call_between_before_each_run():
+    from agentloops.controller.teaching.widgets import claim_counts, storm_runs
+
+    calls: list[int] = []
+    assert storm_runs(2, 3, lambda: calls.append(1)) == storm_runs(2, 3)
+    assert len(calls) == 2  # one run per retry scope
+    calls.clear()
+    assert claim_counts(0.3, 1, 3, between=lambda: calls.append(1)) == claim_counts(0.3, 1, 3)
+    assert len(calls) == 6  # 3 cases, each under 2 policies
+
+
+def test_a_widget_with_two_runs_per_setting_pauses_between_them_and_before_drawing(monkeypatch):
+    from agentloops.controller.teaching.widgets import panel
+
+    monkeypatch.setattr(panel, "PREWARM", False)
+    for build in (widgets.state_explorer, widgets.context_explorer, widgets.replay_explorer):
+        explorer = build()
+        order: list[str] = []
+        monkeypatch.setattr(explorer, "_between", lambda order=order: order.append("pause"))
+        chart_update = explorer._chart.update
+        monkeypatch.setattr(explorer._chart, "update", lambda *data, order=order, chart_update=chart_update:
+                            order.append("draw") or chart_update(*data))
+        explorer._view(explorer._key()[:-1])
+        assert order == ["pause", "pause", "draw"], build.__name__

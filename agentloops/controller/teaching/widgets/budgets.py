@@ -138,6 +138,7 @@ class BudgetExplorer(_Panel):
             self._cap_only[cap] = cap_only_runs(self.n, self.seed, cap, self._settings.checkpoint)
         comparison = budget_comparison(self.n, self.seed, between=self._settings.checkpoint,
                                        baselines=self._cap_only[cap], **budget)
+        self._settings.checkpoint()  # the runs are done: in the worker, the learner's answer first, then the chart
         with RENDER_LOCK:
             png = self._chart.update(comparison)
         return comparison, png, comparison.counts()._repr_html_()
