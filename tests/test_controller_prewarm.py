@@ -461,3 +461,49 @@ def test_a_widget_with_two_runs_per_setting_pauses_between_them_and_before_drawi
                             order.append("draw") or chart_update(*data))
         explorer._view(explorer._key()[:-1])
         assert order == ["pause", "pause", "draw"], build.__name__
+
+
+def test_the_budget_explorer_works_every_caps_cap_only_runs_ahead_right_after_the_close_neighbours():
+    from agentloops.controller.teaching.prewarm import neighbours
+    from agentloops.controller.teaching.widgets.budgets import CAP_ONLY
+
+    explorer = widgets.budget_explorer(n=4, prewarm=False, steps=5)
+    key = tuple(s.value for s in explorer.sliders.values())
+    sliders = list(explorer.sliders.values())
+    close = neighbours(key, [s.step for s in sliders], [s.min for s in sliders], [s.max for s in sliders])
+    order = explorer._ahead_of(key)
+    caps = [k[1] for k in order if k[0] == CAP_ONLY]
+    assert order[:len(close)] == close and order[len(close)][0] == CAP_ONLY  # the likeliest settings first
+    assert caps == [4, 6, 3, 7, 2, 8, 1, 9, 10, 11, 12]  # every cap not run yet (5 was, for the setting shown)
+    assert order.index((CAP_ONLY, 12)) < order.index((12, *key[1:]))  # before the moved slider's far settings
+
+
+def test_once_every_cap_is_worked_ahead_a_setting_never_computed_runs_no_cap_only_run_in_the_kernels_thread(
+        monkeypatch):
+    from agentloops.controller.teaching.widgets import budgets
+
+    caps: list[tuple[str, int, object]] = []
+    real = budgets.cap_only_runs
+
+    def counted(n, seed, cap, between=None):  # who ran it, and for which explorer (another test's may still run)
+        caps.append((threading.current_thread().name, cap, getattr(between, "__self__", None)))
+        return real(n, seed, cap, between)
+
+    monkeypatch.setattr(budgets, "cap_only_runs", counted)
+    explorer = widgets.budget_explorer(n=4, steps=5)
+    steps = explorer.sliders["steps"]
+    _until(lambda: set(explorer._cap_only) == set(range(steps.min, steps.max + 1)))
+    explorer._settings.stop()
+    ran = len(caps)
+    explorer.sliders["retries"].value = explorer.sliders["retries"].min  # with the cap far away: never computed
+    steps.value = steps.max
+    assert explorer.state.budget["steps"] == steps.max
+    mine = [(name, cap) for name, cap, owner in caps if owner is explorer._settings]
+    assert mine[0] == ("MainThread", 5) and {name for name, _cap in mine[1:]} == {"agentloops-prewarm"}
+    assert not [cap for _name, cap, owner in caps[ran:] if owner is explorer._settings]
+
+
+def test_a_budget_explorer_built_not_to_work_ahead_starts_no_worker():
+    explorer = widgets.budget_explorer(n=4, prewarm=False)
+    explorer.sliders["retries"].value += 1
+    assert not explorer.prewarm and explorer._settings._thread is None
