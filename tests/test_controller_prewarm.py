@@ -431,9 +431,10 @@ def test_a_learners_pick_is_computed_at_once_while_the_worker_is_mid_way_through
     assert not learner.is_alive() and not release.is_set() and explorer.state.retries == pick
     assert drawn == [("learner", drawn[0][1])]
     key = (*held[0], explorer._key()[-1])
+    explorer._views.ahead([])  # the setting it holds is no longer likely
     release.set()
     _until(lambda: explorer._views._in_hand != key)  # the worker is past the setting it held
-    assert key not in explorer._views  # dropped at the pause point before drawing (the learner moved on)
+    assert key not in explorer._views  # dropped at the pause point before drawing
     explorer._views.stop()
 
 
@@ -463,19 +464,21 @@ def test_a_widget_with_two_runs_per_setting_pauses_between_them_and_before_drawi
         assert order == ["pause", "pause", "draw"], build.__name__
 
 
-def test_the_budget_explorer_works_every_caps_cap_only_runs_ahead_right_after_the_close_neighbours():
+def test_the_budget_explorer_works_every_caps_cap_only_runs_ahead_after_the_moved_sliders_range():
     from agentloops.controller.teaching.prewarm import neighbours
     from agentloops.controller.teaching.widgets.budgets import CAP_ONLY
 
     explorer = widgets.budget_explorer(n=4, prewarm=False, steps=5)
     key = tuple(s.value for s in explorer.sliders.values())
     sliders = list(explorer.sliders.values())
-    close = neighbours(key, [s.step for s in sliders], [s.min for s in sliders], [s.max for s in sliders])
+    explorer._moved = (0, 1)  # the steps slider just moved up
+    grid = [s.step for s in sliders], [s.min for s in sliders], [s.max for s in sliders]
+    near = neighbours(key, *grid, 0, 1, reach=23, back=23)
     order = explorer._ahead_of(key)
     caps = [k[1] for k in order if k[0] == CAP_ONLY]
-    assert order[:len(close)] == close and order[len(close)][0] == CAP_ONLY  # the likeliest settings first
+    assert order[:len(near)] == near and order[len(near)][0] == CAP_ONLY  # the likeliest settings first
     assert caps == [4, 6, 3, 7, 2, 8, 1, 9, 10, 11, 12]  # every cap not run yet (5 was, for the setting shown)
-    assert order.index((CAP_ONLY, 12)) < order.index((12, *key[1:]))  # before the moved slider's far settings
+    assert order.index((CAP_ONLY, 12)) < order.index((*key[:3], 5))  # before the other sliders' far settings
 
 
 def test_once_every_cap_is_worked_ahead_a_setting_never_computed_runs_no_cap_only_run_in_the_kernels_thread(
@@ -507,3 +510,28 @@ def test_a_budget_explorer_built_not_to_work_ahead_starts_no_worker():
     explorer = widgets.budget_explorer(n=4, prewarm=False)
     explorer.sliders["retries"].value += 1
     assert not explorer.prewarm and explorer._settings._thread is None
+
+
+def test_a_setting_in_hand_that_is_still_likely_after_the_learner_moves_is_finished_not_dropped():
+    started, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+    ahead: Prewarm
+
+    def compute(key):
+        calls.append(key)
+        if key == "slow" and not started.is_set():
+            started.set()
+            release.wait(10)
+        ahead.checkpoint()  # the learner moved on meanwhile: go on only if this key is still wanted
+        return key
+
+    ahead = Prewarm(compute)
+    ahead.ahead(["slow"])
+    assert started.wait(10)
+    ahead.ahead(["slow", "next"])  # moved on, but "slow" is still likely: finished, not dropped and begun again
+    ahead.ahead(["other", "slow"])
+    release.set()
+    _until(lambda: "other" in ahead)
+    assert "slow" in ahead and calls.count("slow") == 1
+    ahead.ahead(["gone"])  # the same with a key no longer wanted: dropped (see the test of moving away above)
+    ahead.stop()
