@@ -101,8 +101,8 @@ class BudgetExplorer(_Panel):
     A setting never shown before costs 2 × ``n`` runs (about half a second on a busy laptop; the cap-only half
     is run once per cap), so the settings a learner is likely to pick next (the slider just moved, a few steps
     on and one back; every other slider one step either way; then the rest of the moved slider's range; then
-    the cap-only runs of every cap, which every setting with that cap shares; then every setting one slider's
-    move away) are computed ahead, runs and chart, while the page is read
+    every setting one slider's move away; last, the cap-only runs of every cap, which every setting with that
+    cap shares) are computed ahead, runs and chart, while the page is read
     (:mod:`~agentloops.controller.teaching.prewarm`; ``prewarm=False`` computes only what is shown).
     """
 
@@ -176,10 +176,10 @@ class BudgetExplorer(_Panel):
 
     def _ahead_of(self, key: tuple[int, ...]) -> list[Hashable]:
         """What the worker computes next: the slider just moved, three steps on and one back, and every other
-        slider one step either way; then the moved slider to its ends; then the cap-only runs of every cap not run
-        yet, nearest first (a few ms each, and a setting never computed then costs only its controller runs and its
-        chart; earlier, they held up the likelier settings: measured with a learner reading 0.5 s); then every
-        setting one slider's move away."""
+        slider one step either way; then the moved slider to its ends; then every setting one slider's move away;
+        last, the cap-only runs of every cap not run yet, nearest first (a setting never computed then costs only
+        its controller runs and its chart; any earlier, they held up likelier settings: measured in the page with
+        a learner reading 0.5 s between changes)."""
         from agentloops.controller.teaching.prewarm import neighbours, one_move
 
         sliders = list(self.sliders.values())
@@ -195,8 +195,8 @@ class BudgetExplorer(_Panel):
         lengths = [(s.max - s.min) // s.step + 1 for s in sliders]  # then every setting one slider's move away
         far = [tuple(s.min + i * s.step for s, i in zip(sliders, found, strict=True))
                for found in one_move(at, lengths)]
-        return list(dict.fromkeys([*close, *near, *((CAP_ONLY, cap) for cap in caps if cap not in self._cap_only),
-                                   *far]))
+        return list(dict.fromkeys([*close, *near, *far,
+                                   *((CAP_ONLY, cap) for cap in caps if cap not in self._cap_only)]))
 
 
 def budget_explorer(n: int = 100, seed: int = 0, *, prewarm: bool = True, **budget: int) -> BudgetExplorer:
