@@ -10,7 +10,9 @@ Printed next to it, measured in the same process:
   - the baseline: one bare controller run of the explorer's default scenario
     (``build_controller("weather-normal").run()``) — the least a redraw can cost;
   - for the controller explorer, the run alone and the chart alone
-    (``LiveRunChart.update``), so the ratio shows where the time goes.
+    (``LiveRunChart.update``), so the ratio shows where the time goes;
+  - for the budget explorer, the CPU time of a setting never computed, with its cap's cap-only runs still to
+    run and with them worked ahead (thread time: what the kernel pays whatever else the machine runs).
 
 Every control of every widget is driven. "new state" is the median redraw
 with the widget's kept views switched off: what a state never shown before costs. A widget computes what a
@@ -61,6 +63,26 @@ def forget(widget: Any) -> None:
     views = getattr(widget, "_views", None) or widget._settings
     views.size = 0
     views._values.clear()
+
+
+def cpu_ms(action: Callable[[], Any]) -> float:
+    """The CPU time ``action`` takes in this thread (unlike wall time, not stretched by other processes)."""
+    start = time.thread_time()
+    action()
+    return (time.thread_time() - start) * 1000
+
+
+def budget_cold_cpu(explorer: Any) -> tuple[list[float], list[float]]:
+    """A budget-explorer setting never computed, at every cap: its CPU time with the cap's cap-only runs still to
+    run (as a far move met them before they were worked ahead), and with them already run (worked ahead)."""
+    sliders = list(explorer.sliders.values())
+    rest = tuple(s.value for s in sliders[1:])
+    cold, warm = [], []
+    for cap in range(sliders[0].min, sliders[0].max + 1):
+        explorer._cap_only.pop(cap, None)
+        cold.append(cpu_ms(lambda cap=cap: explorer._compute((cap, *rest))))
+        warm.append(cpu_ms(lambda cap=cap: explorer._compute((cap, *rest))))
+    return cold, warm
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -115,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     fresh = {widget: [t for _, control, values in rows for t in cycle(control, values, max(2, n // 2))]
              for widget, rows in controls.items()}
 
+    cold, warm = budget_cold_cpu(budget)
+
     baseline = [time_ms(lambda: build_controller("weather-normal").run()) for _ in range(200)]
     runs = [build_controller(name).run() for name in ("weather-normal", "weather-timeout-always", "research-parallel")]
     chart = LiveRunChart()
@@ -135,6 +159,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"baseline: one bare controller run of weather-normal: median {base:.2f} ms")
     print(f"the controller explorer's chart alone (LiveRunChart.update, 3 runs in turn): median "
           f"{statistics.median(chart_only):.1f} ms")
+    print(f"the budget explorer, a setting never computed, CPU (thread time; load-proof): median "
+          f"{statistics.median(cold):.0f} ms (worst {max(cold):.0f}) when its cap's cap-only runs are still to run, "
+          f"{statistics.median(warm):.0f} ms (worst {max(warm):.0f}) once worked ahead: "
+          f"{statistics.median(warm) / statistics.median(cold):.2f}×")
     print("cold builds (first build pays imports and font caches): "
           + ", ".join(f"{name} {ms:.0f} ms" for name, ms in builds.items()))
 

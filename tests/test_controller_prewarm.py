@@ -424,4 +424,144 @@ def test_a_fork_waits_for_the_run_in_hand_not_the_whole_setting():
     assert waited < 1.0  # one run at most, not the 1.6 s left of the setting
     _until(lambda: "many runs" in ahead)  # the worker finishes the setting after the fork
     assert runs[0] == 10
+
+
+# ---- pause points inside one setting: the learner's pick never waits for the worker's runs
+
+
+def test_a_learners_pick_is_computed_at_once_while_the_worker_is_mid_way_through_another_setting(monkeypatch):
+    """The worker holds the chart lock only while it draws, and pauses before drawing: a new pick is computed
+    at once (not after the worker's setting), and the setting the worker held, left behind, is never drawn."""
+    from agentloops.controller.teaching.widgets import storm
+
+    started, release = threading.Event(), threading.Event()
+    held: list[tuple[int, int]] = []
+    real = storm.storm_runs
+
+    def runs(tools, retries, between=None):
+        found = real(tools, retries, between)
+        if threading.current_thread().name == "agentloops-prewarm" and not started.is_set():
+            held.append((tools, retries))  # its runs done, the worker is held before it draws
+            started.set()
+            release.wait(20)
+        return found
+
+    monkeypatch.setattr(storm, "storm_runs", runs)
+    explorer = widgets.storm_explorer(tools=2, retries=3)
+    drawn: list[tuple[str, int]] = []
+    chart_update = explorer._chart.update
+    monkeypatch.setattr(explorer._chart, "update", lambda runs, retries: drawn.append(
+        (threading.current_thread().name, len(next(iter(runs.values())).turns))) or chart_update(runs, retries))
+    assert started.wait(30)
+    pick = 4 if held[0][1] != 4 else 2
+    learner = threading.Thread(target=setattr, args=(explorer.retries, "value", pick), name="learner", daemon=True)
+    learner.start()  # a setting nobody computed yet: the learner's thread computes it now, not after the worker's
+    learner.join(10)
+    assert not learner.is_alive() and not release.is_set() and explorer.state.retries == pick
+    assert drawn == [("learner", drawn[0][1])]
+    key = (*held[0], explorer._key()[-1])
+    explorer._views.ahead([])  # the setting it holds is no longer likely
+    release.set()
+    _until(lambda: explorer._views._in_hand != key)  # the worker is past the setting it held
+    assert key not in explorer._views  # dropped at the pause point before drawing
+    explorer._views.stop()
+
+
+def test_storm_and_claim_runs_call_between_before_each_run():
+    from agentloops.controller.teaching.widgets import claim_counts, storm_runs
+
+    calls: list[int] = []
+    assert storm_runs(2, 3, lambda: calls.append(1)) == storm_runs(2, 3)
+    assert len(calls) == 2  # one run per retry scope
+    calls.clear()
+    assert claim_counts(0.3, 1, 3, between=lambda: calls.append(1)) == claim_counts(0.3, 1, 3)
+    assert len(calls) == 6  # 3 cases, each under 2 policies
+
+
+def test_a_widget_with_two_runs_per_setting_pauses_between_them_and_before_drawing(monkeypatch):
+    from agentloops.controller.teaching.widgets import panel
+
+    monkeypatch.setattr(panel, "PREWARM", False)
+    for build in (widgets.state_explorer, widgets.context_explorer, widgets.replay_explorer):
+        explorer = build()
+        order: list[str] = []
+        monkeypatch.setattr(explorer, "_between", lambda order=order: order.append("pause"))
+        chart_update = explorer._chart.update
+        monkeypatch.setattr(explorer._chart, "update", lambda *data, order=order, chart_update=chart_update:
+                            order.append("draw") or chart_update(*data))
+        explorer._view(explorer._key()[:-1])
+        assert order == ["pause", "pause", "draw"], build.__name__
+
+
+def test_the_budget_explorer_works_every_caps_cap_only_runs_ahead_after_every_setting_one_move_away():
+    from agentloops.controller.teaching.prewarm import neighbours
+    from agentloops.controller.teaching.widgets.budgets import CAP_ONLY
+
+    explorer = widgets.budget_explorer(n=4, prewarm=False, steps=5)
+    key = tuple(s.value for s in explorer.sliders.values())
+    sliders = list(explorer.sliders.values())
+    explorer._moved = (0, 1)  # the steps slider just moved up
+    grid = [s.step for s in sliders], [s.min for s in sliders], [s.max for s in sliders]
+    near = neighbours(key, *grid, 0, 1, reach=23, back=23)
+    order = explorer._ahead_of(key)
+    caps = [k[1] for k in order if k[0] == CAP_ONLY]
+    assert order[:len(near)] == near  # the likeliest settings first
+    settings = [k for k in order if k[0] != CAP_ONLY]
+    assert order[:len(settings)] == settings and (*key[:3], 5) in settings  # every setting one move away first
+    assert caps == [4, 6, 3, 7, 2, 8, 1, 9, 10, 11, 12]  # then every cap not run yet (5 was, for the one shown)
+
+
+def test_once_every_cap_is_worked_ahead_a_setting_never_computed_runs_no_cap_only_run_in_the_kernels_thread(
+        monkeypatch):
+    from agentloops.controller.teaching.widgets import budgets
+
+    caps: list[tuple[str, int, object]] = []
+    real = budgets.cap_only_runs
+
+    def counted(n, seed, cap, between=None):  # who ran it, and for which explorer (another test's may still run)
+        caps.append((threading.current_thread().name, cap, getattr(between, "__self__", None)))
+        return real(n, seed, cap, between)
+
+    monkeypatch.setattr(budgets, "cap_only_runs", counted)
+    explorer = widgets.budget_explorer(n=4, steps=5)
+    steps = explorer.sliders["steps"]
+    _until(lambda: set(explorer._cap_only) == set(range(steps.min, steps.max + 1)))
+    explorer._settings.stop()
+    ran = len(caps)
+    explorer.sliders["retries"].value = explorer.sliders["retries"].min  # with the cap far away: never computed
+    steps.value = steps.max
+    assert explorer.state.budget["steps"] == steps.max
+    mine = [(name, cap) for name, cap, owner in caps if owner is explorer._settings]
+    assert mine[0] == ("MainThread", 5) and {name for name, _cap in mine[1:]} == {"agentloops-prewarm"}
+    assert not [cap for _name, cap, owner in caps[ran:] if owner is explorer._settings]
+
+
+def test_a_budget_explorer_built_not_to_work_ahead_starts_no_worker():
+    explorer = widgets.budget_explorer(n=4, prewarm=False)
+    explorer.sliders["retries"].value += 1
+    assert not explorer.prewarm and explorer._settings._thread is None
+
+
+def test_a_setting_in_hand_that_is_still_likely_after_the_learner_moves_is_finished_not_dropped():
+    started, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+    ahead: Prewarm
+
+    def compute(key):
+        calls.append(key)
+        if key == "slow" and not started.is_set():
+            started.set()
+            release.wait(10)
+        ahead.checkpoint()  # the learner moved on meanwhile: go on only if this key is still wanted
+        return key
+
+    ahead = Prewarm(compute)
+    ahead.ahead(["slow"])
+    assert started.wait(10)
+    ahead.ahead(["slow", "next"])  # moved on, but "slow" is still likely: finished, not dropped and begun again
+    ahead.ahead(["other", "slow"])
+    release.set()
+    _until(lambda: "other" in ahead)
+    assert "slow" in ahead and calls.count("slow") == 1
+    ahead.ahead(["gone"])  # the same with a key no longer wanted: dropped (see the test of moving away above)
     ahead.stop()

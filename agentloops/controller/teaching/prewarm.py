@@ -160,7 +160,8 @@ class Prewarm:
 
     def ahead(self, keys: Sequence[Hashable]) -> None:
         """Compute these keys next, in this order (the queue is replaced: the learner moved on). Those already
-        computed count as just used: what the worker computes next pushes out older ones first."""
+        computed count as just used: what the worker computes next pushes out older ones first. The key in hand
+        is finished when it is among them (else dropped at the worker's next checkpoint)."""
         with self._lock:
             for key in reversed(keys):
                 if key in self._values:
@@ -168,6 +169,8 @@ class Prewarm:
         with self._wake:
             self._queue = [key for key in keys if key not in self._values][: self.size // 2]
             self._generation += 1
+            if self._in_hand is not None and self._in_hand in self._queue:  # still likely: finish it, not again
+                self._working_on = self._generation
             if self._thread is None and not self._stopping:
                 self._thread = threading.Thread(target=self._work, name="agentloops-prewarm", daemon=True)
                 self._thread.start()

@@ -91,13 +91,18 @@ class BudgetState:
         return f"{head}\n{self.comparison}"
 
 
+CAP_ONLY = "cap-only"
+"""A work-ahead key ``(CAP_ONLY, cap)``: the cap-only runs of one cap alone."""
+
+
 class BudgetExplorer(_Panel):
     """Choose the weather task's budgets; see how 100 randomized runs end, against a cap-only loop.
 
     A setting never shown before costs 2 × ``n`` runs (about half a second on a busy laptop; the cap-only half
     is run once per cap), so the settings a learner is likely to pick next (the slider just moved, a few steps
     on and one back; every other slider one step either way; then the rest of the moved slider's range; then
-    every setting one slider's move away) are computed ahead, runs and chart, while the page is read
+    every setting one slider's move away; last, the cap-only runs of every cap, which every setting with that
+    cap shares) are computed ahead, runs and chart, while the page is read
     (:mod:`~agentloops.controller.teaching.prewarm`; ``prewarm=False`` computes only what is shown).
     """
 
@@ -123,21 +128,29 @@ class BudgetExplorer(_Panel):
         self._moved: tuple[int, int] | None = None
         self.chart = _chart_image(self._chart)
         self.table = _classed(widgets.HTML(), f"{PREFIX}-table")
-        self._wire(list(self.sliders.values()))
+        self._wire(list(self.sliders.values()), prewarm=prewarm)
         super().__init__([*self.sliders.values(), self.chart, self.table])
         self.add_class(f"{PREFIX}-budget-explorer")
         self.refresh()
 
-    def _compute(self, key: Hashable) -> tuple[LoopComparison, bytes, str]:
-        """One setting's comparison, chart and table (in the kernel's thread, or ahead in the worker)."""
-        from agentloops.controller.teaching.prewarm import RENDER_LOCK
-
-        budget = dict(zip(self.sliders, key, strict=True))  # type: ignore[call-overload]
-        cap = int(budget["steps"])
+    def _baselines(self, cap: int) -> tuple[CapOnlyRun, ...]:
+        """The cap-only runs under ``cap``, run once per cap."""
         if cap not in self._cap_only:
             self._cap_only[cap] = cap_only_runs(self.n, self.seed, cap, self._settings.checkpoint)
+        return self._cap_only[cap]
+
+    def _compute(self, key: Hashable) -> Any:
+        """One setting's comparison, chart and table (in the kernel's thread, or ahead in the worker); for a key
+        ``(CAP_ONLY, cap)``, only that cap's cap-only runs (worked ahead: every setting with that cap shares them)."""
+        from agentloops.controller.teaching.prewarm import RENDER_LOCK
+
+        if key[0] == CAP_ONLY:  # type: ignore[index]
+            return self._baselines(key[1])  # type: ignore[index]
+        budget = dict(zip(self.sliders, key, strict=True))  # type: ignore[call-overload]
+        baselines = self._baselines(int(budget["steps"]))
         comparison = budget_comparison(self.n, self.seed, between=self._settings.checkpoint,
-                                       baselines=self._cap_only[cap], **budget)
+                                       baselines=baselines, **budget)
+        self._settings.checkpoint()  # the runs are done: in the worker, the learner's answer first, then the chart
         with RENDER_LOCK:
             png = self._chart.update(comparison)
         return comparison, png, comparison.counts()._repr_html_()
@@ -150,8 +163,6 @@ class BudgetExplorer(_Panel):
 
     def refresh(self) -> BudgetState:
         """Show the comparison for the slider values (computed once per setting), then work ahead."""
-        from agentloops.controller.teaching.prewarm import neighbours, one_move
-
         budget = {name: slider.value for name, slider in self.sliders.items()}
         key = tuple(budget.values())
         comparison, png, table = self._settings.get(key)
@@ -160,17 +171,32 @@ class BudgetExplorer(_Panel):
             self.chart.value = png
             self.table.value = table
         if self.prewarm:
-            sliders = list(self.sliders.values())
-            moved, direction = self._moved if self._moved is not None else (None, 1)
-            reach = max((s.max - s.min) // s.step for s in sliders)  # the slider just moved: to its ends
-            near = neighbours(key, [s.step for s in sliders], [s.min for s in sliders], [s.max for s in sliders],
-                              moved, direction, reach=reach, back=reach)
-            at = tuple((value - s.min) // s.step for value, s in zip(key, sliders, strict=True))
-            lengths = [(s.max - s.min) // s.step + 1 for s in sliders]  # then every setting one slider's move away
-            far = [tuple(s.min + i * s.step for s, i in zip(sliders, found, strict=True))
-                   for found in one_move(at, lengths)]
-            self._settings.ahead(list(dict.fromkeys([*near, *far])))
+            self._settings.ahead(self._ahead_of(key))
         return self._state
+
+    def _ahead_of(self, key: tuple[int, ...]) -> list[Hashable]:
+        """What the worker computes next: the slider just moved, three steps on and one back, and every other
+        slider one step either way; then the moved slider to its ends; then every setting one slider's move away;
+        last, the cap-only runs of every cap not run yet, nearest first (a setting never computed then costs only
+        its controller runs and its chart; any earlier, they held up likelier settings: measured in the page with
+        a learner reading 0.5 s between changes)."""
+        from agentloops.controller.teaching.prewarm import neighbours, one_move
+
+        sliders = list(self.sliders.values())
+        grid = [s.step for s in sliders], [s.min for s in sliders], [s.max for s in sliders]
+        moved, direction = self._moved if self._moved is not None else (None, 1)
+        close = neighbours(key, *grid, moved, direction)
+        steps = self.sliders["steps"]
+        shown = dict(zip(self.sliders, key, strict=True))["steps"]
+        caps = sorted(range(steps.min, steps.max + 1, steps.step), key=lambda c: (abs(c - shown), c))
+        reach = max((s.max - s.min) // s.step for s in sliders)  # the slider just moved: to its ends
+        near = neighbours(key, *grid, moved, direction, reach=reach, back=reach)
+        at = tuple((value - s.min) // s.step for value, s in zip(key, sliders, strict=True))
+        lengths = [(s.max - s.min) // s.step + 1 for s in sliders]  # then every setting one slider's move away
+        far = [tuple(s.min + i * s.step for s, i in zip(sliders, found, strict=True))
+               for found in one_move(at, lengths)]
+        return list(dict.fromkeys([*close, *near, *far,
+                                   *((CAP_ONLY, cap) for cap in caps if cap not in self._cap_only)]))
 
 
 def budget_explorer(n: int = 100, seed: int = 0, *, prewarm: bool = True, **budget: int) -> BudgetExplorer:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +30,8 @@ from agentloops.i18n import N_, Phrase, _
 from agentloops.tables import text_table
 
 
-def claim_counts(p_early_claim: float = 0.3, premature_claims: int = 1, n: int = 60, seed: int = 0
-                 ) -> dict[str, Counter[str]]:
+def claim_counts(p_early_claim: float = 0.3, premature_claims: int = 1, n: int = 60, seed: int = 0, *,
+                 between: Callable[[], None] | None = None) -> dict[str, Counter[str]]:
     """How ``n`` runs of a model that claims success early end, under the naive and the default policy.
 
     Each run compares two cities drawn from seed ``seed + i``, with a planner
@@ -46,6 +46,7 @@ def claim_counts(p_early_claim: float = 0.3, premature_claims: int = 1, n: int =
         premature_claims: how many unfounded "done" replies the default policy answers with what is missing.
         n: runs per policy.
         seed: first seed.
+        between: called before each run (the explorer's worker waits there while the learner is answered).
     """
     out: dict[str, Counter[str]] = {"naive": Counter(), "default": Counter()}
     policies = {"naive": resolve_policy("naive"),
@@ -53,6 +54,8 @@ def claim_counts(p_early_claim: float = 0.3, premature_claims: int = 1, n: int =
     for i in range(n):
         case = random_case(seed + i)
         for name, policy in policies.items():
+            if between is not None:
+                between()
             task = case.task()
             model = TaskPlanner(task, p_early_claim=p_early_claim, seed=seed + i)
             run = Controller(task, model, policy=policy, trace_id=f"claim-{seed + i}", label=name).run()
@@ -116,9 +119,9 @@ class ClaimsExplorer(_Panel):
     def _view(self, key: tuple[Any, ...]) -> _View:
         """The experiment for (chance of an early claim, pushback), its chart and its table."""
         p, pushback = key
-        counts = {k: dict(v) for k, v in claim_counts(round(p, 4), pushback, self.n).items()}
+        counts = {k: dict(v) for k, v in claim_counts(round(p, 4), pushback, self.n, between=self._between).items()}
         state = ClaimsState(p, pushback, self.n, counts)
-        return _View(state, self._chart.update(counts),
+        return _View(state, self._draw(counts),
                      {"table": html_table(_("How the runs ended"), _headers(CLAIM_HEADERS), state.rows())})
 
     def refresh(self) -> ClaimsState:

@@ -149,10 +149,11 @@ class ContextExplorer(_Panel):
         settings = dict(zip(SETTINGS, key, strict=True))
         run = context_run(**settings)
         send = bool(settings["send_state"])
+        self._between()
         baseline = context_run(None, None, send_state=send, label=N_("no storage, no compaction"))
         state = ContextState(settings, run, baseline)
         limit = run.task.budget.limit("context_tokens")
-        return _View(state, self._chart.update(run, baseline, limit), {
+        return _View(state, self._draw(run, baseline, limit), {
             "status": (f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
                        f"<div style='font-size:14px'>{_actions_html(run)}</div>"),
             "table": html_table(_("Turn by turn"), _headers(CONTEXT_HEADERS), state.rows())})

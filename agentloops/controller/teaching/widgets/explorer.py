@@ -181,7 +181,7 @@ class ControllerExplorer(_Panel):
         budget = dict(zip(self.budgets, values, strict=True))
         faults, run = self._run(scenario, policy, fault, budget)
         state = ControllerExplorerState(scenario, run.policy.name, fault, budget, faults, run)
-        return _View(state, self._chart.update(run), {
+        return _View(state, self._draw(run), {
             "status": (f"<div style='font-size:16px'>{_badge(run.status)} <code>{html.escape(run.code)}"
                        f"</code> — {html.escape(read_back(run.stop.reason))}</div>"
                        f"<div style='font-size:14px'>{html.escape(run.headline())}</div>"),

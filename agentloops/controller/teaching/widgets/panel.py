@@ -204,14 +204,26 @@ class _Panel(widgets.VBox):
         return (*(_keyed(c.value) for c in self._keyed), language())
 
     def _locked_view(self, key: Hashable) -> _View:
-        with RENDER_LOCK:  # one chart, drawn by one thread at a time (the worker's, or the kernel's on a miss)
-            view = self._view(key[:-1])  # type: ignore[index]
+        view = self._view(key[:-1])  # type: ignore[index]
         if key[-1] != language():  # type: ignore[index]  # the language changed while it was drawn: not kept
             raise LookupError(key)
         return view
 
+    def _between(self) -> None:
+        """A pause point of :meth:`_view`, between its runs: in the worker, the learner's answer goes first (and a
+        setting the learner moved away from is dropped here); in the kernel's thread, nothing."""
+        self._views.checkpoint()
+
+    def _draw(self, *data: Any) -> bytes:
+        """The chart's PNG for ``data``, after a pause point; drawn by one thread at a time (the worker's, or the
+        kernel's on a miss), and only the drawing: a learner's pick never waits for the worker's runs."""
+        self._between()
+        with RENDER_LOCK:
+            return bytes(self._chart.update(*data))
+
     def _view(self, key: tuple[Any, ...]) -> _View:  # pragma: no cover - every subclass defines it
-        """What the controls' values ``key`` show (runs, chart, tables); reads no control (the worker calls it)."""
+        """What the controls' values ``key`` show (runs, chart, tables); reads no control (the worker calls it).
+        It draws with :meth:`_draw`, and calls :meth:`_between` between its runs."""
         raise NotImplementedError
 
     def refresh(self) -> Any:

@@ -119,7 +119,7 @@ class ParallelExplorer(_Panel):
         minimum, s3, s4, cancel_at = key
         cancel = cancel_at or None
         run = parallel_run(minimum, s3, s4, cancel)
-        return _View(ParallelState(minimum, s3, s4, cancel, run), self._chart.update(run), {
+        return _View(ParallelState(minimum, s3, s4, cancel, run), self._draw(run), {
             "status": f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>",
             "table": f"<pre>{html.escape(calls_text(run))}</pre>"})
 

@@ -78,11 +78,12 @@ class ReplayExplorer(_Panel):
         """Record (scenario, recorded policy), replay it under the replayed policy, diff; chart and tables."""
         scenario, recorded_policy, replayed_policy = key
         recorded = build_controller(scenario, policy=recorded_policy).run()
+        self._between()
         result = replay(recorded, policy=replayed_policy)
         served = _("{served} tool result(s) served from the recording, {live} ran live").format(
             served=result.served, live=result.diff.unrecorded)
         return _View(ReplayState(scenario, recorded_policy, replayed_policy, recorded, result),
-                     self._chart.update(result), {
+                     self._draw(result), {
             "status": (f"<div style='font-size:15px'>{_badge(recorded.status)} → {_badge(result.run.status)}"
                        f" — {html.escape(result.diff.summary())}; {html.escape(served)}</div>"),
             "table": result.diff._repr_html_()})

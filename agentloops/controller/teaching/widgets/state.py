@@ -105,9 +105,10 @@ class StateExplorer(_Panel):
         """The configured loop and the reference for (TASK STATE, window, cities, fingerprints); chart, tables."""
         send_state, window, cities, detect_repeats = key
         run = state_run(send_state, window, cities, detect_repeats, label=N_("this run"))
+        self._between()
         reference = state_run(True, None, cities, True, label="with state (reference)")
         state = StateExplorerState(send_state, window, cities, detect_repeats, run, reference)
-        return _View(state, self._chart.update(run, reference), {
+        return _View(state, self._draw(run, reference), {
             "status": (f"<div style='font-size:15px'>{_badge(run.status)} {html.escape(run.headline())}</div>"
                        f"<div style='font-size:14px'>{_actions_html(run)}</div>"),
             "table": turns_html(run)})

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
 from typing import Any
@@ -50,17 +50,21 @@ def fallback_chain(tools: int) -> Toolbox:
     return Toolbox.of(specs)
 
 
-def storm_runs(tools: int = 2, retries: int = 3) -> dict[str, ControllerRun]:
+def storm_runs(tools: int = 2, retries: int = 3, between: Callable[[], None] | None = None
+               ) -> dict[str, ControllerRun]:
     """Beijing's weather with every tool of a ``tools``-long fallback chain timing out, under both retry scopes.
 
     Only the retry budget is under study: the tool-call and wall-time budgets
-    are switched off so that they do not stop the per-tool run first.
+    are switched off so that they do not stop the per-tool run first. ``between`` is called before each
+    run (the explorer's worker waits there while the learner is answered).
     """
     task = make_task("weather_compare", budget={"retries": retries, "tool_calls": None, "wall_time_s": None})
     box = fallback_chain(tools)
     faults = [Fault(tool=name, kind="timeout", match={"city": "Beijing"}) for name in box.names()]
     out = {}
     for scope, label in zip(("shared", "per_tool"), STORM_LABELS, strict=True):
+        if between is not None:
+            between()
         policy = {"name": f"{scope.replace('_', '-')} retries", "retry_scope": scope}
         out[label] = Controller(task, TaskPlanner(task), tools=box, policy=policy, faults=faults,
                                 trace_id=f"storm-{scope}", label=label).run()
@@ -133,8 +137,8 @@ class StormExplorer(_Panel):
     def _view(self, key: tuple[Any, ...]) -> _View:
         """Both scopes run for (tools, retries), the chart and the table."""
         tools, retries = key
-        state = StormState(tools, retries, storm_runs(tools, retries))
-        return _View(state, self._chart.update(state.runs, retries),
+        state = StormState(tools, retries, storm_runs(tools, retries, self._between))
+        return _View(state, self._draw(state.runs, retries),
                      {"table": html_table(_("Both scopes, same faults"), _headers(STORM_HEADERS), state.rows())})
 
     def refresh(self) -> StormState:
