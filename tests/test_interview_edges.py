@@ -8,6 +8,7 @@ import html
 import pytest
 
 from agentloops.interview import grade
+from agentloops.interview.evidence import checklist_markdown
 from agentloops.interview.exemplars import exemplars_for
 from agentloops.interview.grader import units
 from agentloops.interview.negation import described_as_cause, rejected_before
@@ -65,3 +66,9 @@ def test_a_negation_or_a_cause_at_the_first_word_of_a_sentence_is_read(sentence:
 def test_a_cause_named_at_the_first_word_makes_the_sentence_a_cause(sentence: str) -> None:
     assert described_as_cause(sentence, len(sentence) - 3)
     assert not described_as_cause("every error is retried, the loop runs on", 30)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_evidence_checklist_is_numbered_from_one(language: str) -> None:
+    items = checklist_markdown(language).splitlines()
+    assert [item.split("**")[1].split(".")[0] for item in items] == [str(n) for n in range(1, len(items) + 1)]
