@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -424,6 +427,45 @@ def test_a_fork_waits_for_the_run_in_hand_not_the_whole_setting():
     assert waited < 1.0  # one run at most, not the 1.6 s left of the setting
     _until(lambda: "many runs" in ahead)  # the worker finishes the setting after the fork
     assert runs[0] == 10
+
+
+def test_a_copy_forked_while_a_worker_waits_never_hangs_on_the_parents_locks():
+    """A worker holds the inner lock of the event it waits on for a moment at each wait. A copy forked in that
+    moment, touching the parent's event, would hang before the check's first case ("an infinite loop?" for a
+    right answer): in a thousand forks beside threads that wait and release all the time, every copy starts."""
+    script = textwrap.dedent("""
+        import os, sys, threading, time
+        from agentloops.controller.teaching import prewarm
+        sys.setswitchinterval(prewarm.SWITCH_S)
+
+        def wait_and_release():
+            while True:
+                prewarm._FREE.set()
+                prewarm._FREE.wait()
+
+        for _ in range(3):
+            threading.Thread(target=wait_and_release, daemon=True).start()
+        hung = 0
+        for _ in range(1000):
+            if hung:
+                break
+            pid = os.fork()
+            if pid == 0:
+                prewarm._FREE.wait()  # what a copy's code may do: the copy's own event, set
+                os._exit(0)
+            began = time.monotonic()
+            while not os.waitpid(pid, os.WNOHANG)[0]:
+                if time.monotonic() - began > 2:
+                    hung += 1
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                    break
+                time.sleep(0.001)
+        print(hung)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0"]
 
 
 # ---- pause points inside one setting: the learner's pick never waits for the worker's runs

@@ -110,7 +110,20 @@ def _after_fork() -> None:
         _FREE.set()
 
 
-os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
+def _in_the_copy() -> None:
+    """The forked copy has no workers: it starts from fresh locks and never touches one of the parent's. A
+    worker holds :data:`_FREE`'s inner lock for a moment at each wait, and a copy taken in that moment would
+    hang on it before the check's first case began."""
+    global _FREE, _AT_REST, _SWITCH_LOCK
+    _AT_REST, _SWITCH_LOCK, _FREE = threading.Lock(), threading.Lock(), threading.Event()
+    _FREE.set()
+    _answering[0] = 0
+    if _computing[0]:
+        _computing[0] = 0
+        sys.setswitchinterval(_computing[1])
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_in_the_copy)
 
 
 class _Abandon(Exception):
