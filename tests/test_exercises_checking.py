@@ -198,3 +198,78 @@ def test_when_fork_fails_the_cases_run_in_process(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(checking.os, "fork", no_fork)
     results, _ = run_cases([case("ok", fine), case("wrong", fine, "other")], mode="fork")
     assert [r.status for r in results] == ["passed", "failed"]
+
+
+# ---- a case that ran out of time without using the processor gets a second worker; a loop does not
+
+
+def _started(marker: str) -> int:
+    """Count this start in ``marker`` (a file: each worker is a separate process); how many came before."""
+    with open(marker, "a+", encoding="ascii") as file:
+        file.seek(0)
+        before = len(file.read())
+        file.write("x")
+    return before
+
+
+def stuck_the_first_time(marker: str) -> str:
+    if not _started(marker):
+        time.sleep(30)  # a copy stuck on a lock, or not run on a busy machine: no processor time used
+    return "fine"
+
+
+def loops_counted(marker: str) -> None:
+    _started(marker)
+    loops_forever()
+
+
+def sleeps_counted(marker: str) -> None:
+    _started(marker)
+    time.sleep(30)
+
+
+@pytest.mark.skipif(default_mode() != "fork", reason="only a forked worker can be given a second try")
+def test_a_case_that_waited_out_its_time_is_run_once_more_in_a_fresh_worker(tmp_path):
+    marker = str(tmp_path / "starts")
+    results, _ = run_cases([case("stuck once", partial(stuck_the_first_time, marker)), case("after", fine)],
+                           time_limit=LIMIT, mode="fork")
+    assert [r.status for r in results] == ["passed", "passed"]
+    assert (tmp_path / "starts").read_text(encoding="ascii") == "xx"
+
+
+@pytest.mark.skipif(default_mode() != "fork", reason="only a forked worker can be given a second try")
+def test_a_loop_times_out_at_once_and_a_wait_after_its_second_worker(tmp_path):
+    looped, slept = str(tmp_path / "looped"), str(tmp_path / "slept")
+    results, _ = run_cases([case("loops", partial(loops_counted, looped)),
+                            case("sleeps", partial(sleeps_counted, slept))], time_limit=LIMIT, mode="fork")
+    assert [r.status for r in results] == ["timeout", "timeout"]
+    assert (tmp_path / "looped").read_text(encoding="ascii") == "x"  # it used the processor: one worker was enough
+    assert (tmp_path / "slept").read_text(encoding="ascii") == "xx"
+
+
+def test_the_time_a_fork_waits_for_the_kernels_own_threads_is_not_the_checks():
+    """A widget's worker in the middle of a run holds the fork back (a copy taken inside a library's lock would
+    hang); that wait is the kernel's, so it does not eat the check's whole time."""
+    if default_mode() != "fork":
+        pytest.skip("no fork here")
+    from agentloops.controller.teaching.prewarm import Prewarm
+
+    started = __import__("threading").Event()
+
+    def one_long_run(key: object) -> object:
+        started.set()
+        time.sleep(0.8)  # no checkpoint inside: the fork waits for all of it
+        return key
+
+    ahead = Prewarm(one_long_run)
+    ahead.ahead(["busy"])
+    assert started.wait(10)
+
+    def slow() -> str:
+        time.sleep(0.3)
+        return "fine"
+
+    results, _ = run_cases([case("slow 1", slow), case("slow 2", slow)], time_limit=1.0, total_limit=1.0,
+                           mode="fork")
+    assert [r.status for r in results] == ["passed", "passed"]
+    ahead.stop()

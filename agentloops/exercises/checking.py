@@ -15,7 +15,11 @@ How it is isolated:
   judges them. The parent waits at most ``time_limit`` seconds per case and
   :data:`TOTAL_LIMIT_S` for the whole check; at a deadline it kills the
   worker's whole process group and, after a per-case timeout, forks a fresh
-  worker for the cases after it. A worker that dies is reported as a crash
+  worker for the cases after it. A case that ran out of time while its worker
+  barely used the processor (a busy machine, or a copy stuck on a lock another
+  thread held at the fork) is run once more in a fresh worker before it is
+  called a timeout: a loop uses the processor, and it alone reads as one at once.
+  The time the fork waits for the kernel's own threads is not the learner's. A worker that dies is reported as a crash
   even when a child it forked still holds the pipe open. When the check ends
   the process group is killed, so no child the learner's code started
   survives it. A message the worker never sends (extra, out of order,
@@ -57,7 +61,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentloops.exercises import outputs
@@ -387,9 +391,27 @@ def _crash_result(name: str, status: int) -> CaseResult:
     return CaseResult(name, "failed", _("your code crashed the checker's worker process ({why})").format(why=why))
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """Processor time process ``pid`` has used so far (Linux's ``/proc``); None where the system does not say."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rpartition(")")[2].split()  # after the name, which may hold spaces
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _stalled(pid: int, since: float, time_limit: float) -> bool:
+    """True when the worker used under half of ``time_limit`` of processor time since ``since``: it waited or
+    was not run, rather than looped."""
+    used = _cpu_seconds(pid)
+    return used is not None and used - since < time_limit / 2
+
+
 @dataclass
 class _Progress:
-    """Where a forked check stands: results so far, output, timeouts, the next case, the deadline."""
+    """Where a forked check stands: results so far, output, timeouts, the next case, the deadline, the cases
+    already given a second worker."""
 
     cases: Sequence[Case]
     time_limit: float
@@ -398,20 +420,27 @@ class _Progress:
     printed: list[str]
     timeouts: int = 0
     start: int = 0
+    rerun: set[int] = field(default_factory=set)
 
 
 def _one_worker(state: _Progress) -> None:
     """Fork one worker for the cases from ``state.start`` and judge its messages until it ends."""
+    asked = time.monotonic()
     pid, fd = _fork(state.cases, state.start)
+    state.total_deadline += time.monotonic() - asked  # waiting for the kernel's threads to pause
     reader = _Reader(fd, pid)
     crashed = False
     try:
         while state.start < len(state.cases):
             deadline = min(time.monotonic() + state.time_limit, state.total_deadline)
+            cpu_before = _cpu_seconds(pid) or 0.0
             message = reader.next(deadline)
             name = state.cases[state.start].name
             if message == _TIMEOUT:
                 if time.monotonic() >= state.total_deadline:
+                    return
+                if state.start not in state.rerun and _stalled(pid, cpu_before, state.time_limit):
+                    state.rerun.add(state.start)  # the next worker starts at this case again
                     return
                 state.results.append(_timeout_result(name, state.time_limit))
                 state.timeouts += 1
