@@ -111,3 +111,21 @@ def test_cap_only_runs_reuse_a_run_that_answered_within_the_cap() -> None:
             calls.clear()
     finally:
         budgets.run_cap_only = real
+
+
+def test_a_number_gaining_a_digit_costs_as_much_only_in_a_text_the_controller_would_write() -> None:
+    def text(body: str) -> str:
+        return budget_runs.STATE_HEADER + body
+
+    padded = next(text(f'{{"goal": "{"x" * k}", "budget_left": {{"steps": 9}}}}') for k in range(8)
+                  if budget_runs.estimate_tokens(text(f'{{"goal": "{"x" * k}", "budget_left": {{"steps": 10}}}}'))
+                  == budget_runs.estimate_tokens(text(f'{{"goal": "{"x" * k}", "budget_left": {{"steps": 9}}}}')))
+    assert budget_runs._costs_as_much(padded, {"steps": 10})
+    other = next(text(f'{{"goal":"{"x" * k}", "budget_left": {{"steps": 9}}}}') for k in range(8)  # two chars short
+                 if budget_runs.estimate_tokens(text(f'{{"goal": "{"x" * k}", "budget_left": {{"steps": 10}}}}'))
+                 == budget_runs.estimate_tokens(text(f'{{"goal":"{"x" * k}", "budget_left": {{"steps": 9}}}}')))
+    assert not budget_runs._costs_as_much(other, {"steps": 10})  # written otherwise: what it would cost is not known
+    crossing = next(text(f'{{"goal": "{"x" * k}", "budget_left": {{"steps": 9}}}}') for k in range(8)
+                    if budget_runs.estimate_tokens(text(f'{{"goal": "{"x" * k}", "budget_left": {{"steps": 10}}}}'))
+                    != budget_runs.estimate_tokens(text(f'{{"goal": "{"x" * k}", "budget_left": {{"steps": 9}}}}')))
+    assert not budget_runs._costs_as_much(crossing, {"steps": 10})

@@ -79,9 +79,8 @@ class KeptRun:
         self.columns = controller_columns(run)
         self.allowed, self.refused = recorder.allowed, recorder.refused
         self.usage, self.within = dict(run.usage), dict(run.within_budget)
-        self._states = list(dict.fromkeys(recorder.states))
-        self._views: list[dict[str, Any]] = []
-        self._rewritable = False
+        self._states = list(dict.fromkeys(recorder.states))  # each TASK STATE sent
+        self._lefts: list[dict[str, float]] = []
 
     def holds_for(self, limits: Mapping[str, float | None]) -> bool:
         """Would the run under ``limits`` be this one: every check answered alike, every budget within its limit
@@ -98,23 +97,30 @@ class KeptRun:
         return self._as_costly(changed, limits)
 
     def _as_costly(self, changed: Sequence[str], limits: Mapping[str, float | None]) -> bool:
-        if not self._views:  # read once, when first needed (a text written otherwise is never rewritten)
-            self._views = [json.loads(text[len(STATE_HEADER):]) for text in self._states]
-            self._rewritable = all(_state_text(view) == text for text, view in zip(self._states, self._views))
+        if len(self._lefts) != len(self._states):  # read once, when first needed
+            self._lefts = [json.loads(text[len(STATE_HEADER):])["budget_left"] for text in self._states]
         shown = [name for name in changed if name != "context_tokens"]  # (a limit, not a quantity left: not sent)
-        for text, view in zip(self._states, self._views, strict=True):
-            left, now, grown = view["budget_left"], {}, 0
+        for text, left in zip(self._states, self._lefts, strict=True):
+            now, grown = {}, 0
             for name in shown:
                 before, after = self.limits[name], limits[name]
                 if name not in left or before is None or after is None:  # switched on or off: not the same text
                     return False
                 now[name] = _left(after - (before - left[name]))
                 grown += len(json.dumps(now[name])) - len(json.dumps(left[name]))
-            # as long: as many tokens (the estimate counts every character but CJK alike); else rewrite it and count
-            if grown and not (self._rewritable and estimate_tokens(
-                    _state_text({**view, "budget_left": {**left, **now}})) == estimate_tokens(text)):
+            if grown and not _costs_as_much(text, now):  # as long: as many tokens; else count again
                 return False
         return True
+
+
+def _costs_as_much(text: str, left: Mapping[str, float]) -> bool:
+    """Does the TASK STATE ``text``, with these numbers left instead, cost as many tokens? (Never, when the text
+    is not what the controller writes for what it holds.)"""
+    view = json.loads(text[len(STATE_HEADER):])
+    if _state_text(view) != text:
+        return False
+    return estimate_tokens(_state_text({**view, "budget_left": {**view["budget_left"], **left}})) == \
+        estimate_tokens(text)
 
 
 class KeptRuns:

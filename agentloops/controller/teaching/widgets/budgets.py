@@ -38,14 +38,14 @@ def budget_comparison(n: int = 100, seed: int = 0, *, cap: int | None = None,
     """:func:`~agentloops.controller.teaching.experiments.compare_loops`, with the controller's budgets overridden.
 
     The cap-only loop gets ``cap`` (default: the ``steps`` budget, so both
-    loops may take the same number of turns).
+    loops may take the same number of turns). The budget explorer shows these rows, running again only the cases
+    a setting can change (:class:`~agentloops.controller.teaching.widgets.budget_runs.KeptRuns`).
 
     Args:
         n: random cases.
         seed: first seed.
         cap: the cap-only loop's ``max_steps``.
-        between: called before each case (the budget explorer's worker waits there while the learner is
-            answered).
+        between: called before each case.
         baselines: the cap-only runs of these cases under this cap (:func:`cap_only_runs`), when already run.
         budget: budget values for the controller (``steps``, ``retries``, …; ``None`` switches one off).
     """
