@@ -11,8 +11,10 @@ Printed next to it, measured in the same process:
     (``build_controller("weather-normal").run()``) — the least a redraw can cost;
   - for the controller explorer, the run alone and the chart alone
     (``LiveRunChart.update``), so the ratio shows where the time goes;
-  - for the budget explorer, the CPU time of a setting never computed, with its cap's cap-only runs still to
-    run and with them worked ahead (thread time: what the kernel pays whatever else the machine runs).
+  - for the budget explorer, the CPU time of settings never computed, met one move after another as a learner
+    meets them, with their cap's cap-only runs still to run and with them run before (thread time: what the
+    kernel pays whatever else the machine runs). The before/after ratio: run this file on a checkout of the
+    commit before (``PYTHONPATH`` set to it), in the same window, and divide.
 
 Every control of every widget is driven. "new state" is the median redraw
 with the widget's kept views switched off: what a state never shown before costs. A widget computes what a
@@ -59,8 +61,9 @@ def cycle(control: Any, values: Sequence[Any], changes: int) -> list[float]:
 
 
 def forget(widget: Any) -> None:
-    """Switch off a widget's kept views (it keeps nothing), so every change computes its setting now."""
-    views = getattr(widget, "_views", None) or widget._settings
+    """Switch off a widget's kept views (it keeps nothing), so every change computes its setting now (the budget
+    explorer's views are its ``_settings``; it still keeps its runs, reused where they hold: see below)."""
+    views = getattr(widget, "_settings", None) or widget._views
     views.size = 0
     views._values.clear()
 
@@ -72,16 +75,28 @@ def cpu_ms(action: Callable[[], Any]) -> float:
     return (time.thread_time() - start) * 1000
 
 
-def budget_cold_cpu(explorer: Any) -> tuple[list[float], list[float]]:
-    """A budget-explorer setting never computed, at every cap: its CPU time with the cap's cap-only runs still to
-    run (as a far move met them before they were worked ahead), and with them already run (worked ahead)."""
+def budget_cold_cpu(explorer: Any, moves: int = 48, seed: int = 0) -> tuple[list[float], list[float]]:
+    """Budget-explorer settings never computed, as a learner meets them: a seeded walk from the opening setting,
+    each move one slider (a learner changes one at a time) one step either way, every sixth to anywhere on its
+    line (a drag); every setting new. The CPU time of each, split by whether its cap's cap-only runs were still to
+    run (the steps slider reached a new cap) or already run. What the explorer keeps from the settings before (its
+    runs, its charts) counts, as in the page."""
+    import random
+
+    rng = random.Random(seed)
     sliders = list(explorer.sliders.values())
-    rest = tuple(s.value for s in sliders[1:])
+    key, seen = tuple(s.value for s in sliders), set()
     cold, warm = [], []
-    for cap in range(sliders[0].min, sliders[0].max + 1):
-        explorer._cap_only.pop(cap, None)
-        cold.append(cpu_ms(lambda cap=cap: explorer._compute((cap, *rest))))
-        warm.append(cpu_ms(lambda cap=cap: explorer._compute((cap, *rest))))
+    while len(cold) + len(warm) < moves:
+        i = rng.randrange(len(sliders))
+        s = sliders[i]
+        value = rng.randrange(s.min, s.max + 1, s.step) if (len(seen) + 1) % 6 == 0 else \
+            min(s.max, max(s.min, key[i] + rng.choice((-1, 1)) * s.step))
+        new = (*key[:i], value, *key[i + 1:])
+        if new in seen or new == key:
+            continue
+        seen.add(key := new)
+        (warm if key[0] in explorer._cap_only else cold).append(cpu_ms(lambda key=key: explorer._compute(key)))
     return cold, warm
 
 
@@ -137,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     fresh = {widget: [t for _, control, values in rows for t in cycle(control, values, max(2, n // 2))]
              for widget, rows in controls.items()}
 
-    cold, warm = budget_cold_cpu(budget)
+    cold, warm = budget_cold_cpu(widgets.budget_explorer(prewarm=False))  # as it opens: only its first setting
 
     baseline = [time_ms(lambda: build_controller("weather-normal").run()) for _ in range(200)]
     runs = [build_controller(name).run() for name in ("weather-normal", "weather-timeout-always", "research-parallel")]
@@ -159,10 +174,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"baseline: one bare controller run of weather-normal: median {base:.2f} ms")
     print(f"the controller explorer's chart alone (LiveRunChart.update, 3 runs in turn): median "
           f"{statistics.median(chart_only):.1f} ms")
-    print(f"the budget explorer, a setting never computed, CPU (thread time; load-proof): median "
-          f"{statistics.median(cold):.0f} ms (worst {max(cold):.0f}) when its cap's cap-only runs are still to run, "
-          f"{statistics.median(warm):.0f} ms (worst {max(warm):.0f}) once worked ahead: "
-          f"{statistics.median(warm) / statistics.median(cold):.2f}×")
+    print(f"the budget explorer, a setting never computed ({len(cold) + len(warm)} in a learner's walk), CPU (thread "
+          f"time; load-proof): median {statistics.median(warm):.0f} ms (p90 {percentile(warm, 0.9):.0f}, worst "
+          f"{max(warm):.0f}) once its cap's cap-only runs were run; {statistics.median(cold):.0f} ms (worst "
+          f"{max(cold):.0f}) when they were still to run ({len(cold)} settings)")
     print("cold builds (first build pays imports and font caches): "
           + ", ".join(f"{name} {ms:.0f} ms" for name, ms in builds.items()))
 

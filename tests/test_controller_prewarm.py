@@ -308,10 +308,10 @@ def test_the_budget_explorer_runs_the_cap_only_arm_once_per_cap(monkeypatch):
 
     caps: list[int] = []
     real = budgets.cap_only_runs
-    def counted(n, seed, cap, between=None):  # this explorer computes in the main thread (no prewarm); another
-        if threading.current_thread() is threading.main_thread():  # test's worker may still be running
+    def counted(n, seed, cap, between=None, kept=None):  # this explorer computes in the main thread (no prewarm);
+        if threading.current_thread() is threading.main_thread():  # another test's worker may still be running
             caps.append(cap)
-        return real(n, seed, cap, between)
+        return real(n, seed, cap, between, kept)
 
     monkeypatch.setattr(budgets, "cap_only_runs", counted)
     explorer = widgets.budget_explorer(n=6, prewarm=False)
@@ -560,9 +560,9 @@ def test_once_every_cap_is_worked_ahead_a_setting_never_computed_runs_no_cap_onl
     caps: list[tuple[str, int, object]] = []
     real = budgets.cap_only_runs
 
-    def counted(n, seed, cap, between=None):  # who ran it, and for which explorer (another test's may still run)
+    def counted(n, seed, cap, between=None, kept=None):  # who ran it, for which explorer (another test's may run)
         caps.append((threading.current_thread().name, cap, getattr(between, "__self__", None)))
-        return real(n, seed, cap, between)
+        return real(n, seed, cap, between, kept)
 
     monkeypatch.setattr(budgets, "cap_only_runs", counted)
     explorer = widgets.budget_explorer(n=4, steps=5)

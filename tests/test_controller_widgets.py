@@ -380,6 +380,22 @@ def test_budget_chart_rows_are_the_comparison_counts() -> None:
                                               *chart._step_bars["controller"]], chart._end_labels)
 
 
+def test_budget_chart_draws_what_it_shows_once_with_the_pixels_of_a_chart_drawn_afresh() -> None:
+    from dataclasses import replace
+
+    tight, loose = widgets.budget_comparison(12, steps=3, retries=1), widgets.budget_comparison(12, steps=6)
+    chart = plots.LiveBudgetChart(12)
+    drawn: list[bytes] = []
+    render = chart.live.render
+    chart.live.render = lambda: drawn.append(render()) or drawn[-1]  # type: ignore[method-assign]
+    first, other, again = chart.update(tight), chart.update(loose), chart.update(tight)
+    assert len(drawn) == 2 and again is first and other != first  # the same counts: the PNG they gave
+    same_counts = replace(tight, rows=tuple({**r, "ctl_used_tokens": r["ctl_used_tokens"] + 1} for r in tight.rows))
+    assert chart.update(same_counts) is first and len(drawn) == 2
+    assert plots.LiveBudgetChart(12).update(tight) == first  # bars of no height skipped: not a pixel differs
+    assert plots.LiveBudgetChart(12).update(loose) == other
+
+
 def test_replay_chart_draws_one_lane_when_nothing_changed() -> None:
     explorer = widgets.replay_explorer()
     chart = explorer._chart

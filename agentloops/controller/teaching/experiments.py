@@ -256,9 +256,18 @@ def compare_loops(n: int = 200, seed: int = 0, *, cap: int = 8, policy: PolicyLi
 
 def comparison_row(case: RandomCase, baseline: CapOnlyRun, run: ControllerRun) -> dict[str, Any]:
     """One case of a :class:`LoopComparison`: how the cap-only loop and the controller ended it."""
+    return {**cap_only_columns(case, baseline), **controller_columns(run)}
+
+
+def cap_only_columns(case: RandomCase, baseline: CapOnlyRun) -> dict[str, Any]:
+    """The case's and the cap-only loop's columns of a :func:`comparison_row`."""
     return {"seed": case.seed, "case": case.describe(),
-            "cap_outcome": baseline.outcome, "cap_steps": baseline.steps, "cap_tool_calls": baseline.tool_calls,
-            "ctl_status": run.status, "ctl_code": run.code, "ctl_steps": run.steps,
+            "cap_outcome": baseline.outcome, "cap_steps": baseline.steps, "cap_tool_calls": baseline.tool_calls}
+
+
+def controller_columns(run: ControllerRun) -> dict[str, Any]:
+    """The controller's columns of a :func:`comparison_row`."""
+    return {"ctl_status": run.status, "ctl_code": run.code, "ctl_steps": run.steps,
             "ctl_tool_calls": int(run.usage["tool_calls"]), "ctl_retries": int(run.usage["retries"]),
             "ctl_wall_s": run.usage["wall_time_s"], "ctl_verified": run.stop.verified,
             "ctl_within_budget": all(run.within_budget.values()),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -257,6 +257,10 @@ def _end_style(loop: str, outcome: str) -> tuple[str, str, str | None]:
     return status_color(outcome), "white", STATUS_HATCHES.get(outcome) or None
 
 
+DRAWN = 64
+"""PNGs the budget explorer's chart keeps, by what they show (some 50 kB each), least recently used dropped."""
+
+
 class LiveBudgetChart:
     """The budget explorer's chart: how randomized runs ended, and the steps they used, for both loops.
 
@@ -305,27 +309,44 @@ class LiveBudgetChart:
                 frameon=False, loc="upper left", ncol=3, fontsize=11, bbox_to_anchor=(0.0, 0.92))
             self._title = self.live.figure.suptitle("", fontsize=15, fontweight="bold", x=0.01, ha="left")
         self._steps_ax = steps
+        self._drawn: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()  # what was shown → its PNG
         self.live.moving(steps.yaxis, self._cap, *self._end_bars, *self._end_labels,
                          *(b for bars in self._step_bars.values() for b in bars), self._title)
 
     def update(self, comparison: LoopComparison) -> bytes:
-        """Redraw for a comparison whose cap is also the controller's step budget; the PNG bytes."""
-        for bar, label, (_loop, _outcome, count) in zip(self._end_bars, self._end_labels, _ends(comparison),
-                                                         strict=True):
+        """Redraw for a comparison whose cap is also the controller's step budget; the PNG bytes. What the chart
+        shows is counted first: counts drawn before give the PNG they gave (many settings end their runs alike)."""
+        shown = self._shown(comparison)
+        if shown not in self._drawn:
+            self._drawn[shown] = self._draw(*shown)
+            while len(self._drawn) > DRAWN:
+                self._drawn.popitem(last=False)
+        self._drawn.move_to_end(shown)
+        return self._drawn[shown]
+
+    def _shown(self, comparison: LoopComparison) -> tuple[Any, ...]:
+        """What the chart shows: how the runs ended, the steps each loop used (as many bars as drawn), the cap and
+        the title."""
+        ends = tuple(count for _loop, _outcome, count in _ends(comparison))
+        used = tuple(tuple(Counter(min(int(r[column]), self.max_steps + 1) for r in comparison.rows).get(x, 0)
+                           for x in range(self.max_steps + 2)) for column in ("cap_steps", "ctl_steps"))
+        means = {loop: sum(r[c] for r in comparison.rows) / max(1, len(comparison.rows))
+                 for loop, c in (("cap-only", "cap_steps"), ("controller", "ctl_steps"))}
+        title = _("{n} randomized runs, cap = step budget = {cap}: mean steps {means}").format(
+            n=len(comparison.rows), cap=comparison.cap,
+            means=", ".join(f"{_(loop)} {m:.2f}" for loop, m in means.items()))
+        return ends, used, comparison.cap, title
+
+    def _draw(self, ends: Sequence[int], used: Sequence[Sequence[int]], cap: int, title: str) -> bytes:
+        for bar, label, count in zip(self._end_bars, self._end_labels, ends, strict=True):
             bar.set_width(count)
             label.set_text(str(count))
             label.xy = (count, label.xy[1])
-        top = 1
-        for loop, column in (("cap-only", "cap_steps"), ("controller", "ctl_steps")):
-            used = Counter(min(int(r[column]), self.max_steps + 1) for r in comparison.rows)
-            for x, bar in enumerate(self._step_bars[loop]):
-                bar.set_height(used.get(x, 0))
-                top = max(top, used.get(x, 0))
-        self._steps_ax.set_ylim(0, top * 1.15)
-        self._cap.set_xdata([comparison.cap, comparison.cap])
-        means = {loop: sum(r[c] for r in comparison.rows) / max(1, len(comparison.rows))
-                 for loop, c in (("cap-only", "cap_steps"), ("controller", "ctl_steps"))}
-        self._title.set_text(_("{n} randomized runs, cap = step budget = {cap}: mean steps {means}").format(
-            n=len(comparison.rows), cap=comparison.cap,
-            means=", ".join(f"{_(loop)} {m:.2f}" for loop, m in means.items())))
+        for bars, heights in zip(self._step_bars.values(), used, strict=True):
+            for bar, height in zip(bars, heights, strict=True):
+                bar.set_height(height)
+                bar.set_visible(height > 0)  # a bar of no height draws not a pixel: skip it (a third of the bars)
+        self._steps_ax.set_ylim(0, max(1, *used[0], *used[1]) * 1.15)
+        self._cap.set_xdata([cap, cap])
+        self._title.set_text(title)
         return self.live.render()

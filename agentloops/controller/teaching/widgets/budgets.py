@@ -18,6 +18,7 @@ from agentloops.controller.teaching.experiments import (
     run_cap_only,
     run_case,
 )
+from agentloops.controller.teaching.widgets.budget_runs import KeptRuns
 from agentloops.controller.teaching.widgets.explorer import (
     SLIDER_BUDGETS,
 )
@@ -37,14 +38,14 @@ def budget_comparison(n: int = 100, seed: int = 0, *, cap: int | None = None,
     """:func:`~agentloops.controller.teaching.experiments.compare_loops`, with the controller's budgets overridden.
 
     The cap-only loop gets ``cap`` (default: the ``steps`` budget, so both
-    loops may take the same number of turns).
+    loops may take the same number of turns). The budget explorer shows these rows, running again only the cases
+    a setting can change (:class:`~agentloops.controller.teaching.widgets.budget_runs.KeptRuns`).
 
     Args:
         n: random cases.
         seed: first seed.
         cap: the cap-only loop's ``max_steps``.
-        between: called before each case (the budget explorer's worker waits there while the learner is
-            answered).
+        between: called before each case.
         baselines: the cap-only runs of these cases under this cap (:func:`cap_only_runs`), when already run.
         budget: budget values for the controller (``steps``, ``retries``, …; ``None`` switches one off).
     """
@@ -63,14 +64,21 @@ def budget_comparison(n: int = 100, seed: int = 0, *, cap: int | None = None,
     return LoopComparison(cap, "default", tuple(rows))
 
 
-def cap_only_runs(n: int, seed: int, cap: int, between: Callable[[], None] | None = None
-                  ) -> tuple[CapOnlyRun, ...]:
+def cap_only_runs(n: int, seed: int, cap: int, between: Callable[[], None] | None = None,
+                  kept: Mapping[int, Sequence[CapOnlyRun]] | None = None) -> tuple[CapOnlyRun, ...]:
     """The cap-only arm of :func:`budget_comparison` alone: it depends on the cap, not on the controller's
-    budgets, so the budget explorer runs it once per cap."""
+    budgets, so the budget explorer runs it once per cap. ``kept``: the runs under other caps, cap → runs; a run
+    that answered within ``cap`` steps is this cap's too (the cap only ends a loop that would go on)."""
+    others = tuple(kept.values()) if kept else ()
     runs = []
     for i in range(n):
         if between is not None:
             between()
+        known = next((run[i] for run in others if run[i].outcome.startswith("answered") and run[i].steps <= cap),
+                     None)
+        if known is not None:
+            runs.append(known)
+            continue
         case = random_case(seed + i)
         task = case.task()
         runs.append(run_cap_only(task, case.model(task), case.faults, max_steps=cap))
@@ -98,12 +106,15 @@ CAP_ONLY = "cap-only"
 class BudgetExplorer(_Panel):
     """Choose the weather task's budgets; see how 100 randomized runs end, against a cap-only loop.
 
-    A setting never shown before costs 2 × ``n`` runs (about half a second on a busy laptop; the cap-only half
-    is run once per cap), so the settings a learner is likely to pick next (the slider just moved, a few steps
-    on and one back; every other slider one step either way; then the rest of the moved slider's range; then
-    every setting one slider's move away; last, the cap-only runs of every cap, which every setting with that
-    cap shares) are computed ahead, runs and chart, while the page is read
-    (:mod:`~agentloops.controller.teaching.prewarm`; ``prewarm=False`` computes only what is shown).
+    A setting costs up to 2 × ``n`` runs and a chart. Little of it is new after the first: the cap-only half is
+    run once per cap (and reuses every run that answered within the cap); a controller run is reused for every
+    setting it provably holds for (:mod:`~agentloops.controller.teaching.widgets.budget_runs`: a move of one
+    slider runs again only the cases it can change); and a chart already drawn for the same counts is the PNG
+    it gave. The settings a learner is likely to pick next (the slider just moved, a few steps on and one back;
+    every other slider one step either way; then the rest of the moved slider's range; then every setting one
+    slider's move away; last, the cap-only runs of every cap, which every setting with that cap shares) are
+    computed ahead, runs and chart, while the page is read (:mod:`~agentloops.controller.teaching.prewarm`;
+    ``prewarm=False`` computes only what is shown). What is shown is what running every case again shows.
     """
 
     def __init__(self, n: int = 100, seed: int = 0, *, prewarm: bool = True, **budget: int) -> None:
@@ -123,6 +134,7 @@ class BudgetExplorer(_Panel):
                 continuous_update=False, layout=widgets.Layout(width="460px")),
                 f"{PREFIX}-budget", f"{PREFIX}-budget-{name.replace('_', '-')}")
         self._chart = LiveBudgetChart(n, max_steps=self.sliders["steps"].max)
+        self._runs = KeptRuns(n, seed)  # the controller runs, each reused for every setting it holds for
         self._settings = Prewarm(self._compute)
         self._cap_only: dict[int, tuple[CapOnlyRun, ...]] = {}  # cap → the cap-only runs: one per steps position
         self._moved: tuple[int, int] | None = None
@@ -136,7 +148,7 @@ class BudgetExplorer(_Panel):
     def _baselines(self, cap: int) -> tuple[CapOnlyRun, ...]:
         """The cap-only runs under ``cap``, run once per cap."""
         if cap not in self._cap_only:
-            self._cap_only[cap] = cap_only_runs(self.n, self.seed, cap, self._settings.checkpoint)
+            self._cap_only[cap] = cap_only_runs(self.n, self.seed, cap, self._settings.checkpoint, self._cap_only)
         return self._cap_only[cap]
 
     def _compute(self, key: Hashable) -> Any:
@@ -148,8 +160,7 @@ class BudgetExplorer(_Panel):
             return self._baselines(key[1])  # type: ignore[index]
         budget = dict(zip(self.sliders, key, strict=True))  # type: ignore[call-overload]
         baselines = self._baselines(int(budget["steps"]))
-        comparison = budget_comparison(self.n, self.seed, between=self._settings.checkpoint,
-                                       baselines=baselines, **budget)
+        comparison = self._runs.comparison(int(budget["steps"]), budget, baselines, self._settings.checkpoint)
         self._settings.checkpoint()  # the runs are done: in the worker, the learner's answer first, then the chart
         with RENDER_LOCK:
             png = self._chart.update(comparison)
