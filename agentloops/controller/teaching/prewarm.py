@@ -1,8 +1,9 @@
 """Work ahead: compute the states a learner is likely to ask for next while they read the current one.
 
 A widget answers a change by running the loops behind it and drawing a chart: about 30 ms of work for a
-single run on a quiet two-core laptop, 150 ms for the budget explorer's 2 × n randomized tasks, and two
-or three times that when the laptop is busy — more than the 100 ms a control may take to answer. What a
+single run on a quiet two-core laptop, up to 150 ms for the budget explorer's 2 × n randomized tasks when
+none of its kept runs holds for the new setting (``widgets/budget_runs.py``), and two or three times that
+when the laptop is busy — more than the 100 ms a control may take to answer. What a
 learner asks next is predictable — the control they just moved, on the same way, or a neighbour of the
 current setting — so a background thread computes those settings (runs *and* chart) while the page is
 read, and a step the learner then takes is a dictionary look-up (or, when the learner is quicker than
