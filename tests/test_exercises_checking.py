@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
 
 import pytest
 
+from agentloops.controller.teaching.prewarm import Prewarm
 from agentloops.exercises.checking import (
     MAX_TIMEOUTS,
     Case,
@@ -252,9 +254,8 @@ def test_the_time_a_fork_waits_for_the_kernels_own_threads_is_not_the_checks():
     hang); that wait is the kernel's, so it does not eat the check's whole time."""
     if default_mode() != "fork":
         pytest.skip("no fork here")
-    from agentloops.controller.teaching.prewarm import Prewarm
 
-    started = __import__("threading").Event()
+    started = threading.Event()
 
     def one_long_run(key: object) -> object:
         started.set()
