@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import agentloops as al
-from agentloops.exercises import checking, notebooks, progress
+from agentloops.exercises import checking, inprocess, notebooks, progress
 from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.failures import describe_raised, raised_text
 from agentloops.exercises.registry import all_exercises
@@ -198,14 +198,14 @@ def test_the_worker_describes_an_exception_as_facts_and_the_notebook_writes_the_
 
 def test_a_forked_worker_sends_raw_outputs_only(monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[Any] = []
-    real = checking.call_case
+    real = inprocess.call_case
 
     def recording(case: checking.Case) -> Any:
         output = real(case)
         sent.append(output)
         return output
 
-    monkeypatch.setattr(checking, "call_case", recording)
+    monkeypatch.setattr(inprocess, "call_case", recording)
     set_language("zh")
     EXERCISES["q4"].judge(lambda *args: 1 / 0, mode="inprocess")
     assert sent and not any(_chinese(json.dumps(s, ensure_ascii=False)) for s in sent)

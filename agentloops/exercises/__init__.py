@@ -13,7 +13,10 @@ others have their own learner notebook under ``notebooks/exercises/``:
 The pieces, one concept per module:
 
 - :mod:`~agentloops.exercises.checking` runs learner code in a worker process and
-  judges its outputs in the notebook's (time and memory limits, a process group);
+  judges its outputs in the notebook's (time and memory limits, a process group): one
+  :mod:`~agentloops.exercises.cases` at a time, each split where the trust boundary is, in
+  :mod:`~agentloops.exercises.forked` workers or, without a fork,
+  :mod:`~agentloops.exercises.inprocess`;
 - :mod:`~agentloops.exercises.outputs` is the only thing a worker sends back: raw
   outputs as JSON, with exact types;
 - :mod:`~agentloops.exercises.failures` describes a learner's exception in one line,
