@@ -354,15 +354,15 @@ def test_the_interpreter_hands_its_lock_over_sooner_only_while_a_worker_computes
 def test_the_workers_wait_a_moment_after_each_answer_while_it_is_sent(monkeypatch):
     from agentloops.controller.teaching import prewarm
 
-    monkeypatch.setattr(prewarm, "GRACE_S", 0.3)
+    monkeypatch.setattr(prewarm, "GRACE_S", 2.0)  # long beside the sleeps: a loaded machine oversleeps
     ahead = Prewarm(lambda key: key)
     with ahead.answering():
         pass
     assert not prewarm._FREE.is_set()
-    time.sleep(0.2)
+    time.sleep(0.8)
     with ahead.answering():  # another answer within the first one's grace: the grace runs from its end
         pass
-    time.sleep(0.2)  # 0.4 s after the first answer, 0.2 s after the second
+    time.sleep(1.5)  # 2.3 s after the first answer (its grace is over), 1.5 s after the second
     assert not prewarm._FREE.is_set()
     _until(prewarm._FREE.is_set, 5)
 
