@@ -29,7 +29,7 @@ from agentloops.controller.teaching.evidence import (
     nearest_rank,
     one_failure_cost,
 )
-from agentloops.controller.teaching.experiments import Measured, measure_uncapped
+from agentloops.controller.teaching.uncapped import Measured, measure_uncapped
 from agentloops.controller.vocabulary.errors import ConfigError
 
 

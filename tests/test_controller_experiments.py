@@ -14,7 +14,8 @@ from agentloops.controller import (
     random_runs,
     run_cap_only,
 )
-from agentloops.controller.teaching.experiments import case_dict, measure_uncapped, task_case, uncapped
+from agentloops.controller.teaching.experiments import case_dict
+from agentloops.controller.teaching.uncapped import measure_uncapped, task_case, uncapped
 from agentloops.controller.vocabulary.errors import ConfigError
 
 

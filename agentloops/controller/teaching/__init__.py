@@ -9,5 +9,6 @@ and draws them, and no module outside this folder imports it.
 - ``cli``: ``agentloops controller …``: run, check, read and replay, and the six evidence commands
 - ``evidence``: the article's six pieces of evidence, one function call each
 - ``experiments``: many randomised runs: a cap-only loop against the controller
+- ``uncapped``: randomised runs of every task type with every limit lifted, to size the budgets from
 - ``root_causes``: two of the article's root causes of a loop that never stops, each a scenario run both ways
 """

@@ -35,7 +35,7 @@ from agentloops.controller.sim.faults import Fault
 from agentloops.controller.sim.planners import TaskPlanner
 from agentloops.controller.stopping.status import STATUS_DEFINITIONS, status_table
 from agentloops.controller.task.tasks import TASK_TYPES, Task, completion_table, make_task
-from agentloops.controller.teaching.experiments import UNCAPPED_FACTOR, Measured, measure_uncapped, uncapped
+from agentloops.controller.teaching.uncapped import UNCAPPED_FACTOR, Measured, measure_uncapped, uncapped
 from agentloops.controller.vocabulary.errors import ConfigError
 from agentloops.controller.vocabulary.render import Table, clip
 from agentloops.i18n import N_, Phrase, joined
@@ -200,7 +200,7 @@ def budget_basis(task: str | None = None, *, measure: int = 0, seed: int = 0) ->
     Args:
         task: one task type name (default: all).
         measure: also run this many random cases of each task type with every budget lifted out of reach
-            (:func:`~.teaching.experiments.measure_uncapped`) and show, per budget, the distribution
+            (:func:`~.teaching.uncapped.measure_uncapped`) and show, per budget, the distribution
             of the successful runs, what one recoverable failure adds, the limit derived from them, and how many
             of the uncapped runs that limit would have cut (and why those ran long).
         seed: first seed of the random cases.
