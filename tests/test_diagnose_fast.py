@@ -9,6 +9,9 @@ every report before and after.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -207,3 +210,14 @@ def test_a_gemini_call_reads_its_args_dict_first_and_checks_any_other(args: obje
     body["candidates"][0]["content"]["parts"][0]["functionCall"]["args"] = [1]
     with pytest.raises(_common.RawBodyError, match=r"functionCall\.args: expected an args object; got a list$"):
         read("gemini", body)
+
+
+def test_the_floor_benchmark_runs_and_its_hypotheticals_find_what_diagnose_finds() -> None:
+    """``benchmarks/diagnose_floor.py`` backs a figure in the notes: it stops when a swapped part would read the
+    log differently, so a run that ends well says each hypothetical row found the same findings."""
+    script = Path(__file__).parent.parent / "benchmarks" / "diagnose_floor.py"
+    done = subprocess.run([sys.executable, str(script), "--mb", "0.05", "--rounds", "1"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split()[-1] for line in done.stdout.splitlines()[1:]]
+    assert len(rows) == 6 and all(row.endswith("x") for row in rows), done.stdout
