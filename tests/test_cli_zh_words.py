@@ -21,6 +21,7 @@ import pytest
 
 from agentloops import doctor
 from agentloops.cli import build_parser, main
+from agentloops.i18n import speaking
 from tests.latin_words import ROOT, Allowed, allowed_words, english_words
 
 SCOPE = "cli"
@@ -183,10 +184,25 @@ def test_a_json_document_is_data_and_the_rest_is_read() -> None:
 
 
 def test_the_doctor_speaks_chinese(capsys: pytest.CaptureFixture[str], tmp_path: Path, allowed: Allowed) -> None:
-    """The fonts it names are this machine's (their names are names)."""
+    """The fonts it names are this machine's (their names are names); on a machine without a Chinese font for the
+    browser, it names the command that installs one."""
     fonts = {word for family in [*doctor.font_families(), *(doctor.fontconfig_chinese_families() or [])]
              for word in family.split()}
     main(["--lang", "zh", "doctor", "--no-kernel", "--dir", str(tmp_path)])
     out, err = capsys.readouterr()
     here = allowed.in_cell("doctor")
     assert english_words(without_json(out + err), Allowed(here.exact | fonts, here.caseless)) == []
+
+
+@pytest.mark.parametrize(("release", "command"), [
+    *(({"ID": distros[0]}, command) for distros, command in doctor.LINUX_FONT_FIXES),
+    ({"ID": "nixos"}, "sudo apt install fonts-noto-cjk"), ({}, "sudo dnf install google-noto-sans-cjk-fonts")])
+def test_without_a_chinese_font_the_doctor_says_what_to_run_in_chinese(release: dict[str, str], command: str,
+                                                                       allowed: Allowed) -> None:
+    """Whatever this machine has: the check that fails on one without a font, on each kind of Linux (the last two
+    unknown to the doctor, which then names the commands of the two commonest), names the command to run, in a
+    Chinese sentence."""
+    with speaking("zh"):
+        finding = doctor.check_browser_font(families=lambda: [], system=lambda: "Linux", release=lambda: release)
+    assert not finding.ok and command in finding.fix
+    assert english_words(f"{finding.detail} — {finding.fix}", allowed.in_cell("doctor")) == []
