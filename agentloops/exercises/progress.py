@@ -18,6 +18,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentloops.exercises.registry import all_exercises
 from agentloops.exercises.results import BADGES, Status
 from agentloops.i18n import N_, _
 from agentloops.tables import text_table
@@ -98,8 +99,6 @@ def _state(item: Entry) -> str:
 
 def rows(set_name: str | None = None) -> list[list[Any]]:
     """One row per exercise: ``q1``, title, state, checks run, solution viewed."""
-    from agentloops.exercises.registry import all_exercises
-
     table = []
     for exercise in all_exercises(set_name):
         item = entry(exercise.id)
@@ -119,8 +118,6 @@ def headers() -> tuple[str, ...]:
 
 def counts(set_name: str | None = None) -> tuple[int, int]:
     """(passed, total) for the set (or every exercise)."""
-    from agentloops.exercises.registry import all_exercises
-
     exercises = all_exercises(set_name)
     return sum(entry(e.id).passed for e in exercises), len(exercises)
 
@@ -135,14 +132,10 @@ def progress_text(set_name: str | None = None) -> str:
 
 
 def _all(set_name: str | None) -> list[Exercise]:
-    from agentloops.exercises.registry import all_exercises
-
     return all_exercises(set_name)
 
 
 def _remaining(set_name: str | None) -> list[Exercise]:
-    from agentloops.exercises.registry import all_exercises
-
     return [e for e in all_exercises(set_name) if not entry(e.id).passed]
 
 
@@ -183,8 +176,6 @@ def summary(set_name: str | None = None) -> Any:
         UsageError: ``set_name`` is not a known set.
     """
     import ipywidgets as widgets
-
-    from agentloops.exercises.registry import all_exercises
 
     all_exercises(set_name)  # validates the name before a widget is built
 
