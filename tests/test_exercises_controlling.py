@@ -11,7 +11,7 @@ import pytest
 from agentloops.controller import DEFAULT_POLICY, route
 from agentloops.controller.vocabulary.tools import TRANSIENT
 from agentloops.errors import UsageError
-from agentloops.exercises import progress
+from agentloops.exercises import session
 from agentloops.exercises.controlling import (
     COMPLETION_CASES,
     RANDOM_SEED,
@@ -32,9 +32,9 @@ LIMIT = 0.5
 
 @pytest.fixture(autouse=True)
 def _fresh_progress():
-    progress.reset()
+    session.reset()
     yield
-    progress.reset()
+    session.reset()
 
 
 # --------------------------------------------------------------------------- q4: repeats and retries

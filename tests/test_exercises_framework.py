@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from agentloops.errors import UsageError
-from agentloops.exercises import progress
+from agentloops.exercises import progress, session
 from agentloops.exercises.exercise import is_stub
-from agentloops.exercises.registry import SETS, all_exercises, get_exercise
+from agentloops.exercises.registry import SETS, all_exercises, get_exercise, register
 from agentloops.exercises.stopping import q1, q3
 from agentloops.scenario import scenario_names
 
 
 @pytest.fixture(autouse=True)
 def _fresh():
-    progress.reset()
+    session.reset()
     q1._hints_shown = 0
     yield
-    progress.reset()
+    session.reset()
     q1._hints_shown = 0
 
 
@@ -61,7 +63,7 @@ def test_check_finds_the_function_by_name_in_the_notebook() -> None:
 def test_check_records_progress_and_passed_stays_passed() -> None:
     q1.check(q1.reference())
     q1.check(lambda response: "oops")
-    entry = progress.entry(q1.id)
+    entry = session.entry(q1.id)
     assert (entry.last, entry.passed, entry.checks) == ("incorrect", True, 2)
     assert progress.rows("stopping")[0][2] == "passed earlier; the latest check did not"
 
@@ -89,7 +91,7 @@ def test_the_hint_ladder_climbs_then_repeats_its_last_rung() -> None:
 def test_the_solution_shows_the_reference_source_and_is_noted() -> None:
     note = q3.solution()
     assert note.code.startswith("def count_wasted(rounds: tuple[LoggedCall, ...]) -> int:")
-    assert progress.entry(q3.id).solution_viewed
+    assert session.entry(q3.id).solution_viewed
     assert progress.rows("stopping")[3][4] == "yes"
 
 
@@ -105,6 +107,20 @@ def test_every_exercise_is_registered_in_order_with_a_unique_variable() -> None:
         get_exercise("nope")
     with pytest.raises(UsageError, match="unknown exercise set 'extra'; expected one of: part1, stopping, controlling"):
         all_exercises("extra")
+
+
+def test_the_registry_collects_the_exercises_a_set_module_defines_and_refuses_a_clash() -> None:
+    """An exercise knows nothing of the registry: ``load_all`` collects those at a set module's top level; one
+    built elsewhere is not listed; a registered exercise of an unknown set, or a second one under a taken id,
+    is refused; the same one again is not a clash."""
+    elsewhere = replace(q1, id="built-elsewhere")
+    assert elsewhere.id not in {e.id for e in all_exercises()}
+    assert register(q1) is q1
+    with pytest.raises(UsageError, match="exercise 'q-extra': unknown set 'extra'; expected one of: part1, stopping"):
+        register(replace(q1, id="q-extra", set_name="extra"))
+    with pytest.raises(UsageError, match="exercise id 'stop-criterion' is registered twice"):
+        register(replace(q1))
+    assert get_exercise(q1.id) is q1
 
 
 def test_the_progress_text_names_what_remains() -> None:

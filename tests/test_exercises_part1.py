@@ -13,7 +13,7 @@ import pytest
 
 import agentloops as al
 from agentloops.criteria import CRITERIA, correct
-from agentloops.exercises import progress
+from agentloops.exercises import session
 from agentloops.exercises.part1 import (
     CRAFTED_ROUNDS,
     STOP_TEST_SCENARIOS,
@@ -33,9 +33,9 @@ PART1 = (q01_split, q02_stop_test, q03_wasted, q04_decide, q05_respond)
 
 @pytest.fixture(autouse=True)
 def _fresh_progress():
-    progress.reset()
+    session.reset()
     yield
-    progress.reset()
+    session.reset()
 
 
 @pytest.mark.parametrize("exercise", PART1, ids=lambda q: q.name)

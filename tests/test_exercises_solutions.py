@@ -10,7 +10,7 @@ import pytest
 
 from agentloops.cli import main
 from agentloops.errors import UsageError
-from agentloops.exercises import progress
+from agentloops.exercises import session
 from agentloops.exercises.notebooks import (
     EXERCISE_TAG,
     SolutionsError,
@@ -30,9 +30,9 @@ EXERCISES = all_exercises()
 
 @pytest.fixture(autouse=True)
 def _fresh_progress():
-    progress.reset()
+    session.reset()
     yield
-    progress.reset()
+    session.reset()
 
 
 def _load(path: Path) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import pytest
 
 import agentloops as al
 from agentloops.errors import ERROR_CLASSES
-from agentloops.exercises import progress
+from agentloops.exercises import session
 from agentloops.exercises.stopping import LOOP_CASES, q1, q2, q3, run_tool, tool_results
 
 LIMIT = 0.5  # seconds per case when a wrong solution loops forever
@@ -17,9 +17,9 @@ LIMIT = 0.5  # seconds per case when a wrong solution loops forever
 
 @pytest.fixture(autouse=True)
 def _fresh_progress():
-    progress.reset()
+    session.reset()
     yield
-    progress.reset()
+    session.reset()
 
 
 # --------------------------------------------------------------------------- q1: a stop criterion

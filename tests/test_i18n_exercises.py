@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import agentloops as al
-from agentloops.exercises import checking, inprocess, notebooks, progress
+from agentloops.exercises import checking, inprocess, notebooks, progress, session
 from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.failures import describe_raised, raised_text
 from agentloops.exercises.registry import all_exercises
@@ -240,7 +240,7 @@ def test_cases_are_counted_in_chinese_and_codes_and_scenario_names_stay_as_they_
 
 
 def test_the_progress_summary_speaks_chinese_and_keeps_its_colours() -> None:
-    progress.reset()
+    session.reset()
     try:
         q1 = EXERCISES["q1"]
         q1.check(q1.reference())
@@ -254,7 +254,7 @@ def test_the_progress_summary_speaks_chinese_and_keeps_its_colours() -> None:
         assert page.count("#1a7f37") == english_html.count("#1a7f37")  # passed rows stay green
         assert page.count("#b35900") == english_html.count("#b35900")
     finally:
-        progress.reset()
+        session.reset()
 
 
 # --------------------------------------------------------------------------- the instructor copies of both editions

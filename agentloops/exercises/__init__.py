@@ -24,7 +24,8 @@ The pieces, one concept per module:
 - :mod:`~agentloops.exercises.results` renders verdicts as HTML and text;
 - :mod:`~agentloops.exercises.exercise` is ``q.check()`` / ``q.hint()`` / ``q.solution()``;
 - :mod:`~agentloops.exercises.registry` lists every exercise by id and set;
-- :mod:`~agentloops.exercises.progress` remembers what passed in this kernel session;
+- :mod:`~agentloops.exercises.session` remembers what passed in this kernel session;
+- :mod:`~agentloops.exercises.progress` is the summary of a set: every exercise and how far the session got;
 - :mod:`~agentloops.exercises.solutions` holds the reference solutions;
 - :mod:`~agentloops.exercises.notebooks` renders instructor copies with the solutions and the quiz
   answers filled in.

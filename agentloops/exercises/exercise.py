@@ -27,9 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentloops.exercises import progress
+from agentloops.exercises import session
 from agentloops.exercises.checking import TIME_LIMIT_S, TOTAL_LIMIT_S, Case, Mode, run_cases, type_name
-from agentloops.exercises.registry import register
 from agentloops.exercises.results import ExerciseResult, Note
 from agentloops.i18n import N_, _, ngettext
 
@@ -108,9 +107,6 @@ class Exercise:
     prompt_fields: Mapping[str, str] = field(default_factory=dict)
     _hints_shown: int = field(default=0, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        register(self)
-
     @property
     def name(self) -> str:
         """What the notebook calls the exercise object: ``q1``, ``q01_split``."""
@@ -133,7 +129,7 @@ class Exercise:
         if answer is _MISSING:
             answer = _lookup(self.variable, sys._getframe(1).f_globals)
         result = self.judge(answer)
-        progress.record(self.id, result.status)
+        session.record(self.id, result.status)
         return result
 
     def task(self) -> Note:
@@ -154,7 +150,7 @@ class Exercise:
 
     def solution(self) -> Note:
         """The reference solution's source (the progress summary notes that it was viewed)."""
-        progress.record_solution_viewed(self.id)
+        session.record_solution_viewed(self.id)
         return Note(_("Solution to {name}").format(name=self.name),
                     _("one way to write it; yours may differ and still pass"), self.solution_source())
 

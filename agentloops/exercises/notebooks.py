@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentloops.errors import UsageError
+from agentloops.exercises.registry import get_exercise
 from agentloops.i18n import N_, _, language
 from agentloops.resources import notebooks_dir
 
@@ -176,8 +177,6 @@ def fill_solutions(notebook: dict[str, Any], name: str) -> tuple[dict[str, Any],
     Raises:
         UsageError: a cell is tagged with an unknown exercise id.
     """
-    from agentloops.exercises.registry import get_exercise
-
     copy = json.loads(json.dumps(notebook))
     filled = []
     for index, exercise_id in answer_cells(copy):

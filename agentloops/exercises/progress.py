@@ -1,78 +1,23 @@
-"""Which exercises a learner has passed in this kernel session, and which remain.
+"""The progress summary: every exercise of a set, and how far this session has got with each.
 
-Every ``q.check()`` records its verdict here. The record lives in the kernel's
-memory only: restart the kernel and it starts empty, like Kaggle's. Once an
-exercise has passed it stays passed for the session, even if a later edit
-breaks it — the summary says so, so the learner can go back.
-
-:func:`summary` returns a widget that redraws itself whenever a check runs,
-so the summary at the end of a notebook stays current while the learner works
-above it. Executed headless, it prints the same table as text
-(:func:`progress_text`).
+It reads the session's record (:mod:`~agentloops.exercises.session`) and the
+registry's list of exercises. :func:`summary` returns a widget that redraws
+itself whenever a check runs, so the summary at the end of a notebook stays
+current while the learner works above it. Executed headless, it prints the
+same table as text (:func:`progress_text`).
 """
 
 from __future__ import annotations
 
 import html
-import weakref
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from agentloops.exercises.exercise import Exercise
 from agentloops.exercises.registry import all_exercises
-from agentloops.exercises.results import BADGES, Status
+from agentloops.exercises.results import BADGES
+from agentloops.exercises.session import Entry, entry, watch
 from agentloops.i18n import N_, _
 from agentloops.tables import text_table
-
-if TYPE_CHECKING:
-    from agentloops.exercises.exercise import Exercise
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """What the session knows about one exercise.
-
-    Attributes:
-        last: the verdict of the latest check.
-        passed: some check in this session said correct.
-        checks: how many times it was checked.
-        solution_viewed: ``q.solution()`` was called.
-    """
-
-    last: Status = "not attempted"
-    passed: bool = False
-    checks: int = 0
-    solution_viewed: bool = False
-
-
-_RECORD: dict[str, Entry] = {}
-_LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def record(exercise_id: str, status: Status) -> None:
-    """Remember the verdict of one check and redraw every live summary."""
-    entry = _RECORD.get(exercise_id, Entry())
-    _RECORD[exercise_id] = Entry(status, entry.passed or status == "correct", entry.checks + 1,
-                                 entry.solution_viewed)
-    _redraw()
-
-
-def record_solution_viewed(exercise_id: str) -> None:
-    """Remember that the learner looked at the solution."""
-    entry = _RECORD.get(exercise_id, Entry())
-    _RECORD[exercise_id] = Entry(entry.last, entry.passed, entry.checks, True)
-    _redraw()
-
-
-def entry(exercise_id: str) -> Entry:
-    """The session's record for one exercise (empty when it was never checked)."""
-    return _RECORD.get(exercise_id, Entry())
-
-
-def reset() -> None:
-    """Forget everything (a fresh start without restarting the kernel)."""
-    _RECORD.clear()
-    _redraw()
-
 
 STATES: dict[str, str] = {
     "passed earlier": N_("passed earlier; the latest check did not"),
@@ -164,11 +109,6 @@ def progress_html(set_name: str | None = None) -> str:
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
-def _redraw() -> None:
-    for widget in list(_LIVE):
-        widget.refresh()
-
-
 def summary(set_name: str | None = None) -> Any:
     """A live progress widget for one exercise set (or all); its text form is :func:`progress_text`.
 
@@ -202,5 +142,5 @@ def summary(set_name: str | None = None) -> Any:
             return data
 
     widget = ProgressSummary()
-    _LIVE.add(widget)
+    watch(widget)
     return widget

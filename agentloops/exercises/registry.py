@@ -2,21 +2,19 @@
 
 The registry is what the progress summary lists, what the solutions command
 walks, and how a notebook cell tagged ``exercise:<id>`` finds its reference
-solution. Exercise modules register themselves on import;
-:func:`all_exercises` imports them all.
+solution. A set is a module under ``agentloops.exercises`` whose exercises are
+:class:`~agentloops.exercises.exercise.Exercise` values at its top level;
+:func:`load_all` imports every set and collects them (an exercise knows nothing of the registry).
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from agentloops.errors import UsageError
+from agentloops.exercises.exercise import Exercise
 from agentloops.i18n import N_, _
-
-if TYPE_CHECKING:
-    from agentloops.exercises.exercise import Exercise
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +48,7 @@ SETS: dict[str, ExerciseSet] = {
 """The exercise sets in teaching order."""
 
 EXERCISES: dict[str, Exercise] = {}
-"""Exercise id → exercise, filled as the set modules are imported."""
+"""Exercise id → exercise, filled by :func:`load_all`."""
 
 
 def register(exercise: Exercise) -> Exercise:
@@ -66,9 +64,12 @@ def register(exercise: Exercise) -> Exercise:
 
 
 def load_all() -> None:
-    """Import every set module, so that every exercise is registered."""
+    """Import every set module and register the exercises at its top level."""
     for name in SETS:
-        importlib.import_module(f"agentloops.exercises.{name}")
+        module = importlib.import_module(f"agentloops.exercises.{name}")
+        for value in vars(module).values():
+            if isinstance(value, Exercise):
+                register(value)
 
 
 def all_exercises(set_name: str | None = None) -> list[Exercise]:
