@@ -29,27 +29,23 @@ from agentloops.criteria import (
     by_tool_calls,
     correct,
 )
-from agentloops.errors import (
-    AgentLoopsError,
+from agentloops.errors import AgentLoopsError, CriterionError, ScenarioError, ScenarioNotFound, UsageError
+from agentloops.i18n import language, set_language
+from agentloops.loop import DEFAULT_MAX_STEPS, run, run_loop
+from agentloops.messages import Message
+from agentloops.record import Outcome, Round, RunRecord
+from agentloops.response import FinishReason, Response, ToolCall, Usage
+from agentloops.run_errors import (
     ContentFilterError,
-    CriterionError,
     MalformedToolCallError,
     MaxStepsError,
     ModelError,
     ProviderError,
     RefusalError,
     RunError,
-    ScenarioError,
-    ScenarioNotFound,
     TruncatedError,
     UnknownStopError,
-    UsageError,
 )
-from agentloops.i18n import language, set_language
-from agentloops.loop import DEFAULT_MAX_STEPS, run, run_loop
-from agentloops.messages import Message
-from agentloops.record import Outcome, Round, RunRecord
-from agentloops.response import FinishReason, Response, ToolCall, Usage
 from agentloops.scenario import Scenario, list_scenarios, load_scenario, scenario_names
 from agentloops.stubs import FunctionModel, Model, ScriptedModel
 from agentloops.tokens import Tokenizer, estimate_tokens

@@ -6,7 +6,7 @@ Four sections, each read from the code that decides it:
   and what the cap does;
 - the stop classes — every normalised ``finish_reason`` with its kind
   (:data:`agentloops.stops.KINDS`), what the correct loop does with it, the error it raises
-  (:data:`agentloops.errors.ERROR_CLASSES`) and what that stop calls for
+  (:data:`agentloops.run_errors.ERROR_CLASSES`) and what that stop calls for
   (:data:`agentloops.retry.ADVICE`);
 - the stop statuses — :func:`agentloops.controller.stop_statuses`;
 - error routing — :func:`agentloops.controller.error_routing` (real runs with injected faults).
@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentloops.errors import ERROR_CLASSES, UsageError
+from agentloops.errors import UsageError
 from agentloops.i18n import _
+from agentloops.run_errors import ERROR_CLASSES
 from agentloops.tables import markdown_table
 
 ROUTING_COLUMNS = ("fault", "routes", "stop")

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from agentloops.errors import ERROR_CLASSES, CriterionError, ErrorCode
+from agentloops.errors import ERROR_CODES, CriterionError, ErrorCode
 from agentloops.i18n import N_, Phrase, _
 from agentloops.response import Response, shorten
 from agentloops.stops import ABORT_CODES, FinishReason, kind_of
@@ -166,9 +166,9 @@ class Criterion:
     def __call__(self, response: Response) -> Decision:
         """Decide on ``response``, turning a ``bool`` into a decision and rejecting anything else."""
         decision = self.decide(response)
-        if isinstance(decision, Abort) and decision.code not in ERROR_CLASSES:
+        if isinstance(decision, Abort) and decision.code not in ERROR_CODES:
             raise CriterionError(f"criterion {self.name!r} aborted with unknown code {decision.code!r}; "
-                                 f"expected one of: {', '.join(ERROR_CLASSES)}")
+                                 f"expected one of: {', '.join(ERROR_CODES)}")
         if isinstance(decision, (Continue, Finish, Abort)):
             return decision
         if decision is True:

@@ -10,7 +10,7 @@ misbehave exactly as they do in the wild:
 4. on :class:`~agentloops.criteria.Finish`, return the answer.
 
 When the cap is reached the criterion's ``at_cap`` decides: naive criteria
-return the last text, the correct loop raises :class:`~agentloops.errors.MaxStepsError`.
+return the last text, the correct loop raises :class:`~agentloops.run_errors.MaxStepsError`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentloops.criteria import Abort, Criterion, CriterionFunction, Finish, resolve_criterion
-from agentloops.errors import ERROR_CLASSES, ModelError, RunError, UsageError
+from agentloops.errors import UsageError
 from agentloops.messages import Message, TranscriptView
 from agentloops.record import Outcome, Round, RunRecord, classify
 from agentloops.response import Response, ToolCall, shorten
+from agentloops.run_errors import ERROR_CLASSES, ModelError, RunError
 from agentloops.scenario import DEFAULT_PROMPT, ScenarioLike, load_scenario
 from agentloops.stubs import Model, ScriptedModel
 from agentloops.tokens import Tokenizer, estimate_tokens

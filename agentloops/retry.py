@@ -37,12 +37,13 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from typing_extensions import assert_never
 
-from agentloops.errors import ErrorCode, RunError, UsageError
+from agentloops.errors import ErrorCode, UsageError
 from agentloops.i18n import N_, Phrase, _, shown
 from agentloops.loop import DEFAULT_MAX_STEPS, Tools, run_loop
 from agentloops.messages import Message
 from agentloops.record import RunRecord
 from agentloops.response import Response, ToolCall, Usage
+from agentloops.run_errors import RunError
 from agentloops.stubs import FunctionModel
 from agentloops.tables import text_table
 from agentloops.tokens import estimate_tokens

@@ -162,8 +162,8 @@ class _OwnRequests:
 
 
 def _logged_run(fmt: str, scenario_file: Path, criterion: str) -> list[dict[str, Any]]:
-    from agentloops.errors import RunError
     from agentloops.loop import run_loop
+    from agentloops.run_errors import RunError
     from agentloops.scenario import read_scenario_file
 
     scenario = read_scenario_file(scenario_file)

@@ -12,7 +12,7 @@ import pytest
 from agentloops import cheatsheet
 from agentloops.cheatsheet import CheatSheetError, Section, build, render_markdown
 from agentloops.criteria import correct
-from agentloops.errors import ERROR_CLASSES
+from agentloops.run_errors import ERROR_CLASSES
 from agentloops.stops import ABORT_CODES, FINISH_REASONS, KINDS
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import agentloops as al
-from agentloops.errors import ERROR_CLASSES
+from agentloops.errors import ERROR_CODES
 from agentloops.exercises import session
 from agentloops.exercises.stopping import LOOP_CASES, q1, q2, q3, run_tool, tool_results
 
@@ -83,7 +83,7 @@ def test_q1_an_unknown_abort_code_lists_the_codes() -> None:
         return not response.tool_calls
 
     message = q1.judge(stop_criterion).case("truncated").message
-    assert message.endswith(f"your function aborted with code 'cut_off'; the codes are: {', '.join(ERROR_CLASSES)}")
+    assert message.endswith(f"your function aborted with code 'cut_off'; the codes are: {', '.join(ERROR_CODES)}")
 
 
 def test_q1_the_content_test_fails_on_the_talking_round() -> None:

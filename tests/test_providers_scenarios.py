@@ -11,10 +11,10 @@ import pytest
 import agentloops
 from agentloops import RunError, Scenario, ScenarioError, list_scenarios, load_scenario, run
 from agentloops.cli import main
-from agentloops.errors import ERROR_CLASSES
 from agentloops.providers import FORMATS, STOP_TABLE, stop_values
 from agentloops.providers.examples import example_for
 from agentloops.resources import data_dir
+from agentloops.run_errors import ERROR_CLASSES
 from agentloops.scenario import scenario_from_dict
 from agentloops.stops import ABORT_CODES
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 from agentloops.criteria import Abort, Continue, Decision, Finish
-from agentloops.errors import ERROR_CLASSES
+from agentloops.errors import ERROR_CODES
 from agentloops.exercises.failures import raised_summary
 from agentloops.i18n import N_, _
 from agentloops.response import Response
@@ -166,10 +166,10 @@ def decision(value: JSON, *, allow_bool: bool = True) -> Decision | bool:
         flags = {f.name: got[f.name] for f in fields(Finish) if type(got.get(f.name)) is bool}
         return Finish(answer, reason, **flags)
     code = got.get("code")
-    if type(code) is not str or code not in ERROR_CLASSES:
+    if type(code) is not str or code not in ERROR_CODES:
         raise WrongValue(_("aborted with code {code}; the codes are: {codes}").format(
-            code=show_short(code), codes=", ".join(ERROR_CLASSES)))
-    return Abort(code, reason)  # type: ignore[arg-type]  # checked against ERROR_CLASSES just above
+            code=show_short(code), codes=", ".join(ERROR_CODES)))
+    return Abort(code, reason)  # type: ignore[arg-type]  # checked against ERROR_CODES just above
 
 
 def boolean(value: JSON) -> bool:

@@ -6,7 +6,7 @@ what the package measures:
 
 - ``q1`` — write a stop criterion that ends every article and extra scenario
   the way the correct loop does (:func:`agentloops.criteria.correct` is the judge);
-- ``q2`` — make a naive loop raise :class:`~agentloops.errors.MaxStepsError`
+- ``q2`` — make a naive loop raise :class:`~agentloops.run_errors.MaxStepsError`
   at the cap instead of returning its last text;
 - ``q2b`` — decide whether one call was wasted (the step between the cap and the detector);
 - ``q3`` — write the wasted-call detector and match
@@ -26,7 +26,6 @@ from typing import Any
 
 from agentloops.comparison import cell
 from agentloops.criteria import CRITERION_NAMES, Abort, Criterion, by_tool_calls
-from agentloops.errors import MaxStepsError, RunError
 from agentloops.exercises import outputs
 from agentloops.exercises.checking import Case, LearnerError, Verdict, guarded_call
 from agentloops.exercises.exercise import Exercise
@@ -39,6 +38,7 @@ from agentloops.loop import run, run_loop
 from agentloops.messages import Message
 from agentloops.record import OUTCOME_LABELS, RunRecord
 from agentloops.response import Response, ToolCall, show_content
+from agentloops.run_errors import MaxStepsError, RunError
 from agentloops.scenario import Group, Scenario, list_scenarios, load_scenario
 from agentloops.stubs import ScriptedModel
 

@@ -50,12 +50,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from agentloops.errors import RunError, UsageError
+from agentloops.errors import UsageError
 from agentloops.loop import DEFAULT_MAX_STEPS, CriterionLike, run_loop
 from agentloops.messages import Message
 from agentloops.providers import adapt
 from agentloops.record import RunRecord
 from agentloops.response import Response
+from agentloops.run_errors import RunError
 from agentloops.scenario import Scenario, scenario_from_dict
 
 RecordFormat = Literal["openai-chat", "openai-responses", "anthropic"]

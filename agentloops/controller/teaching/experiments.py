@@ -40,9 +40,9 @@ from agentloops.controller.task.task_types import WEATHER_CITIES
 from agentloops.controller.task.tasks import Task, make_task
 from agentloops.controller.vocabulary.render import Table
 from agentloops.controller.vocabulary.tools import ASK_USER, ToolResult
-from agentloops.errors import RunError
 from agentloops.i18n import N_, Phrase, _
 from agentloops.loop import run_loop
+from agentloops.run_errors import RunError
 
 if TYPE_CHECKING:
     import pandas as pd
