@@ -167,7 +167,7 @@ class Exercise:
         return inspect.getsource(self.reference())
 
     def judge(self, answer: Any, *, time_limit: float | None = None, mode: Mode = "auto") -> ExerciseResult:
-        """The verdict on ``answer``, without touching the progress record. Never raises."""
+        """The verdict on ``answer``, without touching the session's record. Never raises."""
         try:
             return self._judge(answer, time_limit, mode)
         except Exception as exc:  # a checker bug must not become a traceback in the learner's notebook
