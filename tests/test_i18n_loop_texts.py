@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 import agentloops as al
-from agentloops import retry
+from agentloops import retry, stop_cases
 from agentloops.i18n import set_language, shown
 from agentloops.record import shown_decision
 from agentloops.response import Response
@@ -88,15 +88,15 @@ def test_a_criterions_summary_is_shown_in_the_language_in_use(in_chinese: None) 
 
 
 def test_the_first_truncation_attempt_cuts_the_summary_where_the_catalog_lists_it() -> None:
-    cut = retry._limited(Response(content=retry.SUMMARY, finish_reason="stop"), 64)
-    assert cut.finish_reason == "length" and cut.content == retry.CUT_SUMMARY
+    cut = stop_cases._limited(Response(content=stop_cases.SUMMARY, finish_reason="stop"), 64)
+    assert cut.finish_reason == "length" and cut.content == stop_cases.CUT_SUMMARY
 
 
 def test_the_retry_cases_show_their_stub_words_in_chinese(in_chinese: None) -> None:
-    first = str(retry.attempt("truncated"))
+    first = str(stop_cases.attempt("truncated"))
     assert "11 月 3 日" in first and "The meeting" not in first
-    assert "用一段话总结" in retry.CASES["truncated"].setup.describe()
-    record = retry.attempt("failing_tool")
+    assert "用一段话总结" in stop_cases.CASES["truncated"].setup.describe()
+    record = stop_cases.attempt("failing_tool")
     assert retry.failing_tools(record)["read_file"][0] == "error: permission denied: notes.txt"
 
 

@@ -10,23 +10,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentloops as al
-from agentloops import retry
+from agentloops import retry, stop_cases
 from agentloops.errors import ErrorCode, UsageError
 from agentloops.messages import Message
 from agentloops.tokens import estimate_tokens
 
-CASES = list(retry.CASES)
+CASES = list(stop_cases.CASES)
 
 
 def _summary_need() -> int:
     """Output tokens the truncation case's answer needs, by the same count the loop uses."""
-    return Message("assistant", retry.SUMMARY).tokens(estimate_tokens)
+    return Message("assistant", stop_cases.SUMMARY).tokens(estimate_tokens)
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_each_case_first_fails_with_its_stop(name: str) -> None:
-    case = retry.CASES[name]
-    record = retry.attempt(case)
+    case = stop_cases.CASES[name]
+    record = stop_cases.attempt(case)
     assert record.error == case.stop
     assert not record.succeeded
 
@@ -38,8 +38,8 @@ def test_blind_retry_gets_the_same_failure_and_pays_again(name: str, retries: in
     first = result.attempts[0].record
     assert len(result.attempts) == retries + 1
     assert not result.succeeded
-    assert set(result.errors) == {retry.CASES[name].stop}
-    assert all(a.setup == retry.CASES[name].setup for a in result.attempts)
+    assert set(result.errors) == {stop_cases.CASES[name].stop}
+    assert all(a.setup == stop_cases.CASES[name].setup for a in result.attempts)
     assert result.calls == (retries + 1) * first.steps
     assert result.tokens == (retries + 1) * (first.billed_prompt_tokens + first.billed_completion_tokens)
 
@@ -48,16 +48,16 @@ def test_blind_retry_gets_the_same_failure_and_pays_again(name: str, retries: in
 def test_right_response_answers_and_costs_less(name: str) -> None:
     blind, right = retry.blind_retry(name, 3), retry.right_response(name, 4)
     assert right.succeeded
-    assert right.errors[0] == retry.CASES[name].stop and right.errors[-1] is None
+    assert right.errors[0] == stop_cases.CASES[name].stop and right.errors[-1] is None
     assert right.calls < blind.calls and right.tokens < blind.tokens
     assert right.attempts[1].setup != right.attempts[0].setup
 
 
 def test_the_limit_fix_depends_on_the_limit_alone() -> None:
-    case = retry.CASES["truncated"]
+    case = stop_cases.CASES["truncated"]
     need = _summary_need()
-    below = retry.attempt(case, retry.Setup(need - 1, case.setup.prompt))
-    at = retry.attempt(case, retry.Setup(need, case.setup.prompt))
+    below = stop_cases.attempt(case, stop_cases.Setup(need - 1, case.setup.prompt))
+    at = stop_cases.attempt(case, stop_cases.Setup(need, case.setup.prompt))
     assert below.error == "truncated" and at.succeeded
     assert case.setup.max_tokens < need <= 2 * case.setup.max_tokens  # why one doubling is enough here
 
@@ -65,22 +65,22 @@ def test_the_limit_fix_depends_on_the_limit_alone() -> None:
 @settings(max_examples=60, deadline=None)
 @given(limit=st.integers(min_value=16, max_value=400))
 def test_truncation_happens_exactly_below_what_the_answer_needs(limit: int) -> None:
-    case = retry.CASES["truncated"]
-    record = retry.attempt(case, retry.Setup(limit, case.setup.prompt))
+    case = stop_cases.CASES["truncated"]
+    record = stop_cases.attempt(case, stop_cases.Setup(limit, case.setup.prompt))
     assert record.succeeded == (limit >= _summary_need())
     if not record.succeeded:
         cut = record.rounds[-1]
         assert cut.response.finish_reason == "length"
         assert cut.response.usage is not None and cut.response.usage.completion_tokens == limit
         kept = cut.response.content or ""
-        assert retry.SUMMARY.startswith(kept)
-        budget = limit - (_summary_need() - estimate_tokens(retry.SUMMARY))  # what the text itself may use
-        assert estimate_tokens(kept) <= budget < estimate_tokens(retry.SUMMARY[: len(kept) + 1])  # the longest fit
+        assert stop_cases.SUMMARY.startswith(kept)
+        budget = limit - (_summary_need() - estimate_tokens(stop_cases.SUMMARY))  # what the text itself may use
+        assert estimate_tokens(kept) <= budget < estimate_tokens(stop_cases.SUMMARY[: len(kept) + 1])  # the longest fit
 
 
 def test_right_response_doubles_the_limit_until_it_fits() -> None:
-    case = retry.CASES["truncated"]
-    tight = retry.StopCase(case.name, case.title, case.stop, retry.Setup(8, case.setup.prompt), case.model, case.tools)
+    case = stop_cases.CASES["truncated"]
+    tight = stop_cases.StopCase(case.name, case.title, case.stop, stop_cases.Setup(8, case.setup.prompt), case.model, case.tools)
     result = retry.right_response(tight, max_attempts=10)
     limits = [a.setup.max_tokens for a in result.attempts]
     assert limits == [8 * 2**i for i in range(len(limits))]
@@ -88,16 +88,16 @@ def test_right_response_doubles_the_limit_until_it_fits() -> None:
 
 
 def test_the_filter_fires_on_the_input_and_a_changed_input_passes() -> None:
-    case = retry.CASES["content_filter"]
+    case = stop_cases.CASES["content_filter"]
     assert case.safer_prompt
-    changed = retry.attempt(case, retry.Setup(case.setup.max_tokens, case.safer_prompt))
-    assert changed.succeeded and changed.answer == retry.ACTION_ITEMS
+    changed = stop_cases.attempt(case, stop_cases.Setup(case.setup.max_tokens, case.safer_prompt))
+    assert changed.succeeded and changed.answer == stop_cases.ACTION_ITEMS
 
 
 def test_the_failing_tool_is_read_from_the_record() -> None:
-    record = retry.attempt("failing_tool")
+    record = stop_cases.attempt("failing_tool")
     assert record.error == "max_steps" and record.steps == al.DEFAULT_MAX_STEPS
-    assert retry.failing_tools(record) == {"read_file": (retry.TOOL_ERROR, record.steps - 1)}
+    assert retry.failing_tools(record) == {"read_file": (stop_cases.TOOL_ERROR, record.steps - 1)}
     assert record.wasted_calls > 0
     assert retry.failing_tools(al.run("long-chain")) == {}
 
@@ -114,7 +114,7 @@ def test_advice_covers_every_error_code() -> None:
 def test_prescribe_reads_the_error_code(scenario: str, code: str, fixes: bool) -> None:
     record = al.run(scenario)
     assert record.error == code
-    remedy = retry.prescribe(record, retry.Setup(64, "q"))
+    remedy = retry.prescribe(record, stop_cases.Setup(64, "q"))
     assert remedy.advice == retry.ADVICE[code]
     assert (remedy.setup is not None) == fixes
 
@@ -131,13 +131,13 @@ def test_prescribe_hands_the_rest_to_a_person(make_response, make_scenario, fini
         content=None, finish_reason="unknown", raw_finish_reason="WEIRD")
     record = al.run(make_scenario(response))
     assert record.error == code
-    remedy = retry.prescribe(record, retry.Setup(64, "q"))
+    remedy = retry.prescribe(record, stop_cases.Setup(64, "q"))
     assert remedy.setup is None and remedy.advice == retry.ADVICE[code]  # type: ignore[index]
 
 
 def test_refusal_with_a_safer_prompt_changes_the_input(make_response, make_scenario) -> None:
     record = al.run(make_scenario(make_response(None, None, "refusal")))
-    case = retry.CASES["content_filter"]
+    case = stop_cases.CASES["content_filter"]
     remedy = retry.prescribe(record, case.setup, case)
     assert remedy.setup is not None and remedy.setup.prompt == case.safer_prompt
     assert retry.prescribe(record, remedy.setup, case).setup is None  # already changed: nothing left to try
@@ -151,7 +151,7 @@ def test_misuse_gets_one_clear_line() -> None:
     with pytest.raises(UsageError, match="max_attempts must be a whole number of at least 1; got 0"):
         retry.right_response("truncated", 0)
     with pytest.raises(UsageError, match="the run ended with 'answer', not an error; there is nothing to respond to"):
-        retry.prescribe(al.run("normal"), retry.Setup(64, "q"))
+        retry.prescribe(al.run("normal"), stop_cases.Setup(64, "q"))
 
 
 def test_comparison_table() -> None:
@@ -177,7 +177,7 @@ def test_policy_result_text_lists_every_attempt() -> None:
 def test_a_provider_error_is_advised_and_handed_on_not_retried_blindly() -> None:
     record = al.run("openai-responses-failed", "correct")
     assert record.error == "provider_error"
-    remedy = retry.prescribe(record, retry.Setup(64, "q"))
+    remedy = retry.prescribe(record, stop_cases.Setup(64, "q"))
     assert remedy.setup is None and remedy.advice == retry.ADVICE["provider_error"]
     assert "inside a budget" in remedy.advice and "never read the partial round" in remedy.advice
 
@@ -198,8 +198,8 @@ def test_the_advice_and_the_tables_in_chinese_with_the_data_in_english(in_chines
 
     assert all(any("\u4e00" <= ch <= "\u9fff" for ch in retry.advice(code)) for code in retry.ADVICE)
     assert retry.advice("truncated").startswith("调高 Token 上限（max_tokens）")
-    record = retry.attempt("truncated")
-    remedy = retry.prescribe(record, retry.CASES["truncated"].setup)
+    record = stop_cases.attempt("truncated")
+    remedy = retry.prescribe(record, stop_cases.CASES["truncated"].setup)
     assert remedy.advice == retry.ADVICE["truncated"] and remedy.action == "raised max_tokens 64 → 128"
     assert shown(remedy.action) == "max_tokens 从 64 调高到 128" and remedy.shown().endswith("→ max_tokens 从 64 调高到 128")
     text = str(retry.right_response("truncated"))
@@ -211,8 +211,8 @@ def test_the_advice_and_the_tables_in_chinese_with_the_data_in_english(in_chines
     assert policies.headers()[:3] == ["停止", "策略", "尝试次数"]
     assert policies.rows()[0][:2] == ["content_filter", "盲目重试"] and policies.rows()[0][-1] == "没有回答（content_filter）"
     assert "<th>策略</th>" in policies._repr_html_()
-    assert retry.CASES["truncated"].setup.describe() == "max_tokens=64，prompt='用一段话总结 notes.txt。'，工具未改"
-    assert retry.CASES["truncated"].setup.prompt == "Summarise notes.txt in one paragraph.", "the model's is English"
+    assert stop_cases.CASES["truncated"].setup.describe() == "max_tokens=64，prompt='用一段话总结 notes.txt。'，工具未改"
+    assert stop_cases.CASES["truncated"].setup.prompt == "Summarise notes.txt in one paragraph.", "the model's is English"
     with pytest.raises(UsageError, match="未知的停止案例 'timeout'"):
         retry.blind_retry("timeout")
     with pytest.raises(UsageError, match="retries 必须是不小于 0 的整数；收到的是 -1"):

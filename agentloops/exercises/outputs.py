@@ -30,7 +30,7 @@ from agentloops.errors import ERROR_CODES
 from agentloops.exercises.failures import raised_summary
 from agentloops.i18n import N_, _
 from agentloops.response import Response
-from agentloops.retry import Setup
+from agentloops.stop_cases import Setup
 
 JSON = Any
 """A value as :func:`json.loads` returns it."""

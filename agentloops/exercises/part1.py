@@ -27,7 +27,7 @@ returns:
   need the rarer rules its section 3 teaches (cut-off arguments, ``pause``) are left out.
 - ``q05_respond`` (notebook 05) — ``respond(record, setup) -> Setup | None``.
   Receives a failed run (:class:`~agentloops.record.RunRecord`) and the
-  :class:`~agentloops.retry.Setup` it ran with; returns the setup of the next
+  :class:`~agentloops.stop_cases.Setup` it ran with; returns the setup of the next
   attempt, or ``None`` when nothing automatic helps. The next attempt is run.
 
 In a notebook::
@@ -60,8 +60,9 @@ from agentloops.loop import run
 from agentloops.messages import Message
 from agentloops.record import RunRecord
 from agentloops.response import Response, ToolCall
-from agentloops.retry import CASES, Setup, attempt, failing_tools
+from agentloops.retry import failing_tools
 from agentloops.scenario import list_scenarios, load_scenario
+from agentloops.stop_cases import CASES, Setup, attempt
 from agentloops.stops import ABORT_CODES
 
 __all__ = ["NAIVE_TESTS", "Setup", "failing_tools", "q01_split", "q02_stop_test", "q03_wasted", "q04_decide",

@@ -26,7 +26,8 @@ from agentloops.controller.policy.routes import (
 )
 from agentloops.controller.vocabulary.tools import TRANSIENT
 from agentloops.exercises.kit import PRICE_TASK, Action, Attempt, LoggedCall, run_tool, tool_results
-from agentloops.retry import Setup, failing_tools
+from agentloops.retry import failing_tools
+from agentloops.stop_cases import Setup
 
 # -- set 1: stop the loop ----------------------------------------------------------------------
 
