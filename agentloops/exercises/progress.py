@@ -76,10 +76,6 @@ def progress_text(set_name: str | None = None) -> str:
     return f"{head}\n{text_table(headers(), rows(set_name))}"
 
 
-def _all(set_name: str | None) -> list[Exercise]:
-    return all_exercises(set_name)
-
-
 def _remaining(set_name: str | None) -> list[Exercise]:
     return [e for e in all_exercises(set_name) if not entry(e.id).passed]
 
@@ -94,7 +90,7 @@ def progress_html(set_name: str | None = None) -> str:
     width = 0 if not total else round(100 * done / total)
     head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in headers())
     body = []
-    keys = [_state_key(entry(e.id)) for e in _all(set_name)]
+    keys = [_state_key(entry(e.id)) for e in all_exercises(set_name)]
     for key, row in zip(keys, rows(set_name)):
         colour = _COLOURS.get(key, BADGES["incorrect"][1])
         cells = [f"<b>{html.escape(row[0])}</b>", html.escape(row[1]),
