@@ -178,7 +178,7 @@ def diagnose_streamed(path: Path) -> int:
     return sum(1 for _ in iter_findings(path))
 
 
-def seconds(function: Callable[[Path], int], path: Path) -> float:
+def seconds(function: Callable[[Path], object], path: Path) -> float:
     """CPU seconds ``function`` takes on ``path``."""
     start = time.process_time()
     function(path)

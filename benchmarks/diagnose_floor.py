@@ -29,14 +29,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import pydantic_core
-from bench_diagnose import LOG_SHAPES, make_agent_log, make_log, parse_only
+from bench_diagnose import LOG_SHAPES, make_agent_log, make_log, parse_only, seconds
 
 from agentloops.diagnose import iter_findings, iter_runs
 from agentloops.diagnose.model import Msg
@@ -115,12 +114,6 @@ def swapped(count: int) -> Iterator[None]:
         for swap in SWAPS[:count]:
             stack.enter_context(swap())
         yield
-
-
-def seconds(function: Callable[[Path], object], path: Path) -> float:
-    start = time.process_time()
-    function(path)
-    return time.process_time() - start
 
 
 def main() -> None:
